@@ -1,0 +1,217 @@
+import Foundation
+import HTTPTypes
+import Logging
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The entry point: calls APIs by name, by endpoint value or through a fluent builder.
+///
+/// ```swift
+/// let client = APIClient(definitions: try APIDefinitions(contentsOf: apiFile))
+///
+/// // 1. by name, with a definition's rules
+/// let topics = try await client.call("TopicListRecommended", parameters: ["page": 1], as: [Topic].self)
+/// // 2. by endpoint value
+/// let board = try await client.send(Boards.show(id: 7)).validate().decode(Board.self)
+/// // 3. by builder
+/// let users = try await client.get("/v1/\(roomID)/users").tag("system1").send().decode([User].self)
+/// ```
+///
+/// A client is an immutable, `Sendable` value holder: share one across your app. Every call
+/// throws only ``APIError``.
+public final class APIClient: Sendable {
+    /// The API definitions calls by name use.
+    public let definitions: APIDefinitions
+    /// The client's settings.
+    public let configuration: Configuration
+    /// The transport that sends requests.
+    public let transport: any Transport
+
+    /// A client with no definitions, the default configuration and the platform's default
+    /// transport; handy for one-off requests with full URLs.
+    public static let shared = APIClient()
+
+    /// Creates a client.
+    ///
+    /// - Parameters:
+    ///   - definitions: the APIs to call by name. Default: none.
+    ///   - configuration: settings. Default ``Configuration/default``.
+    ///   - transport: how bytes are sent. Default ``defaultTransport``: AsyncHTTPClient on
+    ///     Linux, URLSession on Apple platforms.
+    public init(
+        definitions: APIDefinitions = APIDefinitions(), configuration: Configuration = .default,
+        transport: (any Transport)? = nil
+    ) {
+        self.definitions = definitions
+        self.configuration = configuration
+        self.transport = transport ?? Self.defaultTransport
+        if let logger = configuration.logger {
+            for warning in definitions.warnings { logger.warning("\(warning)") }
+        }
+    }
+
+    /// The transport a client uses when given none: a process-wide AsyncHTTPClient transport on
+    /// Linux, a process-wide URLSession transport on Apple platforms.
+    public static var defaultTransport: any Transport {
+        #if canImport(AsyncHTTPClient)
+        AsyncHTTPClientTransport.shared
+        #else
+        sharedURLSessionTransport
+        #endif
+    }
+
+    #if !canImport(AsyncHTTPClient)
+    private static let sharedURLSessionTransport = URLSessionTransport()
+    #endif
+
+    // MARK: - By name
+
+    /// Calls the API with this name and decodes its answer.
+    ///
+    /// The definition's rules build the request (path template, method, headers, content type);
+    /// the response is validated (status, envelope) and decoded as `T`.
+    ///
+    /// ```swift
+    /// let profile = try await client.call("UserProfile", parameters: ["user_id": 42], as: Profile.self)
+    /// ```
+    /// - Throws: ``APIError``: ``APIError/Code/unknownAPI`` (with near matches),
+    ///   ``APIError/Code/invalidRequest``, a transport error, ``APIError/Code/unacceptableStatus``,
+    ///   ``APIError/Code/envelope`` or ``APIError/Code/decoding``.
+    public func call<T: Decodable>(
+        _ name: String, parameters: Parameters = [:], headers: Headers = [:], as type: T.Type
+    ) async throws(APIError) -> T {
+        let response = try await call(name, parameters: parameters, headers: headers)
+        if response.request.responseType == .void, let empty = EmptyResponse() as? T { return empty }
+        return try response.decode(T.self)
+    }
+
+    /// Calls the API with this name and returns its validated response.
+    ///
+    /// ```swift
+    /// let response = try await client.call("UserLogout")
+    /// ```
+    @discardableResult
+    public func call(_ name: String, parameters: Parameters = [:], headers: Headers = [:]) async throws(APIError) -> Response {
+        let definition = try definitions.definition(named: name)
+        let request = definition.request(parameters: parameters, headers: headers)
+        return try await perform(request).validate()
+    }
+
+    // MARK: - By value
+
+    /// Sends the request an endpoint value describes. The response is not validated: call
+    /// ``Response/validate()`` or ``Response/decode(_:decoder:)``.
+    ///
+    /// ```swift
+    /// let board = try await client.send(Boards.show(id: 7)).validate().decode(Board.self)
+    /// ```
+    public func send<E: Endpoint>(_ endpoint: E) async throws(APIError) -> Response {
+        var request = endpoint.request
+        if request.baseURL == nil { request.baseURL = E.baseURL }
+        request.headers = E.headers.merging(request.headers)
+        if let accepted = endpoint.acceptedStatusCodes { request.acceptedStatusCodes = accepted }
+        return try await perform(request)
+    }
+
+    /// Sends a request. The response is not validated: call ``Response/validate()`` or
+    /// ``Response/decode(_:decoder:)``.
+    ///
+    /// ```swift
+    /// let response = try await client.send(.get("https://example.com/health"))
+    /// ```
+    public func send(_ request: Request) async throws(APIError) -> Response {
+        try await perform(request)
+    }
+
+    // MARK: - Performing
+
+    func perform(_ request: Request) async throws(APIError) -> Response {
+        var request = request
+        let prepared = try RequestFactory.prepare(request, configuration: configuration)
+        request.url = prepared.url
+        let startedAt = Date()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let timeout = request.timeout ?? configuration.timeout
+        let limit = configuration.maxResponseBodySize
+        let transport = self.transport
+        do {
+            let (head, body) = try await Deadline.run(within: timeout) {
+                let response = try await transport.send(prepared.head, body: prepared.body)
+                if let length = response.head.headerFields[.contentLength].flatMap(Int.init), length > limit {
+                    throw ResponseBodyStream.tooLarge(limit)
+                }
+                return (response.head, try await response.body.collect(upTo: limit))
+            }
+            var response = Response(
+                request: request, status: head.status, headers: head.headerFields, body: body, startedAt: startedAt,
+                duration: clock.now - start)
+            response.settings = ResponseSettings(
+                acceptedStatusCodes: configuration.acceptedStatusCodes, envelope: configuration.envelope,
+                decoder: configuration.decoder, validators: configuration.validators)
+            log(response)
+            return response
+        } catch {
+            let apiError = mapFailure(error, request: request, timeout: timeout)
+            configuration.logger?.error(
+                "request failed",
+                metadata: [
+                    "callsign.api": .string(request.apiName ?? ""), "callsign.method": .string(request.method.rawValue),
+                    "callsign.url": .string(Redaction.default.redact(url: prepared.url.absoluteString)),
+                    "callsign.error": .string(apiError.code.shortDescription),
+                ])
+            throw apiError
+        }
+    }
+
+    private func mapFailure(_ error: any Error, request: Request, timeout: Duration) -> APIError {
+        if error is Deadline.Expired {
+            return APIError(
+                .timedOut, "no complete answer within \(Self.describe(timeout))", request: request, underlyingError: error)
+        }
+        if Task.isCancelled || error is CancellationError {
+            return APIError(.cancelled, "the call was cancelled", request: request, underlyingError: error)
+        }
+        return APIError.wrap(error, request: request)
+    }
+
+    private func log(_ response: Response) {
+        guard let logger = configuration.logger else { return }
+        logger.info(
+            "request finished",
+            metadata: [
+                "callsign.api": .string(response.request.apiName ?? ""),
+                "callsign.method": .string(response.request.method.rawValue),
+                "callsign.url": .string(Redaction.default.redact(url: response.request.url?.absoluteString ?? "")),
+                "callsign.status": .stringConvertible(response.status.code),
+                "callsign.duration_ms": .stringConvertible(Int(response.duration.seconds * 1000)),
+            ])
+    }
+
+    static func describe(_ duration: Duration) -> String {
+        let seconds = duration.seconds
+        return seconds >= 1 ? "\(seconds.formatted(.number.precision(.fractionLength(0...2)))) s" : "\(Int(seconds * 1000)) ms"
+    }
+}
+
+/// Runs work under a time limit, cancelling it when the limit passes.
+enum Deadline {
+    struct Expired: Error {}
+
+    static func run<T: Sendable>(
+        within limit: Duration, _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask { try await operation() }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                throw Expired()
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next() else { throw CancellationError() }
+            return first
+        }
+    }
+}

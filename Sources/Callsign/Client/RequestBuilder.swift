@@ -1,0 +1,146 @@
+public import Foundation
+import HTTPTypes
+
+/// A fluent request builder (xAPI's chain): start from a client, add parts, send.
+///
+/// ```swift
+/// let users = try await client.get("/v1/{room}/users")
+///     .parameters(["room": .string(roomID)])
+///     .query(["page": 2])
+///     .header("X-Trace", traceID)
+///     .tag("system1")
+///     .send()
+///     .decode([User].self)
+/// ```
+///
+/// Every step returns a new builder; nothing is sent until ``send()``. A step that cannot
+/// succeed (an `Encodable` body that does not encode, a method that is not a token) is
+/// remembered and reported by ``send()`` as an ``APIError``.
+public struct RequestBuilder: Sendable {
+    private let client: APIClient
+    /// The request built so far.
+    public private(set) var request: Request
+    private var problem: APIError?
+
+    init(client: APIClient, request: Request, problem: APIError? = nil) {
+        self.client = client
+        self.request = request
+        self.problem = problem
+    }
+
+    private func with(_ change: (inout RequestBuilder) -> Void) -> RequestBuilder {
+        var copy = self
+        change(&copy)
+        return copy
+    }
+
+    /// Adds query parameters (always in the query string).
+    public func query(_ parameters: Parameters) -> RequestBuilder {
+        with { $0.request.query.merge(parameters) { _, new in new } }
+    }
+
+    /// Adds parameters: path template values, then query (GET, HEAD, DELETE) or body fields.
+    public func parameters(_ parameters: Parameters) -> RequestBuilder {
+        with { $0.request.parameters.merge(parameters) { _, new in new } }
+    }
+
+    /// Sets a header field, replacing any of the same name.
+    public func header(_ name: String, _ value: String) -> RequestBuilder {
+        with { $0.request.headers[name] = value }
+    }
+
+    /// Sets several header fields; each replaces any of the same name.
+    public func headers(_ headers: Headers) -> RequestBuilder {
+        with { $0.request.headers = $0.request.headers.merging(headers) }
+    }
+
+    /// Sets the tag naming the backend subsystem.
+    public func tag(_ tag: String) -> RequestBuilder { with { $0.request.tag = tag } }
+
+    /// Sets the base URL (xAPI's `host`).
+    public func baseURL(_ url: URL) -> RequestBuilder { with { $0.request.baseURL = url } }
+
+    /// Sets how parameters are encoded.
+    public func contentType(_ contentType: ContentType) -> RequestBuilder { with { $0.request.contentType = contentType } }
+
+    /// Sets the body.
+    public func body(_ body: RequestBody) -> RequestBuilder { with { $0.request.body = body } }
+
+    /// Sets an `Encodable` body, encoded as JSON with the client's encoder.
+    public func body(_ value: some Encodable) -> RequestBuilder {
+        do {
+            let body = try RequestBody.json(value, encoder: client.configuration.encoder)
+            return with { $0.request.body = body }
+        } catch {
+            return with { $0.problem = $0.problem ?? error }
+        }
+    }
+
+    /// Sets the time limit for one attempt.
+    public func timeout(_ timeout: Duration) -> RequestBuilder { with { $0.request.timeout = timeout } }
+
+    /// Sets the identifier used to find or cancel the call.
+    public func identifier(_ identifier: String) -> RequestBuilder { with { $0.request.identifier = identifier } }
+
+    /// Sets the group used to cancel related calls together.
+    public func group(_ group: String) -> RequestBuilder { with { $0.request.group = group } }
+
+    /// Sets the statuses ``Response/validate()`` accepts.
+    public func accept(statusCodes: StatusCodes) -> RequestBuilder { with { $0.request.acceptedStatusCodes = statusCodes } }
+
+    /// Turns the adaptive envelope on or off for this request.
+    public func envelope(_ enabled: Bool = true) -> RequestBuilder { with { $0.request.usesEnvelope = enabled } }
+
+    /// Sends the request. The response is not validated; ``Response/decode(_:decoder:)`` checks
+    /// the status, ``Response/validate()`` checks everything.
+    public func send() async throws(APIError) -> Response {
+        if var problem {
+            problem.request = request
+            throw problem
+        }
+        return try await client.perform(request)
+    }
+
+    /// Sends the request, validates the response and decodes it as `T`.
+    ///
+    /// ```swift
+    /// let user = try await client.get("/v1/me").decode(User.self)
+    /// ```
+    public func decode<T: Decodable>(_ type: T.Type = T.self) async throws(APIError) -> T {
+        try await send().validate().decode(T.self)
+    }
+}
+
+extension APIClient {
+    /// Starts a GET request. `path` is relative to the base URL (may be a template) or a full URL.
+    ///
+    /// ```swift
+    /// let users = try await client.get("/v1/users").query(["page": 1]).send().decode([User].self)
+    /// ```
+    public func get(_ path: String) -> RequestBuilder { builder(.get, path) }
+    /// Starts a POST request; parameters go into the body (JSON by default).
+    public func post(_ path: String) -> RequestBuilder { builder(.post, path) }
+    /// Starts a PUT request; parameters go into the body (JSON by default).
+    public func put(_ path: String) -> RequestBuilder { builder(.put, path) }
+    /// Starts a PATCH request; parameters go into the body (JSON by default).
+    public func patch(_ path: String) -> RequestBuilder { builder(.patch, path) }
+    /// Starts a DELETE request; parameters go into the query string.
+    public func delete(_ path: String) -> RequestBuilder { builder(.delete, path) }
+    /// Starts a HEAD request; parameters go into the query string.
+    public func head(_ path: String) -> RequestBuilder { builder(.head, path) }
+
+    /// Starts a request with any method, such as `PURGE`. A method that is not a valid HTTP
+    /// token is reported by ``RequestBuilder/send()`` as ``APIError/Code/invalidRequest``.
+    public func request(method: String, _ path: String) -> RequestBuilder {
+        guard let parsed = HTTPRequest.Method(method) else {
+            return RequestBuilder(
+                client: self, request: Request(path: path),
+                problem: APIError(.invalidRequest, "\"\(method.escapedForMessage)\" is not a valid HTTP method token"))
+        }
+        return builder(parsed, path)
+    }
+
+    private func builder(_ method: HTTPRequest.Method, _ path: String) -> RequestBuilder {
+        RequestBuilder(client: self, request: Request(method: method, path: path))
+    }
+}

@@ -1,0 +1,146 @@
+public import Foundation
+public import HTTPTypes
+
+/// The rules for one API: where it lives, how to call it and what it answers (RFAPI's define).
+///
+/// Every field is optional; a named definition is merged over the `DEFAULT` definition field by
+/// field when it is used, so most definitions only say what differs:
+///
+/// ```swift
+/// let defaults = APIDefinition(baseURL: URL(string: "https://example.com/"), pathPrefix: "api/v2/", method: .get)
+/// let topics = APIDefinition(name: "TopicListRecommended", path: "topics/recommended", responseType: .objects)
+/// let definitions = try APIDefinitions(default: defaults, [topics])
+/// ```
+///
+/// **URL rules** (as RFAPI's): a `path` with a scheme (`https://…`) is used as it is; otherwise
+/// `pathPrefix + path` is appended to the base URL — the definition's, else the default's, else
+/// the client's. A base URL with a path must end in `/` (`https://example.com/base/`); one that
+/// does not is refused when the definitions load, never turned into a different URL.
+public struct APIDefinition: Sendable, Hashable {
+    /// The API's name, used to call it. Default `nil`.
+    public var name: String?
+    /// The base URL. Default `nil` (inherit).
+    public var baseURL: URL?
+    /// A prefix put before `path` when it is relative (`api/v2/`). Default `nil`.
+    public var pathPrefix: String?
+    /// The path, possibly a template (`user/{user_id}/profile`), or an absolute URL. Default `nil`.
+    public var path: String?
+    /// The HTTP method. Default `nil` (inherit; GET if nobody says).
+    public var method: HTTPRequest.Method?
+    /// Header fields. A definition's own set replaces the default's whole (RFAPI's rule).
+    public var headers: Headers?
+    /// Parameters sent with every call; the call's parameters win per name.
+    public var parameters: Parameters?
+    /// Whether calls carry the client's credentials (RFAPI's "Authorization"). Default `nil` (inherit; false).
+    public var needsAuthorization: Bool?
+    /// How parameters are encoded into the body (RFAPI's "Serializer"). Default `nil` (inherit; JSON).
+    public var contentType: ContentType?
+    /// What the body holds (RFAPI's "Response Type"). Default `nil` (inherit; raw).
+    public var responseType: ResponseType?
+    /// The name of the type the body decodes into (RFAPI's "Response Class"), for
+    /// documentation and error messages.
+    public var responseClass: String?
+    /// Whether an empty or `null` body is acceptable (RFAPI's "Response Accept Null").
+    public var acceptsNullResponse: Bool?
+    /// The accepted statuses. Default `nil` (inherit; 200–299).
+    public var acceptedStatusCodes: StatusCodes?
+    /// The time limit for one attempt. Default `nil` (inherit; the client's).
+    public var timeout: Duration?
+    /// The backend subsystem tag (for common parameters and headers). Default `nil`.
+    public var tag: String?
+    /// Whether the body is an adaptive envelope (`{"code", "msg", "data"}`). Default `nil` (inherit).
+    public var usesEnvelope: Bool?
+    /// Free-form data for the app (RFAPI's "User Info").
+    public var userInfo: [String: JSONValue]?
+    /// A comment (RFAPI's "Notes").
+    public var notes: String?
+    /// RFAPI keys Callsign reads but does not act on yet ("Cache Policy", "Expire",
+    /// "Offline Policy", "Response Serializer"), kept as written. Loading them adds a warning.
+    public var recognizedButUnused: [String: JSONValue]?
+
+    /// Creates a definition; every field is optional.
+    public init(
+        name: String? = nil, baseURL: URL? = nil, pathPrefix: String? = nil, path: String? = nil,
+        method: HTTPRequest.Method? = nil, headers: Headers? = nil, parameters: Parameters? = nil,
+        needsAuthorization: Bool? = nil, contentType: ContentType? = nil, responseType: ResponseType? = nil,
+        responseClass: String? = nil, acceptedStatusCodes: StatusCodes? = nil, timeout: Duration? = nil,
+        tag: String? = nil, usesEnvelope: Bool? = nil
+    ) {
+        self.name = name
+        self.baseURL = baseURL
+        self.pathPrefix = pathPrefix
+        self.path = path
+        self.method = method
+        self.headers = headers
+        self.parameters = parameters
+        self.needsAuthorization = needsAuthorization
+        self.contentType = contentType
+        self.responseType = responseType
+        self.responseClass = responseClass
+        self.acceptedStatusCodes = acceptedStatusCodes
+        self.timeout = timeout
+        self.tag = tag
+        self.usesEnvelope = usesEnvelope
+    }
+
+    /// This definition with every unset field taken from `defaults`.
+    ///
+    /// Headers and user info are taken whole (the definition's own set wins, as in RFAPI);
+    /// parameters merge per name, the definition's winning.
+    public func merged(over defaults: APIDefinition) -> APIDefinition {
+        var result = self
+        result.baseURL = baseURL ?? defaults.baseURL
+        result.pathPrefix = pathPrefix ?? defaults.pathPrefix
+        result.path = path ?? defaults.path
+        result.method = method ?? defaults.method
+        result.headers = headers ?? defaults.headers
+        if let own = parameters, let inherited = defaults.parameters {
+            result.parameters = inherited.merging(own) { _, mine in mine }
+        } else {
+            result.parameters = parameters ?? defaults.parameters
+        }
+        result.needsAuthorization = needsAuthorization ?? defaults.needsAuthorization
+        result.contentType = contentType ?? defaults.contentType
+        result.responseType = responseType ?? defaults.responseType
+        result.responseClass = responseClass ?? defaults.responseClass
+        result.acceptsNullResponse = acceptsNullResponse ?? defaults.acceptsNullResponse
+        result.acceptedStatusCodes = acceptedStatusCodes ?? defaults.acceptedStatusCodes
+        result.timeout = timeout ?? defaults.timeout
+        result.tag = tag ?? defaults.tag
+        result.usesEnvelope = usesEnvelope ?? defaults.usesEnvelope
+        result.userInfo = userInfo ?? defaults.userInfo
+        return result
+    }
+
+    /// Builds the request this (merged) definition describes for one call.
+    ///
+    /// The call's parameters win over the definition's; the call's headers win per name over
+    /// the definition's. The path template is filled when the request is sent.
+    public func request(parameters: Parameters = [:], headers: Headers = [:]) -> Request {
+        var request = Request(
+            method: method ?? .get,
+            path: (path.map { Self.hasScheme($0) } ?? false) ? (path ?? "") : (pathPrefix ?? "") + (path ?? ""),
+            baseURL: baseURL,
+            parameters: (self.parameters ?? [:]).merging(parameters) { _, call in call },
+            headers: (self.headers ?? [:]).merging(headers),
+            contentType: contentType,
+            timeout: timeout,
+            tag: tag)
+        request.apiName = name
+        request.acceptedStatusCodes = acceptedStatusCodes
+        request.needsAuthorization = needsAuthorization ?? false
+        request.usesEnvelope = usesEnvelope
+        request.responseType = responseType
+        request.acceptsNullResponse = acceptsNullResponse ?? false
+        return request
+    }
+
+    /// Whether a path is an absolute URL (has a scheme such as `https:`).
+    static func hasScheme(_ path: String) -> Bool {
+        guard let colon = path.firstIndex(of: ":"), colon != path.startIndex else { return false }
+        let scheme = path[..<colon]
+        guard let first = scheme.first, first.isASCII, first.isLetter else { return false }
+        return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == ".") }
+            && path[colon...].hasPrefix("://")
+    }
+}

@@ -1,0 +1,299 @@
+public import Foundation
+
+/// A set of API definitions: a `DEFAULT` definition plus named ones (RFAPI's define manager).
+///
+/// Load them from a file — RFAPI's own `APIDefine.plist` / JSON files load unchanged — or build
+/// them in code:
+///
+/// ```swift
+/// let definitions = try APIDefinitions(contentsOf: URL(fileURLWithPath: "api.yaml"))
+/// let client = APIClient(definitions: definitions)
+/// let topics = try await client.call("TopicListRecommended", parameters: ["page": 1], as: [Topic].self)
+/// ```
+///
+/// A file is a dictionary from API name to its fields; `DEFAULT` holds the default definition:
+///
+/// ```yaml
+/// DEFAULT:
+///   baseURL: https://example.com/
+///   pathPrefix: api/v2/
+///   needsAuthorization: true
+/// UserProfile:
+///   path: user/{user_id}/profile
+///   responseType: object
+/// ```
+///
+/// Keys may be RFAPI's (`Base`, `Path Prefix`, `Path`, `Method`, `Headers`, `Parameters`,
+/// `Authorization`, `Serializer`, `Response Type`, `Response Class`, `Response Accept Null`,
+/// `User Info`, `Notes`) or camelCase (`baseURL`, `pathPrefix`, `path`, `method`, `headers`,
+/// `parameters`, `needsAuthorization`, `contentType`, `responseType`, `responseClass`,
+/// `acceptsNullResponse`, `acceptedStatusCodes`, `timeout`, `tag`, `envelope`, `userInfo`,
+/// `notes`). A malformed file, an unknown key, a value of the wrong type, an unbalanced
+/// template brace or an unknown method fails the load with an ``APIError``
+/// (``APIError/Code/invalidDefinition``) that names the API, the key and, where the parser knows
+/// it, the line.
+public struct APIDefinitions: Sendable {
+    /// The name of the default definition in a file.
+    public static let defaultName = "DEFAULT"
+
+    /// The default definition, merged under every named one.
+    public var defaultDefinition: APIDefinition
+    /// The named definitions as written (not merged).
+    public private(set) var definitions: [String: APIDefinition]
+    /// Things the load noticed that are not errors (for example RFAPI keys Callsign does not act
+    /// on yet). Also logged by ``APIClient`` at `warning` level.
+    public private(set) var warnings: [String] = []
+
+    /// The file formats definitions load from.
+    public enum Format: String, Sendable, CaseIterable {
+        case json, plist, yaml
+
+        /// The format for a file extension (`json`, `plist`, `yaml`, `yml`), or `nil`.
+        public init?(pathExtension: String) {
+            switch pathExtension.lowercased() {
+            case "json": self = .json
+            case "plist": self = .plist
+            case "yaml", "yml": self = .yaml
+            default: return nil
+            }
+        }
+    }
+
+    /// No definitions at all: requests then need a full URL or a base URL in the configuration.
+    public init() {
+        defaultDefinition = APIDefinition()
+        definitions = [:]
+    }
+
+    /// Definitions built in code. Every definition needs a unique name.
+    ///
+    /// - Throws: ``APIError`` (``APIError/Code/invalidDefinition``) for a missing or repeated
+    ///   name, a malformed path template, or a base URL whose path does not end in `/`.
+    public init(default defaultDefinition: APIDefinition = APIDefinition(), _ definitions: [APIDefinition]) throws(APIError) {
+        self.init()
+        try Self.check(defaultDefinition, name: Self.defaultName, line: nil)
+        self.defaultDefinition = defaultDefinition
+        for definition in definitions { try add(definition) }
+    }
+
+    /// Loads definitions from a `.json`, `.plist`, `.yaml` or `.yml` file.
+    ///
+    /// - Parameter format: The format; `nil` picks it from the file's extension.
+    /// - Throws: ``APIError`` (``APIError/Code/invalidDefinition``) when the file cannot be read
+    ///   or is malformed.
+    public init(contentsOf url: URL, format: Format? = nil) throws(APIError) {
+        guard let format = format ?? Format(pathExtension: url.pathExtension) else {
+            throw APIError(
+                .invalidDefinition,
+                "cannot tell the format of \"\(url.lastPathComponent)\": use a .json, .plist, .yaml or .yml file, or pass the format")
+        }
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw APIError(
+                .invalidDefinition, "the definitions file \"\(url.path)\" cannot be read", underlyingError: error)
+        }
+        try self.init(data: data, format: format)
+    }
+
+    /// Loads definitions from the bytes of a file in the given format.
+    public init(data: Data, format: Format) throws(APIError) {
+        let document = try DefinitionDocument(data: data, format: format)
+        try self.init(document: document)
+    }
+
+    /// Loads definitions from a dictionary shaped like a file: API name → fields.
+    ///
+    /// ```swift
+    /// let definitions = try APIDefinitions(values: [
+    ///     "DEFAULT": ["Base": "https://example.com/", "Method": "GET"],
+    ///     "Topics": ["Path": "topics", "Response Type": 3],
+    /// ])
+    /// ```
+    public init(values: [String: JSONValue]) throws(APIError) {
+        try self.init(document: DefinitionDocument(root: values, lines: [:]))
+    }
+
+    /// Loads definitions from a Foundation dictionary, as `PropertyListSerialization` or
+    /// `JSONSerialization` return it.
+    public init(dictionary: [String: Any]) throws(APIError) {
+        var values: [String: JSONValue] = [:]
+        for (name, value) in dictionary {
+            guard let converted = JSONValue(foundationValue: value) else {
+                throw APIError(
+                    .invalidDefinition, "definition \"\(name)\": holds a value that is not a string, number, Boolean, array or dictionary")
+            }
+            values[name] = converted
+        }
+        try self.init(values: values)
+    }
+
+    private init(document: DefinitionDocument) throws(APIError) {
+        self.init()
+        let parser = DefinitionParser(document: document)
+        let parsed = try parser.parse()
+        defaultDefinition = parsed.defaultDefinition
+        definitions = parsed.definitions
+        warnings = parsed.warnings
+    }
+
+    /// The names of the named definitions, sorted.
+    public var names: [String] { definitions.keys.sorted() }
+
+    /// The named definition merged over the default, or `nil` if there is none by that name.
+    public subscript(name: String) -> APIDefinition? {
+        definitions[name]?.merged(over: defaultDefinition)
+    }
+
+    /// The named definition merged over the default.
+    ///
+    /// - Throws: ``APIError`` (``APIError/Code/unknownAPI``) naming near matches when the name
+    ///   is not defined.
+    public func definition(named name: String) throws(APIError) -> APIDefinition {
+        if let definition = self[name] { return definition }
+        let suggestions = NearMatch.suggestions(for: name, among: Array(definitions.keys))
+        var message = "no API is defined with the name \"\(name)\""
+        if !suggestions.isEmpty {
+            message += "; did you mean " + suggestions.map { "\"\($0)\"" }.joined(separator: " or ") + "?"
+        } else if definitions.isEmpty {
+            message += " (no APIs are defined)"
+        }
+        var error = APIError(.unknownAPI, message)
+        error.apiName = name
+        throw error
+    }
+
+    /// Adds or replaces a named definition.
+    ///
+    /// - Throws: ``APIError`` (``APIError/Code/invalidDefinition``) if it has no name, a
+    ///   malformed template or a base URL whose path does not end in `/`.
+    public mutating func add(_ definition: APIDefinition) throws(APIError) {
+        guard let name = definition.name, !name.isEmpty, name != Self.defaultName else {
+            throw APIError(.invalidDefinition, "a definition needs a name other than \"\(Self.defaultName)\"")
+        }
+        try Self.check(definition, name: name, line: nil)
+        definitions[name] = definition
+    }
+
+    /// Checks the parts of a definition that can be wrong even when every value has the right type.
+    static func check(_ definition: APIDefinition, name: String, line: Int?) throws(APIError) {
+        if let baseURL = definition.baseURL {
+            if let problem = BaseURLRule.problem(with: baseURL) {
+                throw DefinitionParser.error(name, key: "baseURL", line: line, problem)
+            }
+        }
+        for (key, text) in [("pathPrefix", definition.pathPrefix), ("path", definition.path)] {
+            guard let text else { continue }
+            do {
+                _ = try PathTemplate(parsing: text)
+            } catch {
+                throw DefinitionParser.error(name, key: key, line: line, "the template \"\(text)\" has \(error.reason)")
+            }
+        }
+    }
+}
+
+/// The rule every base URL must follow.
+enum BaseURLRule {
+    /// Why a base URL is unusable, or `nil` if it is fine.
+    static func problem(with url: URL) -> String? {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        else {
+            return "the base URL \"\(url.absoluteString)\" must start with http:// or https://"
+        }
+        guard let host = components.host, !host.isEmpty else {
+            return "the base URL \"\(url.absoluteString)\" has no host"
+        }
+        if components.query != nil || components.fragment != nil {
+            return "the base URL \"\(url.absoluteString)\" must not have a query or a fragment"
+        }
+        let path = components.percentEncodedPath
+        if !path.isEmpty && !path.hasSuffix("/") {
+            return "the base URL \"\(url.absoluteString)\" has a path that does not end in \"/\", so relative paths would replace its last segment; write \"\(url.absoluteString)/\""
+        }
+        return nil
+    }
+}
+
+/// Finds names close to a misspelt one.
+enum NearMatch {
+    static func suggestions(for name: String, among candidates: [String], limit: Int = 3) -> [String] {
+        let lowered = name.lowercased()
+        let scored = candidates.map { candidate -> (String, Int) in
+            let other = candidate.lowercased()
+            var distance = editDistance(lowered, other)
+            if other.contains(lowered) || lowered.contains(other) { distance = min(distance, 1) }
+            return (candidate, distance)
+        }
+        let threshold = max(2, name.count / 3)
+        return scored.filter { $0.1 <= threshold }.sorted { ($0.1, $0.0) < ($1.1, $1.0) }.prefix(limit).map(\.0)
+    }
+
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a)
+        let b = Array(b)
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var previous = Array(0...b.count)
+        var current = Array(repeating: 0, count: b.count + 1)
+        for i in 1...a.count {
+            current[0] = i
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            }
+            swap(&previous, &current)
+        }
+        return previous[b.count]
+    }
+}
+
+extension JSONValue {
+    /// Converts a Foundation property-list or JSON object; `nil` for dates, data and other types.
+    init?(foundationValue value: Any) {
+        // Exact Swift types first: on Apple platforms an NSNumber also casts to Bool and Int.
+        if type(of: value) == Bool.self, let bool = value as? Bool {
+            self = .bool(bool)
+            return
+        }
+        if type(of: value) == Int.self, let int = value as? Int {
+            self = .int(int)
+            return
+        }
+        if type(of: value) == Double.self, let double = value as? Double {
+            self = .double(double)
+            return
+        }
+        switch value {
+        case is NSNull: self = .null
+        case let string as String: self = .string(string)
+        case let number as NSNumber:
+            let objCType = String(cString: number.objCType)
+            if objCType == "c" || objCType == "B" {
+                self = .bool(number.boolValue)
+            } else if objCType == "d" || objCType == "f" {
+                self = .double(number.doubleValue)
+            } else {
+                self = .int(number.intValue)
+            }
+        case let array as [Any]:
+            var result: [JSONValue] = []
+            for element in array {
+                guard let converted = JSONValue(foundationValue: element) else { return nil }
+                result.append(converted)
+            }
+            self = .array(result)
+        case let dictionary as [String: Any]:
+            var result: [String: JSONValue] = [:]
+            for (key, element) in dictionary {
+                guard let converted = JSONValue(foundationValue: element) else { return nil }
+                result[key] = converted
+            }
+            self = .object(result)
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,213 @@
+import Foundation
+import Yams
+
+/// A definitions file read into values, with the line of each API and key where known.
+struct DefinitionDocument {
+    /// API name → its fields.
+    var root: [String: JSONValue]
+    /// API name → key → line (1-based); the key `""` holds the line of the API name itself.
+    var lines: [String: [String: Int]]
+
+    init(root: [String: JSONValue], lines: [String: [String: Int]]) {
+        self.root = root
+        self.lines = lines
+    }
+
+    init(data: Data, format: APIDefinitions.Format) throws(APIError) {
+        switch format {
+        case .json: try self.init(json: data)
+        case .plist: try self.init(plist: data)
+        case .yaml: try self.init(yaml: data)
+        }
+    }
+
+    private init(json data: Data) throws(APIError) {
+        let value: JSONValue
+        do {
+            value = try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch {
+            throw APIError(
+                .invalidDefinition, "the definitions file is not valid JSON: \(Self.describe(error))",
+                underlyingError: error)
+        }
+        guard case .object(let root) = value else {
+            throw APIError(
+                .invalidDefinition, "the definitions file must be a dictionary of API names, not \(value.kindName)")
+        }
+        self.init(root: root, lines: JSONLineScanner.lines(in: data))
+    }
+
+    private init(plist data: Data) throws(APIError) {
+        let object: Any
+        do {
+            object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        } catch {
+            throw APIError(
+                .invalidDefinition, "the definitions file is not a valid property list: \(error.localizedDescription)",
+                underlyingError: error)
+        }
+        guard let dictionary = object as? [String: Any] else {
+            throw APIError(.invalidDefinition, "the definitions file must be a dictionary of API names")
+        }
+        var root: [String: JSONValue] = [:]
+        for (name, value) in dictionary {
+            guard let converted = JSONValue(foundationValue: value) else {
+                throw APIError(
+                    .invalidDefinition,
+                    "definition \"\(name)\": holds a date, data or other value that is not a string, number, Boolean, array or dictionary")
+            }
+            root[name] = converted
+        }
+        self.init(root: root, lines: [:])
+    }
+
+    private init(yaml data: Data) throws(APIError) {
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw APIError(.invalidDefinition, "the definitions file is not UTF-8 text")
+        }
+        let node: Node?
+        do {
+            node = try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            throw APIError(
+                .invalidDefinition, "the definitions file is not valid YAML: \(Self.describe(yaml: error))",
+                underlyingError: error)
+        } catch {
+            throw APIError(.invalidDefinition, "the definitions file is not valid YAML: \(error)", underlyingError: error)
+        }
+        guard let node else {
+            self.init(root: [:], lines: [:])
+            return
+        }
+        guard let mapping = node.mapping else {
+            throw APIError(
+                .invalidDefinition,
+                "the definitions file must be a dictionary of API names (line \(node.mark?.line ?? 1))")
+        }
+        var root: [String: JSONValue] = [:]
+        var lines: [String: [String: Int]] = [:]
+        for (keyNode, valueNode) in mapping {
+            guard let name = keyNode.string else { continue }
+            var apiLines: [String: Int] = [:]
+            apiLines[""] = keyNode.mark?.line
+            if let fields = valueNode.mapping {
+                for (fieldKey, _) in fields {
+                    if let key = fieldKey.string { apiLines[key] = fieldKey.mark?.line }
+                }
+            }
+            lines[name] = apiLines
+            root[name] = try Self.value(of: valueNode, api: name)
+        }
+        self.init(root: root, lines: lines)
+    }
+
+    /// Converts a YAML node, using the tag the resolver gave each scalar.
+    private static func value(of node: Node, api: String) throws(APIError) -> JSONValue {
+        switch node {
+        case .scalar(let scalar):
+            switch Tag.Name(rawValue: node.tag.rawValue) {
+            case .null: return .null
+            case .bool: if let value = node.bool { return .bool(value) }
+            case .int: if let value = node.int { return .int(value) }
+            case .float: if let value = node.float { return .double(value) }
+            default: break
+            }
+            return .string(scalar.string)
+        case .sequence(let sequence):
+            var result: [JSONValue] = []
+            for element in sequence { result.append(try value(of: element, api: api)) }
+            return .array(result)
+        case .mapping(let mapping):
+            var result: [String: JSONValue] = [:]
+            for (key, element) in mapping {
+                guard let name = key.string else {
+                    throw DefinitionParser.error(api, key: nil, line: key.mark?.line, "a key is not a string")
+                }
+                result[name] = try value(of: element, api: api)
+            }
+            return .object(result)
+        case .alias:
+            throw DefinitionParser.error(api, key: nil, line: node.mark?.line, "YAML aliases are not supported")
+        }
+    }
+
+    private static func describe(yaml error: YamlError) -> String {
+        switch error {
+        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _),
+            .composer(_, let problem, let mark, _):
+            return "\(problem) (line \(mark.line), column \(mark.column))"
+        default:
+            return "\(error)".split(separator: "\n").first.map(String.init) ?? "unknown error"
+        }
+    }
+
+    /// A one-line description of a JSON parsing error, with the line where Foundation gives it.
+    static func describe(_ error: any Error) -> String {
+        if case DecodingError.dataCorrupted(let context) = error {
+            if let underlying = context.underlyingError {
+                let text = "\(underlying)"
+                if let range = text.range(of: "line \\d+, column \\d+", options: .regularExpression) {
+                    return "syntax error around \(text[range])"
+                }
+                return (underlying as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? context.debugDescription
+            }
+            return context.debugDescription
+        }
+        return "\(error)"
+    }
+}
+
+/// Finds the lines of API names and their keys in JSON text without a full parser: it tracks
+/// strings and nesting, and records every string followed by `:` at depth 1 (an API) and 2 (a key).
+enum JSONLineScanner {
+    static func lines(in data: Data) -> [String: [String: Int]] {
+        var result: [String: [String: Int]] = [:]
+        let bytes = [UInt8](data)
+        var index = 0
+        var line = 1
+        var depth = 0
+        var currentAPI: String?
+        var lastString: (text: String, line: Int)?
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\n"):
+                line += 1
+            case UInt8(ascii: "\""):
+                var text = [UInt8]()
+                let startLine = line
+                index += 1
+                while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+                    if bytes[index] == UInt8(ascii: "\\"), index + 1 < bytes.count {
+                        index += 1
+                    }
+                    text.append(bytes[index])
+                    index += 1
+                }
+                lastString = (String(decoding: text, as: UTF8.self), startLine)
+            case UInt8(ascii: ":"):
+                if let key = lastString {
+                    if depth == 1 {
+                        currentAPI = key.text
+                        result[key.text, default: [:]][""] = key.line
+                    } else if depth == 2, let api = currentAPI {
+                        result[api, default: [:]][key.text] = key.line
+                    }
+                }
+                lastString = nil
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                lastString = nil
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                lastString = nil
+            case UInt8(ascii: ","):
+                lastString = nil
+            default:
+                break
+            }
+            index += 1
+        }
+        return result
+    }
+}

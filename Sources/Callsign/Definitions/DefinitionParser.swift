@@ -1,0 +1,269 @@
+import Foundation
+import HTTPTypes
+
+/// Reads definition fields from a ``DefinitionDocument``, accepting RFAPI's keys and camelCase.
+struct DefinitionParser {
+    let document: DefinitionDocument
+
+    struct Result {
+        var defaultDefinition = APIDefinition()
+        var definitions: [String: APIDefinition] = [:]
+        var warnings: [String] = []
+    }
+
+    /// The fields a definition has, each with every spelling a file may use.
+    enum Field: CaseIterable {
+        case name, baseURL, pathPrefix, path, method, headers, parameters, needsAuthorization, contentType
+        case responseType, responseClass, acceptsNullResponse, acceptedStatusCodes, timeout, tag, envelope
+        case userInfo, notes
+        case cachePolicy, expire, offlinePolicy, responseSerializer
+
+        var spellings: [String] {
+            switch self {
+            case .name: ["Name", "name"]
+            case .baseURL: ["Base", "baseURL", "baseUrl", "base"]
+            case .pathPrefix: ["Path Prefix", "pathPrefix"]
+            case .path: ["Path", "path"]
+            case .method: ["Method", "method"]
+            case .headers: ["Headers", "headers"]
+            case .parameters: ["Parameters", "parameters"]
+            case .needsAuthorization: ["Authorization", "needsAuthorization"]
+            case .contentType: ["Serializer", "contentType", "Content Type"]
+            case .responseType: ["Response Type", "responseType"]
+            case .responseClass: ["Response Class", "responseClass"]
+            case .acceptsNullResponse: ["Response Accept Null", "acceptsNullResponse"]
+            case .acceptedStatusCodes: ["Accepted Status Codes", "acceptedStatusCodes"]
+            case .timeout: ["Timeout", "timeout"]
+            case .tag: ["Tag", "tag"]
+            case .envelope: ["Envelope", "envelope"]
+            case .userInfo: ["User Info", "userInfo"]
+            case .notes: ["Notes", "notes"]
+            case .cachePolicy: ["Cache Policy", "cachePolicy"]
+            case .expire: ["Expire", "expire"]
+            case .offlinePolicy: ["Offline Policy", "offlinePolicy"]
+            case .responseSerializer: ["Response Serializer", "responseSerializer"]
+            }
+        }
+
+        static let bySpelling: [String: Field] = {
+            var table: [String: Field] = [:]
+            for field in allCases { for spelling in field.spellings { table[spelling] = field } }
+            return table
+        }()
+    }
+
+    static func error(_ api: String, key: String?, line: Int?, _ problem: String) -> APIError {
+        var location = "definition \"\(api)\""
+        if let key { location += ", key \"\(key)\"" }
+        if let line { location += " (line \(line))" }
+        var error = APIError(.invalidDefinition, "\(location): \(problem)")
+        error.apiName = api
+        error.key = key
+        error.line = line
+        return error
+    }
+
+    func parse() throws(APIError) -> Result {
+        var result = Result()
+        // Sorted, so the first error reported does not depend on dictionary order.
+        for name in document.root.keys.sorted() {
+            guard let value = document.root[name] else { continue }
+            let line = document.lines[name]?[""]
+            guard case .object(let fields) = value else {
+                throw Self.error(name, key: nil, line: line, "must be a dictionary of fields, not \(value.kindName)")
+            }
+            var definition = try parseDefinition(name: name, fields: fields, warnings: &result.warnings)
+            try APIDefinitions.check(definition, name: name, line: line)
+            if name == APIDefinitions.defaultName {
+                definition.name = nil
+                result.defaultDefinition = definition
+            } else {
+                definition.name = name
+                result.definitions[name] = definition
+            }
+        }
+        return result
+    }
+
+    private func parseDefinition(name: String, fields: [String: JSONValue], warnings: inout [String]) throws(APIError)
+        -> APIDefinition
+    {
+        var definition = APIDefinition()
+        var seen: [Field: String] = [:]
+        for key in fields.keys.sorted() {
+            guard let value = fields[key] else { continue }
+            let line = document.lines[name]?[key]
+            guard let field = Field.bySpelling[key] else {
+                let suggestions = NearMatch.suggestions(for: key, among: Array(Field.bySpelling.keys), limit: 2)
+                let hint = suggestions.isEmpty ? "" : "; did you mean " + suggestions.map { "\"\($0)\"" }.joined(separator: " or ") + "?"
+                throw Self.error(name, key: key, line: line, "unknown key\(hint)")
+            }
+            if let other = seen[field] {
+                throw Self.error(name, key: key, line: line, "says the same as \"\(other)\"; keep one of them")
+            }
+            seen[field] = key
+            let reader = ValueReader(api: name, key: key, line: line, value: value)
+            switch field {
+            case .name:
+                _ = try reader.string()
+            case .baseURL:
+                let text = try reader.string()
+                guard let url = URL(string: text) else { throw reader.error("\"\(text)\" is not a URL") }
+                definition.baseURL = url
+            case .pathPrefix:
+                definition.pathPrefix = try reader.string()
+            case .path:
+                definition.path = try reader.string()
+            case .method:
+                definition.method = try reader.method()
+            case .headers:
+                definition.headers = try reader.headers()
+            case .parameters:
+                guard case .object(let parameters) = value else {
+                    throw reader.error("must be a dictionary, not \(value.kindName)")
+                }
+                definition.parameters = parameters
+            case .needsAuthorization:
+                definition.needsAuthorization = try reader.bool()
+            case .contentType:
+                let text = try reader.string()
+                guard let contentType = ContentType(name: text) else {
+                    throw reader.error(
+                        "\"\(text)\" is not a content type; use query, form, json, text, multipart or a media type such as application/xml")
+                }
+                definition.contentType = contentType
+            case .responseType:
+                let text: String
+                switch value {
+                case .int(let number): text = String(number)
+                case .string(let word): text = word
+                default: throw reader.error("must be a word or RFAPI's number, not \(value.kindName)")
+                }
+                guard let type = ResponseType(name: text) else {
+                    throw reader.error("\"\(text)\" is not a response type; use void, object, objects or raw (or RFAPI's 0-3)")
+                }
+                definition.responseType = type
+            case .responseClass:
+                definition.responseClass = try reader.string()
+            case .acceptsNullResponse:
+                definition.acceptsNullResponse = try reader.bool()
+            case .acceptedStatusCodes:
+                definition.acceptedStatusCodes = try reader.statusCodes()
+            case .timeout:
+                definition.timeout = try reader.seconds()
+            case .tag:
+                definition.tag = try reader.string()
+            case .envelope:
+                definition.usesEnvelope = try reader.bool()
+            case .userInfo:
+                guard case .object(let info) = value else {
+                    throw reader.error("must be a dictionary, not \(value.kindName)")
+                }
+                definition.userInfo = info
+            case .notes:
+                definition.notes = try reader.string()
+            case .cachePolicy, .expire, .offlinePolicy, .responseSerializer:
+                if field == .responseSerializer, let text = value.stringValue, text.lowercased().contains("json") {
+                    break  // JSON responses are what Callsign decodes anyway.
+                }
+                definition.recognizedButUnused = (definition.recognizedButUnused ?? [:]).merging([key: value]) { $1 }
+                warnings.append("definition \"\(name)\": \"\(key)\" is recognised but not acted on yet; it was kept as written")
+            }
+        }
+        return definition
+    }
+}
+
+/// Reads one value of a definitions file, producing errors that name the API, key and line.
+private struct ValueReader {
+    let api: String
+    let key: String
+    let line: Int?
+    let value: JSONValue
+
+    func error(_ problem: String) -> APIError {
+        DefinitionParser.error(api, key: key, line: line, problem)
+    }
+
+    func string() throws(APIError) -> String {
+        guard case .string(let text) = value else { throw error("must be a string, not \(value.kindName)") }
+        return text
+    }
+
+    func bool() throws(APIError) -> Bool {
+        switch value {
+        case .bool(let flag): return flag
+        // Property lists written by hand sometimes hold 0/1 for Booleans.
+        case .int(let number) where number == 0 || number == 1: return number == 1
+        default: throw error("must be true or false, not \(value.kindName)")
+        }
+    }
+
+    func seconds() throws(APIError) -> Duration {
+        let seconds: Double
+        switch value {
+        case .int(let number): seconds = Double(number)
+        case .double(let number): seconds = number
+        default: throw error("must be a number of seconds, not \(value.kindName)")
+        }
+        guard seconds > 0, seconds.isFinite, seconds <= 86_400 else {
+            throw error("must be more than 0 and at most 86400 seconds")
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    static let knownMethods: [String] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT", "QUERY"]
+
+    func method() throws(APIError) -> HTTPRequest.Method {
+        let text = try string()
+        let upper = text.uppercased()
+        guard Self.knownMethods.contains(upper), let method = HTTPRequest.Method(upper) else {
+            let hint = NearMatch.suggestions(for: upper, among: Self.knownMethods, limit: 1).first.map { "; did you mean \"\($0)\"?" } ?? ""
+            throw error("\"\(text)\" is not an HTTP method\(hint)")
+        }
+        return method
+    }
+
+    func headers() throws(APIError) -> Headers {
+        guard case .object(let members) = value else { throw error("must be a dictionary, not \(value.kindName)") }
+        var headers = Headers()
+        for name in members.keys.sorted() {
+            guard let member = members[name] else { continue }
+            guard let text = member.scalarText, !member.isNull else {
+                throw error("the value of header \"\(name)\" must be a string, not \(member.kindName)")
+            }
+            guard HTTPField.Name(name) != nil else {
+                throw error("\"\(name.escapedForMessage)\" is not a valid header name")
+            }
+            guard HTTPField.isValidValue(text) else {
+                throw error("the value of header \"\(name)\" contains CR, LF, NUL or another control character")
+            }
+            headers.add(name, text)
+        }
+        return headers
+    }
+
+    func statusCodes() throws(APIError) -> StatusCodes {
+        let elements: [JSONValue]
+        switch value {
+        case .array(let array): elements = array
+        default: elements = [value]
+        }
+        var ranges: [ClosedRange<Int>] = []
+        for element in elements {
+            switch element {
+            case .int(let code) where (100...599).contains(code):
+                ranges.append(code...code)
+            case .string(let text):
+                guard let codes = StatusCodes(text: text) else {
+                    throw error("\"\(text)\" is not a status code or range such as 200-299")
+                }
+                ranges.append(contentsOf: codes.ranges)
+            default:
+                throw error("must hold status codes (100-599) or ranges such as \"200-299\", not \(element.kindName)")
+            }
+        }
+        guard !ranges.isEmpty else { throw error("must not be empty") }
+        return StatusCodes(ranges: ranges)
+    }
+}

@@ -1,0 +1,134 @@
+/// A path with `{name}` placeholders, such as `user/{user_id}/profile`.
+///
+/// Each value fills exactly one path segment: only RFC 3986 unreserved characters pass
+/// unencoded, so `/`, `?`, `#`, `%`, spaces, CR and LF are percent-encoded and can never add a
+/// segment, a query or a fragment. A value that is `.` or `..` (also after percent-decoding)
+/// is refused, so a value can never climb out of the base path.
+struct PathTemplate: Sendable {
+    enum Piece: Sendable, Equatable {
+        case literal(String)
+        case placeholder(String)
+    }
+
+    let pieces: [Piece]
+
+    var placeholders: [String] {
+        pieces.compactMap { if case .placeholder(let name) = $0 { name } else { nil } }
+    }
+
+    /// Parses a template; an unbalanced or empty brace is an error message.
+    init(parsing text: String) throws(TemplateError) {
+        var pieces: [Piece] = []
+        var literal = ""
+        var name: String?
+        for character in text {
+            if var current = name {
+                if character == "}" {
+                    let trimmed = current.trimmingCharacters(in: .whitespaces)
+                    guard !trimmed.isEmpty else { throw TemplateError("an empty placeholder \"{}\"") }
+                    pieces.append(.placeholder(trimmed))
+                    name = nil
+                } else if character == "{" {
+                    throw TemplateError("a \"{\" inside the placeholder \"{\(current)\"")
+                } else {
+                    current.append(character)
+                    name = current
+                }
+            } else if character == "{" {
+                if !literal.isEmpty { pieces.append(.literal(literal)) }
+                literal = ""
+                name = ""
+            } else if character == "}" {
+                throw TemplateError("a \"}\" with no matching \"{\"")
+            } else {
+                literal.append(character)
+            }
+        }
+        if let name { throw TemplateError("the placeholder \"{\(name)\" is never closed") }
+        if !literal.isEmpty { pieces.append(.literal(literal)) }
+        self.pieces = pieces
+    }
+
+    struct TemplateError: Error {
+        let reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+
+    /// Fills the placeholders, removing each used value from `parameters` (then `query`).
+    func expand(consuming parameters: inout Parameters, query: inout Parameters) throws(APIError) -> String {
+        var result = ""
+        for piece in pieces {
+            switch piece {
+            case .literal(let text):
+                result += Self.encodeLiteral(text)
+            case .placeholder(let name):
+                let value: JSONValue
+                if let found = parameters.removeValue(forKey: name) {
+                    value = found
+                } else if let found = query.removeValue(forKey: name) {
+                    value = found
+                } else {
+                    throw APIError(
+                        .invalidRequest, "the path parameter \"\(name)\" is missing: pass it in the call's parameters")
+                }
+                result += try Self.encodeSegment(value, name: name)
+            }
+        }
+        return result
+    }
+
+    static func encodeSegment(_ value: JSONValue, name: String) throws(APIError) -> String {
+        guard let text = value.scalarText, !value.isNull else {
+            throw APIError(
+                .invalidRequest, "the path parameter \"\(name)\" is \(value.kindName); it must be a string or a number")
+        }
+        guard !text.isEmpty else {
+            throw APIError(.invalidRequest, "the path parameter \"\(name)\" is empty")
+        }
+        let decoded = text.removingPercentEncoding ?? text
+        if text == "." || text == ".." || decoded == "." || decoded == ".." {
+            throw APIError(
+                .invalidRequest, "the path parameter \"\(name)\" is \"\(text)\", which would climb out of the path")
+        }
+        return QueryEncoder.percentEncode(text)
+    }
+
+    /// Encodes the literal parts of a path written by the developer: characters allowed in a
+    /// path (RFC 3986 `pchar`, `/` and `?`) and valid `%XX` escapes pass, anything else is
+    /// percent-encoded.
+    static func encodeLiteral(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        var result = [UInt8]()
+        result.reserveCapacity(bytes.count)
+        let hex = Array("0123456789ABCDEF".utf8)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "%"), index + 2 < bytes.count, bytes[index + 1].isHexDigit, bytes[index + 2].isHexDigit {
+                result.append(contentsOf: bytes[index...(index + 2)])
+                index += 3
+                continue
+            }
+            if QueryEncoder.isUnreserved(byte) || Self.literalAllowed.contains(byte) {
+                result.append(byte)
+            } else {
+                result.append(UInt8(ascii: "%"))
+                result.append(hex[Int(byte >> 4)])
+                result.append(hex[Int(byte & 0x0F)])
+            }
+            index += 1
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+
+    private static let literalAllowed: Set<UInt8> = Set("!$&'()*+,;=:@/?".utf8)
+}
+
+extension UInt8 {
+    var isHexDigit: Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)
+    }
+}
+
+import Foundation

@@ -1,0 +1,174 @@
+public import Foundation
+public import HTTPTypes
+
+/// One HTTP request, as a value: what to send, where, and how to read the answer.
+///
+/// Requests are built for you by a definition (`client.call("Name")`), an ``Endpoint``, or the
+/// fluent builder (`client.get("/v1/users")`); you can also make one directly:
+///
+/// ```swift
+/// let request = Request.get("boards", parameters: ["type": 1])
+/// let response = try await client.send(request)
+/// ```
+///
+/// `path` may be a template (`user/{user_id}/profile`); each `{name}` is filled from
+/// ``parameters`` (then ``query``) and that parameter is not sent again. Parameters go into the
+/// query string for GET, HEAD and DELETE (or with ``ContentType/query``) and into the body
+/// otherwise, encoded by ``contentType`` (JSON unless you say otherwise).
+public struct Request: Sendable {
+    /// The HTTP method.
+    public var method: HTTPRequest.Method
+    /// A path relative to the base URL (may be a template), or an absolute `http(s)` URL.
+    public var path: String
+    /// The base URL for a relative path; `nil` uses the client's configured base URL.
+    public var baseURL: URL?
+    /// Parameters: path template values, then query items or body fields depending on the method.
+    public var parameters: Parameters
+    /// Parameters that always go into the query string, whatever the method.
+    public var query: Parameters
+    /// Header fields; they win over the client's default headers of the same name.
+    public var headers: Headers
+    /// An explicit body. When set, ``parameters`` go into the query string (or, for a
+    /// multipart body, become its leading text fields).
+    public var body: RequestBody?
+    /// How parameters are encoded; `nil` means JSON for a body. Default `nil`.
+    public var contentType: ContentType?
+    /// The time limit for one attempt; `nil` uses the client's. Default `nil`.
+    public var timeout: Duration?
+    /// A tag naming the backend subsystem, for common parameters and headers. Default `nil`.
+    public var tag: String?
+    /// An identifier for looking up and cancelling the call. Default `nil`.
+    public var identifier: String?
+    /// A group for cancelling related calls together. Default `nil`.
+    public var group: String?
+    /// The API name, when the request came from a definition.
+    public var apiName: String?
+    /// The statuses ``Response/validate()`` accepts; `nil` means the client's (200–299).
+    public var acceptedStatusCodes: StatusCodes?
+    /// Whether the request carries the client's credentials. Default `false`.
+    public var needsAuthorization: Bool
+    /// Whether to read the body as an adaptive envelope; `nil` follows the client. Default `nil`.
+    public var usesEnvelope: Bool?
+    /// What the body is expected to hold (from a definition's response type). Default `nil`.
+    public var responseType: ResponseType?
+    /// Whether an empty or `null` body is acceptable (RFAPI's "Response Accept Null").
+    public var acceptsNullResponse: Bool
+
+    /// The URL the request was sent to, filled in when Callsign builds the request.
+    public internal(set) var url: URL?
+
+    /// Creates a request.
+    ///
+    /// ```swift
+    /// let request = Request(method: .post, path: "boards", parameters: ["title": "Balsa Fish"])
+    /// ```
+    public init(
+        method: HTTPRequest.Method = .get, path: String, baseURL: URL? = nil, parameters: Parameters = [:],
+        query: Parameters = [:], headers: Headers = [:], body: RequestBody? = nil,
+        contentType: ContentType? = nil, timeout: Duration? = nil, tag: String? = nil
+    ) {
+        self.method = method
+        self.path = path
+        self.baseURL = baseURL
+        self.parameters = parameters
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.contentType = contentType
+        self.timeout = timeout
+        self.tag = tag
+        self.needsAuthorization = false
+        self.acceptsNullResponse = false
+    }
+
+    /// The parameter key whose value (an array, usually) is sent as the whole JSON body,
+    /// as RFAPI's `RFAPIRequestArrayParameterKey` was.
+    ///
+    /// ```swift
+    /// client.call("BatchDelete", parameters: [Request.arrayParameterKey: [1, 2, 3]])
+    /// ```
+    public static let arrayParameterKey = "_RFArray_"
+
+    /// Whether the method is idempotent by RFC 9110 (GET, HEAD, OPTIONS, TRACE, PUT, DELETE).
+    public var isIdempotent: Bool {
+        switch method {
+        case .get, .head, .options, .trace, .put, .delete: true
+        default: false
+        }
+    }
+
+    /// The URL for messages: the built URL if there is one, else the path as written.
+    var resolvedURLForDescription: String? {
+        url?.absoluteString ?? (path.isEmpty ? nil : path)
+    }
+}
+
+extension Request {
+    /// A GET request; parameters go into the query string.
+    ///
+    /// ```swift
+    /// Request.get("boards", parameters: ["type": 1])
+    /// ```
+    public static func get(_ path: String, parameters: Parameters = [:], headers: Headers = [:]) -> Request {
+        Request(method: .get, path: path, parameters: parameters, headers: headers)
+    }
+
+    /// A HEAD request; parameters go into the query string.
+    public static func head(_ path: String, parameters: Parameters = [:], headers: Headers = [:]) -> Request {
+        Request(method: .head, path: path, parameters: parameters, headers: headers)
+    }
+
+    /// A DELETE request; parameters go into the query string.
+    public static func delete(_ path: String, parameters: Parameters = [:], headers: Headers = [:]) -> Request {
+        Request(method: .delete, path: path, parameters: parameters, headers: headers)
+    }
+
+    /// A POST request; parameters are encoded into the body (JSON by default).
+    ///
+    /// ```swift
+    /// Request.post("boards", contentType: .formURLEncoded, parameters: ["type": 1, "title": "Balsa"])
+    /// ```
+    public static func post(
+        _ path: String, contentType: ContentType = .json, parameters: Parameters = [:], headers: Headers = [:]
+    ) -> Request {
+        Request(method: .post, path: path, parameters: parameters, headers: headers, contentType: contentType)
+    }
+
+    /// A PUT request; parameters are encoded into the body (JSON by default).
+    public static func put(
+        _ path: String, contentType: ContentType = .json, parameters: Parameters = [:], headers: Headers = [:]
+    ) -> Request {
+        Request(method: .put, path: path, parameters: parameters, headers: headers, contentType: contentType)
+    }
+
+    /// A PATCH request; parameters are encoded into the body (JSON by default).
+    public static func patch(
+        _ path: String, contentType: ContentType = .json, parameters: Parameters = [:], headers: Headers = [:]
+    ) -> Request {
+        Request(method: .patch, path: path, parameters: parameters, headers: headers, contentType: contentType)
+    }
+
+    /// A request whose body is any `Encodable`, encoded as JSON.
+    ///
+    /// ```swift
+    /// let request = try Request.post("boards", body: NewBoard(title: "Balsa Fish"))
+    /// ```
+    /// - Throws: ``APIError`` (``APIError/Code/encoding``) when the value cannot be encoded.
+    public static func post(
+        _ path: String, body: some Encodable, encoder: JSONEncoder = JSONEncoder(), headers: Headers = [:]
+    ) throws(APIError) -> Request {
+        Request(method: .post, path: path, headers: headers, body: try .json(body, encoder: encoder))
+    }
+
+    /// A copy with more parameters and headers (Malibu's `adding`); the new ones win.
+    ///
+    /// ```swift
+    /// client.configuration.beforeEach = { $0.adding(parameters: ["userId": "12345"]) }
+    /// ```
+    public func adding(parameters: Parameters = [:], headers: Headers = [:]) -> Request {
+        var copy = self
+        copy.parameters.merge(parameters) { _, new in new }
+        copy.headers = copy.headers.merging(headers)
+        return copy
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import HTTPTypes
+
+/// A request ready for a transport: the head, the body and the URL.
+struct PreparedRequest: Sendable {
+    var head: HTTPRequest
+    var body: HTTPBody?
+    var url: URL
+}
+
+/// Turns a ``Request`` value into bytes-on-the-wire form, checking everything that could make
+/// it mean something other than what was written.
+enum RequestFactory {
+    static func prepare(_ request: Request, configuration: APIClient.Configuration) throws(APIError) -> PreparedRequest {
+        do {
+            return try build(request, configuration: configuration)
+        } catch {
+            var error = error
+            if error.request == nil { error.request = request }
+            if error.apiName == nil { error.apiName = request.apiName }
+            throw error
+        }
+    }
+
+    private static func build(_ request: Request, configuration: APIClient.Configuration) throws(APIError) -> PreparedRequest {
+        var parameters = request.parameters
+        var query = request.query
+
+        let template: PathTemplate
+        do {
+            template = try PathTemplate(parsing: request.path)
+        } catch {
+            throw APIError(.invalidRequest, "the path template \"\(request.path)\" has \(error.reason)")
+        }
+        let expandedPath = try template.expand(consuming: &parameters, query: &query)
+        var target = try resolve(expandedPath, base: request.baseURL ?? configuration.baseURL)
+
+        var body: HTTPBody?
+        var contentTypeHeader: String?
+        let method = request.method
+        let bodiless = method == .get || method == .head || method == .delete || method == .options || method == .trace
+        let contentType = request.contentType ?? .json
+
+        if let explicit = request.body {
+            if var form = explicit.multipartForm {
+                if !bodiless {
+                    form.prependFields(parameters)
+                    parameters = [:]
+                }
+                body = .data(try form.encoded())
+                contentTypeHeader = form.contentType
+            } else {
+                body = explicit.content
+                contentTypeHeader = explicit.contentType
+            }
+            query.merge(parameters) { own, _ in own }
+        } else if bodiless || contentType.isQuery {
+            query.merge(parameters) { own, _ in own }
+        } else if let whole = parameters[Request.arrayParameterKey] {
+            guard parameters.count == 1 else {
+                throw APIError(
+                    .invalidRequest,
+                    "the whole-body parameter \"\(Request.arrayParameterKey)\" cannot be combined with other body parameters")
+            }
+            guard contentType == .json else {
+                throw APIError(.invalidRequest, "a whole-body parameter needs the JSON content type, not \(contentType)")
+            }
+            body = .data(whole.jsonData())
+            contentTypeHeader = ContentType.json.mediaType
+        } else if !parameters.isEmpty {
+            guard let encoder = configuration.encoders[contentType] else {
+                throw APIError(
+                    .encoding,
+                    "no parameter encoder is registered for the content type \(contentType); add one to configuration.encoders")
+            }
+            let encoded: RequestBody
+            do {
+                encoded = try encoder.encode(parameters)
+            } catch let error as APIError {
+                throw error
+            } catch {
+                throw APIError(.encoding, "the parameters could not be encoded as \(contentType): \(error)", underlyingError: error)
+            }
+            if let form = encoded.multipartForm {
+                body = .data(try form.encoded())
+                contentTypeHeader = form.contentType
+            } else {
+                body = encoded.content
+                contentTypeHeader = encoded.contentType ?? contentType.mediaType
+            }
+        }
+
+        let queryString = configuration.encoders.queryEncoder.encode(query)
+        if !queryString.isEmpty {
+            target.path += (target.path.contains("?") ? "&" : "?") + queryString
+        }
+
+        var headers = configuration.headers.merging(request.headers)
+        if let contentTypeHeader, !headers.contains("Content-Type") {
+            headers["Content-Type"] = contentTypeHeader
+        }
+        let fields = try headers.httpFields()
+        let head = HTTPRequest(
+            method: method, scheme: target.scheme, authority: target.authority, path: target.path, headerFields: fields)
+        guard let url = URL(string: "\(target.scheme)://\(target.authority)\(target.path)") else {
+            throw APIError(.invalidRequest, "the URL built from \"\(request.path)\" is not valid")
+        }
+        return PreparedRequest(head: head, body: body, url: url)
+    }
+
+    struct Target {
+        var scheme: String
+        var authority: String
+        var path: String
+    }
+
+    /// Resolves a path against a base without Foundation's relative resolution, so the result
+    /// always keeps the base's scheme, host, port and path.
+    static func resolve(_ path: String, base: URL?) throws(APIError) -> Target {
+        if APIDefinition.hasScheme(path) {
+            guard let components = URLComponents(string: path) else {
+                throw APIError(.invalidRequest, "\"\(path)\" is not a valid URL")
+            }
+            let target = try target(from: components, described: path)
+            let pathPart = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+            try checkDotSegments(pathPart, described: path)
+            let query = components.percentEncodedQuery.map { "?\($0)" } ?? ""
+            return Target(scheme: target.scheme, authority: target.authority, path: pathPart + query)
+        }
+        guard let base else {
+            throw APIError(
+                .invalidRequest,
+                "no base URL for the relative path \"\(path)\": set baseURL in the definition, the DEFAULT definition or the client configuration")
+        }
+        if let problem = BaseURLRule.problem(with: base) { throw APIError(.invalidRequest, problem) }
+        guard let components = URLComponents(url: base, resolvingAgainstBaseURL: false) else {
+            throw APIError(.invalidRequest, "the base URL \"\(base.absoluteString)\" is not valid")
+        }
+        var target = try target(from: components, described: base.absoluteString)
+        if path.hasPrefix("//") {
+            throw APIError(
+                .invalidRequest,
+                "the path \"\(path)\" starts with \"//\", which would name another host; write a full URL with a scheme or a relative path")
+        }
+        let relative = path.hasPrefix("/") ? String(path.dropFirst()) : path
+        let pathPart = relative.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        try checkDotSegments(pathPart, described: path)
+        let basePath = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        target.path = basePath + relative
+        return target
+    }
+
+    private static func target(from components: URLComponents, described: String) throws(APIError) -> Target {
+        guard let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw APIError(.invalidRequest, "the URL \"\(described)\" must use http or https")
+        }
+        guard var host = components.percentEncodedHost, !host.isEmpty else {
+            throw APIError(.invalidRequest, "the URL \"\(described)\" has no host")
+        }
+        if host.contains(":") && !host.hasPrefix("[") { host = "[\(host)]" }
+        let authority = components.port.map { "\(host):\($0)" } ?? host
+        return Target(scheme: scheme, authority: authority, path: "")
+    }
+
+    /// Refuses `.` and `..` segments (also percent-encoded), which would let a path climb out
+    /// of the base path once a server normalises it.
+    private static func checkDotSegments(_ path: String, described: String) throws(APIError) {
+        for segment in path.split(separator: "/", omittingEmptySubsequences: false) {
+            let decoded = String(segment).removingPercentEncoding ?? String(segment)
+            if decoded == "." || decoded == ".." {
+                throw APIError(.invalidRequest, "the path \"\(described)\" contains a \"\(decoded)\" segment")
+            }
+        }
+    }
+}

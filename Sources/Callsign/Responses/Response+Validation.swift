@@ -1,0 +1,194 @@
+public import Foundation
+
+/// A check of a response beyond its status, such as a required header or a body rule.
+///
+/// ```swift
+/// struct RequiresRequestID: ResponseValidator {
+///     func validate(_ response: Response) throws {
+///         guard response.headers[HTTPField.Name("X-Request-ID")!] != nil else {
+///             throw APIError(.invalidResponse, "the server sent no X-Request-ID", response: response)
+///         }
+///     }
+/// }
+/// try response.validate(using: RequiresRequestID())
+/// ```
+public protocol ResponseValidator: Sendable {
+    /// Throws if the response is not acceptable. Errors other than ``APIError`` are reported
+    /// as ``APIError/Code/invalidResponse``.
+    func validate(_ response: Response) throws
+}
+
+extension Response {
+    /// Checks the status against the accepted set, the content type against the request's
+    /// `Accept` header (when it has one), the adaptive envelope (when enabled), and the
+    /// client's validators; returns the response for chaining.
+    ///
+    /// ```swift
+    /// let board = try await client.send(Boards.show(id: 7)).validate().decode(Board.self)
+    /// ```
+    /// - Throws: ``APIError`` with ``APIError/Code/unacceptableStatus``,
+    ///   ``APIError/Code/unacceptableContentType`` or ``APIError/Code/envelope``.
+    @discardableResult
+    public func validate() throws(APIError) -> Response {
+        try validateStatus()
+        if let accept = request.headers["Accept"] {
+            let accepted = accept.split(separator: ",").map {
+                ($0.split(separator: ";").first.map(String.init) ?? "").trimmingCharacters(in: .whitespaces).lowercased()
+            }
+            try validate(contentTypes: accepted)
+        }
+        _ = try envelopePayload()
+        for validator in settings.validators { try validate(using: validator) }
+        return self
+    }
+
+    /// Checks the status against `statusCodes`.
+    ///
+    /// ```swift
+    /// try response.validate(statusCodes: [200, 204])
+    /// ```
+    @discardableResult
+    public func validate(statusCodes: StatusCodes) throws(APIError) -> Response {
+        guard statusCodes.contains(status.code) else {
+            throw APIError(
+                .unacceptableStatus,
+                "the server answered \(status.code) \(status.reasonPhrase); accepted: \(statusCodes)",
+                request: request, response: self)
+        }
+        return self
+    }
+
+    /// Checks the response's media type against a list (`*/*` and `type/*` wildcards allowed).
+    ///
+    /// ```swift
+    /// try response.validate(contentTypes: ["application/json"])
+    /// ```
+    @discardableResult
+    public func validate(contentTypes: [String]) throws(APIError) -> Response {
+        let wanted = contentTypes.map { $0.lowercased() }.filter { !$0.isEmpty }
+        guard !wanted.isEmpty, !wanted.contains("*/*") else { return self }
+        guard let mediaType else {
+            if body.isEmpty { return self }
+            throw APIError(
+                .unacceptableContentType, "the response has no Content-Type; expected \(wanted.joined(separator: " or "))",
+                request: request, response: self)
+        }
+        let matches = wanted.contains { pattern in
+            if pattern.hasSuffix("/*") { return mediaType.hasPrefix(pattern.dropLast()) }
+            if pattern == mediaType { return true }
+            // application/problem+json satisfies application/json.
+            if pattern == "application/json", mediaType.hasSuffix("+json") { return true }
+            return false
+        }
+        guard matches else {
+            throw APIError(
+                .unacceptableContentType,
+                "the response is \(mediaType); expected \(wanted.joined(separator: " or "))",
+                request: request, response: self)
+        }
+        return self
+    }
+
+    /// Runs a custom validator.
+    @discardableResult
+    public func validate(using validator: some ResponseValidator) throws(APIError) -> Response {
+        do {
+            try validator.validate(self)
+        } catch let error as APIError {
+            var error = error
+            if error.response == nil { error.response = self }
+            if error.request == nil { error.request = request }
+            throw error
+        } catch {
+            throw APIError(.invalidResponse, "the response failed validation: \(error)", response: self, underlyingError: error)
+        }
+        return self
+    }
+
+    func validateStatus() throws(APIError) {
+        try validate(statusCodes: request.acceptedStatusCodes ?? settings.acceptedStatusCodes)
+    }
+}
+
+extension Response {
+    /// Decodes the body (or, with an adaptive envelope, its payload) as `T`.
+    ///
+    /// The status is checked first, so a 404 is reported as ``APIError/Code/unacceptableStatus``
+    /// rather than as a body that does not decode. The client's decoder is used unless you pass one.
+    ///
+    /// ```swift
+    /// let users = try await client.get("/v1/users").send().decode([User].self)
+    /// ```
+    /// - Throws: ``APIError`` with ``APIError/Code/unacceptableStatus``, ``APIError/Code/envelope``
+    ///   or ``APIError/Code/decoding`` (with the coding path of the first mismatch).
+    public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder? = nil) throws(APIError) -> T {
+        try validateStatus()
+        var payload = try envelopePayload() ?? body
+        if payload.isEmpty || payload == Data("null".utf8) {
+            if request.acceptsNullResponse || T.self == EmptyResponse.self { payload = Data("null".utf8) }
+        }
+        try checkResponseType(payload)
+        do {
+            if T.self == EmptyResponse.self, let empty = EmptyResponse() as? T { return empty }
+            return try (decoder ?? settings.decoder).decode(T.self, from: payload)
+        } catch {
+            throw APIError(
+                .decoding, "the body could not be decoded as \(Self.typeName(T.self)): \(Self.describe(error))",
+                request: request, response: self, underlyingError: error)
+        }
+    }
+
+    /// For definitions that say `objects` or `object`, checks the JSON's top level first, so
+    /// the message names the mismatch instead of a decoder detail.
+    private func checkResponseType(_ payload: Data) throws(APIError) {
+        guard let expected = request.responseType, expected == .object || expected == .objects,
+            let first = payload.first(where: { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) })
+        else { return }
+        if first == UInt8(ascii: "n"), request.acceptsNullResponse { return }
+        let wantsArray = expected == .objects
+        let isArray = first == UInt8(ascii: "[")
+        let isObject = first == UInt8(ascii: "{")
+        if wantsArray && !isArray || !wantsArray && !isObject {
+            let className = request.apiName.map { " for \($0)" } ?? ""
+            throw APIError(
+                .decoding,
+                "expected \(wantsArray ? "an array of objects" : "one object")\(className) (response type \(expected)), but the body is \(isArray ? "an array" : isObject ? "an object" : "not a JSON object or array")",
+                request: request, response: self)
+        }
+    }
+
+    static func typeName(_ type: Any.Type) -> String {
+        String(describing: type)
+    }
+
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, let context):
+            return "the key \"\(key.stringValue)\" is missing\(path(context))"
+        case DecodingError.typeMismatch(let type, let context):
+            return "expected \(type)\(path(context)): \(context.debugDescription)"
+        case DecodingError.valueNotFound(let type, let context):
+            return "expected \(type) but found null\(path(context))"
+        case DecodingError.dataCorrupted(let context):
+            return "\(DefinitionDocument.describe(error))\(path(context))"
+        default:
+            return "\(error)"
+        }
+    }
+
+    private static func path(_ context: DecodingError.Context) -> String {
+        let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        return path.isEmpty ? "" : " at \(path)"
+    }
+}
+
+/// Decode into this when a call's body does not matter (response type `void`).
+///
+/// ```swift
+/// _ = try await client.call("Logout", as: EmptyResponse.self)
+/// ```
+public struct EmptyResponse: Decodable, Sendable, Equatable {
+    /// Creates the empty value.
+    public init() {}
+    public init(from decoder: any Decoder) throws {}
+}

@@ -1,0 +1,135 @@
+#if canImport(AsyncHTTPClient)
+public import AsyncHTTPClient
+import Foundation
+public import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// A transport on AsyncHTTPClient (SwiftNIO): the default on Linux.
+///
+/// It either owns its `HTTPClient` (and shuts it down in ``shutdown()``, or when the transport
+/// is released) or borrows one you manage:
+///
+/// ```swift
+/// let transport = AsyncHTTPClientTransport()               // owns a client
+/// defer { Task { try await transport.shutdown() } }
+/// let client = APIClient(definitions: definitions, transport: transport)
+///
+/// let shared = AsyncHTTPClientTransport(client: myHTTPClient)   // borrows; you shut it down
+/// ```
+///
+/// The client it creates never follows redirects and never decompresses (Callsign does both
+/// itself, under its own rules), and uses the shared singleton event loop group.
+public final class AsyncHTTPClientTransport: Transport {
+    private let owner: ClientOwner
+
+    /// The process-wide transport every ``APIClient`` uses unless given another. It lives as
+    /// long as the process and is never shut down.
+    public static let shared = AsyncHTTPClientTransport()
+
+    /// Creates a transport that owns a new `HTTPClient` with Callsign's settings.
+    ///
+    /// - Parameter connectTimeout: how long to wait for a connection. Default 10 seconds.
+    public init(connectTimeout: Duration = .seconds(10)) {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.decompression = .disabled
+        configuration.timeout = HTTPClient.Configuration.Timeout(
+            connect: .nanoseconds(connectTimeout.nanoseconds))
+        configuration.httpVersion = .automatic
+        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        owner = ClientOwner(client: client, owned: true)
+    }
+
+    /// Creates a transport that borrows `client`; you remain responsible for shutting it down.
+    /// Configure it not to follow redirects, so Callsign's redirect policy applies.
+    public init(client: HTTPClient) {
+        owner = ClientOwner(client: client, owned: false)
+    }
+
+    public func send(_ request: HTTPRequest, body: HTTPBody?) async throws -> TransportResponse {
+        var outbound = HTTPClientRequest(url: request.urlString)
+        outbound.method = NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue)
+        var headers = NIOHTTP1.HTTPHeaders()
+        headers.reserveCapacity(request.headerFields.count)
+        for field in request.headerFields { headers.add(name: field.name.rawName, value: field.value) }
+        outbound.headers = headers
+        if let body {
+            let data = body.collect()
+            outbound.body = .bytes(ByteBuffer(bytes: data))
+        }
+        let response = try await owner.client.execute(outbound, deadline: .distantFuture)
+        var fields = HTTPFields()
+        fields.reserveCapacity(response.headers.count)
+        for (name, value) in response.headers {
+            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
+        }
+        let head = HTTPResponse(
+            status: HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase),
+            headerFields: fields)
+        let responseBody = response.body
+        let chunks = ByteBufferChunks(body: responseBody)
+        return TransportResponse(
+            head: head,
+            body: ResponseBodyStream(chunks) { limit in
+                do {
+                    let buffer = try await responseBody.collect(upTo: limit)
+                    return Data(buffer.readableBytesView)
+                } catch is NIOTooManyBytesError {
+                    throw ResponseBodyStream.tooLarge(limit)
+                }
+            })
+    }
+
+    /// Shuts down the owned `HTTPClient`; does nothing for a borrowed one or the shared transport.
+    public func shutdown() async throws {
+        guard owner.owned, self !== Self.shared else { return }
+        try await owner.shutdown()
+    }
+}
+
+/// Owns the `HTTPClient` and guarantees it is shut down exactly once — by ``shutdown()`` or,
+/// failing that, when the last reference goes — so the client's "not shut down" check can never fire.
+private final class ClientOwner: Sendable {
+    let client: HTTPClient
+    let owned: Bool
+    private let isShutDown = Mutex(false)
+
+    init(client: HTTPClient, owned: Bool) {
+        self.client = client
+        self.owned = owned
+    }
+
+    func shutdown() async throws {
+        let first = isShutDown.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        if first { try await client.shutdown() }
+    }
+
+    deinit {
+        guard owned, !isShutDown.withLock({ $0 }) else { return }
+        // Non-blocking: the returned future keeps the client alive until it is shut down,
+        // and it is safe to call from any thread, including an event loop.
+        _ = client.shutdown()
+    }
+}
+
+/// AsyncHTTPClient's body as `Data` chunks.
+private struct ByteBufferChunks: AsyncSequence, Sendable {
+    typealias Element = Data
+    let body: HTTPClientResponse.Body
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: HTTPClientResponse.Body.AsyncIterator
+        mutating func next() async throws -> Data? {
+            guard let buffer = try await base.next() else { return nil }
+            return Data(buffer.readableBytesView)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: body.makeAsyncIterator()) }
+}
+#endif

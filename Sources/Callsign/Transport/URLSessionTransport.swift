@@ -1,0 +1,145 @@
+import Foundation
+public import HTTPTypes
+import Synchronization
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+/// A transport on `URLSession`: the default on Apple platforms; on Linux it runs on
+/// FoundationNetworking.
+///
+/// The body is streamed through a session delegate as it arrives, redirects are handed back
+/// to Callsign instead of being followed, and cancelling the calling task cancels the
+/// `URLSessionTask`.
+///
+/// ```swift
+/// let client = APIClient(definitions: definitions, transport: URLSessionTransport())
+/// ```
+public final class URLSessionTransport: Transport {
+    private let session: URLSession
+    private let delegate: SessionDelegate
+
+    /// Creates a transport with its own session.
+    ///
+    /// - Parameter configuration: the session configuration. Default `.ephemeral` (no cookies,
+    ///   cache or credentials on disk; Callsign brings its own cache).
+    public init(configuration: URLSessionConfiguration = .ephemeral) {
+        let configuration = configuration
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        delegate = SessionDelegate()
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+    }
+
+    deinit {
+        // The session holds its delegate until invalidated; without this both would leak.
+        session.finishTasksAndInvalidate()
+    }
+
+    public func send(_ request: HTTPRequest, body: HTTPBody?) async throws -> TransportResponse {
+        guard let url = URL(string: request.urlString) else {
+            throw APIError(.invalidRequest, "the URL \"\(request.urlString)\" is not valid")
+        }
+        var urlRequest = URLRequest(url: url)
+        urlRequest.httpMethod = request.method.rawValue
+        // Callsign enforces its own time limits; URLSession's idle timeout should not fire first.
+        urlRequest.timeoutInterval = 3600
+        for field in request.headerFields {
+            urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName)
+        }
+        if let body { urlRequest.httpBody = body.collect() }
+
+        let task = session.dataTask(with: urlRequest)
+        let taskBox = TaskBox(task)
+        let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
+        continuation.onTermination = { termination in
+            if case .cancelled = termination { taskBox.task.cancel() }
+        }
+        let response: HTTPURLResponse = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (head: CheckedContinuation<HTTPURLResponse, any Error>) in
+                delegate.register(task.taskIdentifier, head: head, body: continuation)
+                taskBox.task.resume()
+            }
+        } onCancel: {
+            taskBox.task.cancel()
+        }
+        var fields = HTTPFields()
+        for (key, value) in response.allHeaderFields {
+            guard let key = key as? String, let name = HTTPField.Name(key), let text = value as? String else { continue }
+            // URLSession joins repeated fields with ", "; Set-Cookie is the one that cannot be joined.
+            fields.append(HTTPField(name: name, value: text))
+        }
+        let head = HTTPResponse(status: HTTPResponse.Status(code: response.statusCode, reasonPhrase: ""), headerFields: fields)
+        return TransportResponse(head: head, body: ResponseBodyStream(stream))
+    }
+
+    public func shutdown() async throws {
+        session.invalidateAndCancel()
+    }
+}
+
+/// `URLSessionTask` is thread-safe for `resume()` and `cancel()`; this box lets closures that
+/// run on other threads call them under Swift 6 checking.
+private final class TaskBox: @unchecked Sendable {
+    let task: URLSessionDataTask
+    init(_ task: URLSessionDataTask) { self.task = task }
+}
+
+/// Routes delegate callbacks to the waiting call, by task identifier.
+private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    private struct Pending {
+        var head: CheckedContinuation<HTTPURLResponse, any Error>?
+        var body: AsyncThrowingStream<Data, any Error>.Continuation
+    }
+
+    private let pending = Mutex<[Int: Pending]>([:])
+
+    func register(
+        _ identifier: Int, head: CheckedContinuation<HTTPURLResponse, any Error>,
+        body: AsyncThrowingStream<Data, any Error>.Continuation
+    ) {
+        pending.withLock { $0[identifier] = Pending(head: head, body: body) }
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        let head = pending.withLock { table -> CheckedContinuation<HTTPURLResponse, any Error>? in
+            defer { table[dataTask.taskIdentifier]?.head = nil }
+            return table[dataTask.taskIdentifier]?.head
+        }
+        guard let http = response as? HTTPURLResponse else {
+            head?.resume(throwing: APIError(.invalidResponse, "the response is not an HTTP response"))
+            completionHandler(.cancel)
+            return
+        }
+        head?.resume(returning: http)
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let body = pending.withLock { $0[dataTask.taskIdentifier]?.body }
+        body?.yield(data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        if let error {
+            entry.head?.resume(throwing: error)
+            entry.body.finish(throwing: error)
+        } else {
+            entry.head?.resume(throwing: APIError(.invalidResponse, "the server closed the connection without a response"))
+            entry.body.finish()
+        }
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        // Redirects are Callsign's to follow, under one policy for every transport.
+        completionHandler(nil)
+    }
+}
