@@ -1,1 +1,334 @@
-import Callsign
+public import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// A real HTTP/1.1 server, in-process on 127.0.0.1 with an ephemeral port, for tests and demos.
+///
+/// It answers httpbin-style routes (`/get`, `/anything/…`, `/status/{code}`, `/headers`,
+/// `/json`, `/delay/{s}`, `/redirect/{n}`, `/basic-auth/{user}/{password}`, `/bytes/{n}`,
+/// `/envelope/…`), scripted misbehaviour under `/misbehave/…`, the demo API under `/demo/…`,
+/// and any route you add. It records what it receives, so a test can check what was sent.
+///
+/// ```swift
+/// try await TestServer.withRunning { server in
+///     let client = APIClient(configuration: .init { $0.baseURL = server.baseURL })
+///     let echo = try await client.get("/anything/x").query(["q": "a&b"]).send().json()
+///     #expect(server.requests.last?.rawQuery == "q=a%26b")
+/// }
+/// ```
+///
+/// ``withRunning(host:_:)`` stops the server on every path; if you call ``start(host:port:)``
+/// yourself, call ``stop()``.
+public final class TestServer: Sendable {
+    /// The route handler type: gets the request, returns the response.
+    public typealias Handler = @Sendable (ServerRequest) async -> ServerResponse
+
+    /// The host the server listens on.
+    public let host: String
+    /// The port the operating system chose.
+    public let port: Int
+    /// `http://host:port/`.
+    public let baseURL: URL
+
+    private let channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
+    private let state: Mutex<State>
+    private let serving: Mutex<Task<Void, Never>?>
+
+    struct State {
+        var requests: [ServerRequest] = []
+        var hits: [String: Int] = [:]
+        var routes: [(prefix: String, handler: Handler)] = []
+        var inFlight = 0
+        var maxInFlight = 0
+        var stopped = false
+    }
+
+    /// Starts a server.
+    ///
+    /// - Parameters:
+    ///   - host: a loopback address. Default `127.0.0.1`.
+    ///   - port: the port; `0` (the default) lets the system choose a free one.
+    public static func start(host: String = "127.0.0.1", port: Int = 0) async throws -> TestServer {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .bind(host: host, port: port) { child in
+                child.eventLoop.makeCompletedFuture {
+                    try child.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(
+                        wrappingChannelSynchronously: child)
+                }
+            }
+        guard let boundPort = channel.channel.localAddress?.port else {
+            try? await channel.channel.close()
+            throw TestServerError("the server did not report its port")
+        }
+        let server = TestServer(host: host, port: boundPort, channel: channel)
+        server.serve()
+        return server
+    }
+
+    /// Starts a server, runs `body` with it, and stops it whether `body` returns or throws.
+    public static func withRunning<T>(
+        host: String = "127.0.0.1", _ body: (TestServer) async throws -> T
+    ) async throws -> T {
+        let server = try await start(host: host)
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    private init(
+        host: String, port: Int,
+        channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
+    ) {
+        self.host = host
+        self.port = port
+        let printableHost = host.contains(":") ? "[\(host)]" : host
+        self.baseURL = URL(string: "http://\(printableHost):\(port)/") ?? URL(fileURLWithPath: "/")
+        self.channel = channel
+        self.state = Mutex(State())
+        self.serving = Mutex(nil)
+    }
+
+    private func serve() {
+        let task = Task { [self] in
+            await withDiscardingTaskGroup { group in
+                do {
+                    try await channel.executeThenClose { connections in
+                        for try await connection in connections {
+                            group.addTask { await self.handle(connection) }
+                        }
+                    }
+                } catch {
+                    // The listening socket closed: the server is stopping.
+                }
+                group.cancelAll()
+            }
+        }
+        serving.withLock { $0 = task }
+    }
+
+    /// Stops accepting, closes every connection and waits until the server has wound down.
+    public func stop() async {
+        let alreadyStopped = state.withLock { state in
+            defer { state.stopped = true }
+            return state.stopped
+        }
+        guard !alreadyStopped else { return }
+        try? await channel.channel.close()
+        let task = serving.withLock { $0 }
+        task?.cancel()
+        await task?.value
+    }
+
+    // MARK: - Inspection
+
+    /// Every request received, oldest first (the last 10,000).
+    public var requests: [ServerRequest] { state.withLock { $0.requests } }
+
+    /// How many requests arrived for this exact path (without the query).
+    public func hits(_ path: String) -> Int { state.withLock { $0.hits[path] ?? 0 } }
+
+    /// The largest number of requests the server was handling at once.
+    public var maxConcurrentRequests: Int { state.withLock { $0.maxInFlight } }
+
+    /// Forgets recorded requests and counters.
+    public func resetRecords() {
+        state.withLock {
+            $0.requests.removeAll()
+            $0.hits.removeAll()
+            $0.maxInFlight = 0
+        }
+    }
+
+    /// Adds a route: requests whose path starts with `prefix` go to `handler`. Later routes win
+    /// over earlier ones and over the built-in routes.
+    ///
+    /// ```swift
+    /// server.route("/token") { _ in .json(["access_token": "t1"]) }
+    /// ```
+    public func route(_ prefix: String, _ handler: @escaping Handler) {
+        state.withLock { $0.routes.insert((prefix, handler), at: 0) }
+    }
+
+    /// A URL on this server: `server.url("/get")`.
+    public func url(_ path: String) -> URL {
+        URL(string: "http://\(host.contains(":") ? "[\(host)]" : host):\(port)\(path.hasPrefix("/") ? path : "/" + path)")
+            ?? baseURL
+    }
+
+    // MARK: - Connections
+
+    private func handle(_ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                var head: HTTPRequestHead?
+                var body = ByteBuffer()
+                for try await part in inbound {
+                    switch part {
+                    case .head(let received):
+                        head = received
+                        body.clear()
+                    case .body(var chunk):
+                        body.writeBuffer(&chunk)
+                    case .end:
+                        guard let received = head else { continue }
+                        let request = makeRequest(received, body: body)
+                        let keepGoing = try await respond(to: request, keepAlive: received.isKeepAlive, connection: connection, outbound: outbound)
+                        head = nil
+                        if !keepGoing { return }
+                    }
+                }
+            }
+        } catch {
+            // A client that went away or a scripted reset: nothing to do.
+        }
+    }
+
+    private func makeRequest(_ head: HTTPRequestHead, body: ByteBuffer) -> ServerRequest {
+        let parts = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        return ServerRequest(
+            method: head.method.rawValue, uri: head.uri, rawPath: String(parts.first ?? "/"),
+            rawQuery: parts.count > 1 ? String(parts[1]) : nil,
+            headers: head.headers.map { (name: $0.name, value: $0.value) },
+            body: Data(body.readableBytesView), serverURL: baseURL)
+    }
+
+    private func respond(
+        to request: ServerRequest, keepAlive: Bool,
+        connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>,
+        outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>
+    ) async throws -> Bool {
+        let handler = state.withLock { state -> Handler? in
+            if state.requests.count >= 10_000 { state.requests.removeFirst(state.requests.count - 9_999) }
+            state.requests.append(request)
+            state.hits[request.rawPath, default: 0] += 1
+            state.inFlight += 1
+            state.maxInFlight = max(state.maxInFlight, state.inFlight)
+            return state.routes.first { request.rawPath.hasPrefix($0.prefix) }?.handler
+        }
+        defer { state.withLock { $0.inFlight -= 1 } }
+        let response: ServerResponse
+        if let handler {
+            response = await handler(request)
+        } else {
+            response = await BuiltInRoutes.respond(to: request)
+        }
+        return try await write(response, keepAlive: keepAlive, isHead: request.method == "HEAD", connection: connection, outbound: outbound)
+    }
+
+    private func write(
+        _ response: ServerResponse, keepAlive: Bool, isHead: Bool,
+        connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>,
+        outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>
+    ) async throws -> Bool {
+        switch response.behaviour.kind {
+        case .closeWithoutResponse:
+            return false
+        case .delayHead(let duration):
+            try await Task.sleep(for: duration)
+        default:
+            break
+        }
+        var headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
+        if !headers.contains(name: "Content-Length") {
+            headers.add(name: "Content-Length", value: String(response.body.count))
+        }
+        let closing: Bool
+        switch response.behaviour.kind {
+        case .resetAfter, .truncateAfter: closing = true
+        default: closing = !keepAlive
+        }
+        if closing { headers.replaceOrAdd(name: "Connection", value: "close") }
+        let head = HTTPResponseHead(
+            version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
+        try await outbound.write(.head(head))
+
+        let total = isHead ? 0 : response.body.count
+        var limit = total
+        var chunkSize = 64 * 1024
+        var interval: Duration?
+        switch response.behaviour.kind {
+        case .resetAfter(let bytes), .truncateAfter(let bytes): limit = min(bytes, total)
+        case .drip(let chunk, let every):
+            chunkSize = chunk
+            interval = every
+        default: break
+        }
+        var sent = 0
+        var generator = BodyGenerator()
+        while sent < limit {
+            let size = min(chunkSize, limit - sent)
+            let chunk: ByteBuffer
+            switch response.body {
+            case .data(let data):
+                chunk = ByteBuffer(bytes: data[data.startIndex + sent..<data.startIndex + sent + size])
+            case .generated:
+                chunk = ByteBuffer(bytes: generator.next(size))
+            }
+            try await outbound.write(.body(.byteBuffer(chunk)))
+            sent += size
+            if let interval, sent < limit { try await Task.sleep(for: interval) }
+        }
+        switch response.behaviour.kind {
+        case .resetAfter:
+            // SO_LINGER with a zero timeout makes close() send a TCP RST instead of a FIN.
+            if let provider = connection.channel as? any SocketOptionProvider {
+                try? await provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
+            }
+            try? await connection.channel.close()
+            return false
+        case .truncateAfter:
+            try? await connection.channel.close()
+            return false
+        default:
+            try await outbound.write(.end(nil))
+            return !closing
+        }
+    }
+}
+
+/// Deterministic bytes for `/bytes/{n}`: byte `i` depends only on `i`, so any chunking of
+/// the same count gives the same content.
+struct BodyGenerator {
+    private var offset: UInt64 = 0
+
+    mutating func next(_ count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        for index in 0..<count {
+            bytes[index] = Self.byte(at: offset &+ UInt64(index))
+        }
+        offset &+= UInt64(count)
+        return bytes
+    }
+
+    static func byte(at position: UInt64) -> UInt8 {
+        var mixed = position &* 0x9E37_79B9_7F4A_7C15
+        mixed ^= mixed >> 29
+        return UInt8(truncatingIfNeeded: mixed >> 24)
+    }
+}
+
+extension TestServer {
+    /// The bytes `/bytes/{count}` serves, for comparing in tests.
+    public static func expectedBytes(count: Int) -> Data {
+        var generator = BodyGenerator()
+        return Data(generator.next(count))
+    }
+}
+
+/// An error starting the test server.
+public struct TestServerError: Error, CustomStringConvertible {
+    /// What went wrong.
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

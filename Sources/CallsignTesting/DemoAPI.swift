@@ -1,0 +1,114 @@
+public import Callsign
+public import Foundation
+
+/// A small demo API the ``TestServer`` serves under `/demo/`, with a definitions file that
+/// describes it — what `callsign demo` walks through, and a ready-made playground for tests.
+///
+/// | route | answer |
+/// |---|---|
+/// | `GET /demo/api/v2/topics/recommended?page=&page_size=` | an array of topics |
+/// | `GET /demo/api/v2/user/{id}/profile` | a profile; 404 for unknown ids |
+/// | `POST /demo/api/v2/user/login` | `{token, user}` for password `secret`, else 401 |
+/// | `GET /demo/boards`, `GET /demo/boards/{id}`, `POST /demo/boards` | boards (Malibu's example) |
+/// | `GET /demo/v1/{room}/users` | users, inside an xAPI envelope |
+/// | `GET /demo/v1/{room}/audiences` | an envelope with error code 40001 for room `closed` |
+public enum DemoAPI {
+    /// The demo API's definitions, in YAML, for a server at `baseURL`.
+    public static func definitionsYAML(baseURL: URL) -> String {
+        """
+        # The demo API of Callsign's test server. RFAPI keys and camelCase keys mix freely.
+        DEFAULT:
+          Base: \(baseURL.absoluteString)demo/
+          Path Prefix: api/v2/
+          Method: GET
+          Authorization: false
+        TopicListRecommended:
+          Path: topics/recommended
+          Response Type: 3
+          Response Class: Topic
+        UserProfile:
+          path: user/{user_id}/profile
+          responseType: object
+          responseClass: Profile
+        UserLogin:
+          method: POST
+          path: user/login
+          contentType: form
+          responseType: object
+        RoomUsers:
+          baseURL: \(baseURL.absoluteString)demo/
+          pathPrefix: v1/
+          path: "{room}/users"
+          envelope: true
+          responseType: objects
+          tag: system1
+        RoomAudiences:
+          baseURL: \(baseURL.absoluteString)demo/
+          pathPrefix: v1/
+          path: "{room}/audiences"
+          envelope: true
+          tag: system2
+        """
+    }
+
+    /// The demo definitions, loaded.
+    public static func definitions(baseURL: URL) throws(APIError) -> APIDefinitions {
+        try APIDefinitions(data: Data(definitionsYAML(baseURL: baseURL).utf8), format: .yaml)
+    }
+
+    static let topics: [JSONValue] = (1...45).map { index in
+        ["id": .int(index), "title": .string("Topic \(index)"), "author": .string(["ann", "bo", "cy"][index % 3])]
+    }
+
+    static let boards: [JSONValue] = [
+        ["id": 1, "title": "Balsa Fish", "type": 1],
+        ["id": 7, "title": "Longboard", "type": 2],
+    ]
+
+    static func respond(to request: ServerRequest, segments: [String]) -> ServerResponse {
+        switch (request.method, segments) {
+        case ("GET", ["api", "v2", "topics", "recommended"]):
+            let page = max(Int(request.query("page") ?? "1") ?? 1, 1)
+            let size = min(max(Int(request.query("page_size") ?? "20") ?? 20, 1), 100)
+            let start = (page - 1) * size
+            let slice = start < topics.count ? Array(topics[start..<min(start + size, topics.count)]) : []
+            return .json(.array(slice))
+        case ("GET", let path) where path.count == 5 && path[0...2] == ["api", "v2", "user"] && path[4] == "profile":
+            guard let id = Int(path[3]), (1...1000).contains(id) else {
+                return .json(["error": .string("no user \(path[3])")], status: 404)
+            }
+            return .json(["id": .int(id), "name": .string("User \(id)"), "bio": "Surfs the demo API."])
+        case ("POST", ["api", "v2", "user", "login"]):
+            let form = Dictionary(
+                ServerRequest.decodeForm(String(decoding: request.body, as: UTF8.self)), uniquingKeysWith: { $1 })
+            let json = (try? JSONValue(parsing: request.body))?.objectValue ?? [:]
+            let name = form["name"] ?? json["name"]?.stringValue ?? ""
+            let password = form["password"] ?? json["password"]?.stringValue ?? ""
+            guard !name.isEmpty, password == "secret" else {
+                return .json(["error": "wrong name or password"], status: 401)
+            }
+            return .json(["token": "demo-token-for-\(name)", "user": ["id": 1, "name": .string(name)]])
+        case ("GET", ["boards"]):
+            return .json(.array(boards))
+        case ("GET", let path) where path.count == 2 && path[0] == "boards":
+            guard let board = boards.first(where: { $0["id"]?.intValue == Int(path[1]) }) else {
+                return .json(["error": "no such board"], status: 404)
+            }
+            return .json(board)
+        case ("POST", ["boards"]):
+            var board = (try? JSONValue(parsing: request.body))?.objectValue ?? [:]
+            board["id"] = 99
+            return .json(.object(board), status: 201)
+        case ("GET", let path) where path.count == 3 && path[0] == "v1" && path[2] == "users":
+            return .json([
+                "code": 0, "msg": "",
+                "data": [["id": 1, "name": "Ann", "room": .string(path[1])], ["id": 2, "name": "Bo", "room": .string(path[1])]],
+            ])
+        case ("GET", let path) where path.count == 3 && path[0] == "v1" && path[2] == "audiences":
+            if path[1] == "closed" { return .json(["errcode": 40001, "errmsg": "the room is closed"]) }
+            return .json(["errcode": 0, "ret": [["id": 3, "name": "Cy"]]])
+        default:
+            return .json(["error": .string("no demo route for \(request.method) \(request.rawPath)")], status: 404)
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Callsign
+import CallsignTesting
+import Foundation
+
+/// The transports every integration test runs against.
+enum TransportKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case asyncHTTPClient
+    case urlSession
+
+    var testDescription: String { rawValue }
+
+    func make() -> any Transport {
+        switch self {
+        case .asyncHTTPClient:
+            #if canImport(AsyncHTTPClient)
+            AsyncHTTPClientTransport()
+            #else
+            URLSessionTransport()
+            #endif
+        case .urlSession: URLSessionTransport()
+        }
+    }
+}
+
+/// Starts the in-process server and a client pointed at it; stops both on every path.
+func withServer<T>(
+    transport kind: TransportKind = .asyncHTTPClient,
+    definitions: APIDefinitions = APIDefinitions(),
+    configure: (inout APIClient.Configuration) -> Void = { _ in },
+    _ body: (TestServer, APIClient) async throws -> T
+) async throws -> T {
+    try await TestServer.withRunning { server in
+        let transport = kind.make()
+        var configuration = APIClient.Configuration()
+        configuration.baseURL = server.baseURL
+        configure(&configuration)
+        let client = APIClient(definitions: definitions, configuration: configuration, transport: transport)
+        do {
+            let result = try await body(server, client)
+            try await transport.shutdown()
+            return result
+        } catch {
+            try? await transport.shutdown()
+            throw error
+        }
+    }
+}
+
+/// Runs `body` and returns the `APIError` it throws, or `nil` if it did not throw.
+func apiError(_ body: () async throws -> Void) async -> APIError? {
+    do {
+        try await body()
+        return nil
+    } catch let error as APIError {
+        return error
+    } catch {
+        return APIError(.transport, "unexpected non-APIError: \(error)")
+    }
+}
+
+import Testing
