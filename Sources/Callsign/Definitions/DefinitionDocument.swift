@@ -27,7 +27,7 @@ struct DefinitionDocument {
             value = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
             throw APIError(
-                .invalidDefinition, "the definitions file is not valid JSON: \(Self.describe(error))",
+                .invalidDefinition, "the definitions file is not valid JSON: \(Self.describeJSONSyntax(data, error))",
                 underlyingError: error)
         }
         guard case .object(let root) = value else {
@@ -139,6 +139,29 @@ struct DefinitionDocument {
         default:
             return "\(error)".split(separator: "\n").first.map(String.init) ?? "unknown error"
         }
+    }
+
+    /// Describes a JSON syntax error with its line and column. `JSONDecoder` does not say where
+    /// the error is on every platform; `JSONSerialization` gives a line or a character offset.
+    static func describeJSONSyntax(_ data: Data, _ error: any Error) -> String {
+        do {
+            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch let syntax as NSError {
+            let text = syntax.userInfo[NSDebugDescriptionErrorKey] as? String ?? syntax.localizedDescription
+            if let range = text.range(of: "line \\d+, column \\d+", options: .regularExpression) {
+                return "syntax error around \(text[range])"
+            }
+            if let range = text.range(of: "character \\d+", options: .regularExpression),
+                let offset = Int(text[range].dropFirst("character ".count))
+            {
+                let prefix = data.prefix(max(0, offset))
+                let line = prefix.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+                let column = offset - (prefix.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
+                return "syntax error around line \(line), column \(column)"
+            }
+            return text
+        }
+        return describe(error)
     }
 
     /// A one-line description of a JSON parsing error, with the line where Foundation gives it.

@@ -52,6 +52,20 @@ struct DefinitionParser {
         }()
     }
 
+    /// Near matches for a misspelt key, one spelling per field, in the style of the key
+    /// (camelCase for a lower-case key, RFAPI's words otherwise).
+    static func keySuggestions(for key: String) -> [String] {
+        let prefersLower = key.first?.isLowercase ?? true
+        var chosen: [Field: String] = [:]
+        for spelling in NearMatch.suggestions(for: key, among: Array(Field.bySpelling.keys), limit: 8) {
+            guard let field = Field.bySpelling[spelling] else { continue }
+            if let existing = chosen[field], (existing.first?.isLowercase ?? false) == prefersLower { continue }
+            chosen[field] = spelling
+        }
+        let order = NearMatch.suggestions(for: key, among: Array(chosen.values), limit: 2)
+        return order
+    }
+
     static func error(_ api: String, key: String?, line: Int?, _ problem: String) -> APIError {
         var location = "definition \"\(api)\""
         if let key { location += ", key \"\(key)\"" }
@@ -94,7 +108,7 @@ struct DefinitionParser {
             guard let value = fields[key] else { continue }
             let line = document.lines[name]?[key]
             guard let field = Field.bySpelling[key] else {
-                let suggestions = NearMatch.suggestions(for: key, among: Array(Field.bySpelling.keys), limit: 2)
+                let suggestions = Self.keySuggestions(for: key)
                 let hint = suggestions.isEmpty ? "" : "; did you mean " + suggestions.map { "\"\($0)\"" }.joined(separator: " or ") + "?"
                 throw Self.error(name, key: key, line: line, "unknown key\(hint)")
             }

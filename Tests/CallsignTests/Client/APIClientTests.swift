@@ -47,10 +47,7 @@ enum Boards: Endpoint {
 struct APIClientTests {
     @Test("by name, with a path template and RFAPI keys", arguments: TransportKind.allCases)
     func callByName(kind: TransportKind) async throws {
-        try await TestServer.withRunning { server in
-            let client = APIClient(definitions: try DemoAPI.definitions(baseURL: server.baseURL), transport: kind.make())
-            defer { Task { [transport = client.transport] in try? await transport.shutdown() } }
-
+        try await withServer(transport: kind, definitions: DemoAPI.definitions) { server, client in
             let topics = try await client.call(
                 "TopicListRecommended", parameters: ["page": 2, "page_size": 5], as: [Topic].self)
             #expect(topics.map(\.id) == [6, 7, 8, 9, 10])

@@ -25,16 +25,16 @@ enum TransportKind: String, CaseIterable, CustomTestStringConvertible, Sendable 
 /// Starts the in-process server and a client pointed at it; stops both on every path.
 func withServer<T>(
     transport kind: TransportKind = .asyncHTTPClient,
-    definitions: APIDefinitions = APIDefinitions(),
+    definitions: (URL) throws -> APIDefinitions = { _ in APIDefinitions() },
     configure: (inout APIClient.Configuration) -> Void = { _ in },
     _ body: (TestServer, APIClient) async throws -> T
 ) async throws -> T {
     try await TestServer.withRunning { server in
-        let transport = kind.make()
         var configuration = APIClient.Configuration()
         configuration.baseURL = server.baseURL
         configure(&configuration)
-        let client = APIClient(definitions: definitions, configuration: configuration, transport: transport)
+        let transport = kind.make()
+        let client = APIClient(definitions: try definitions(server.baseURL), configuration: configuration, transport: transport)
         do {
             let result = try await body(server, client)
             try await transport.shutdown()

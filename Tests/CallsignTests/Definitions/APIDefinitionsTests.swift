@@ -1,0 +1,229 @@
+import Callsign
+import CallsignTesting
+import Foundation
+import Testing
+
+@Suite("APIDefinitions: loading and merging")
+struct APIDefinitionsTests {
+    // MARK: - RFAPI's own document
+
+    @Test("RFAPI's JSON document loads unchanged and merges over DEFAULT")
+    func rfapiDocumentLoads() throws {
+        let definitions = try APIDefinitions(contentsOf: Fixture.url("rfapi.json"))
+        #expect(definitions.names == ["TopicListRecommended", "UserLogin"])
+
+        let topics = try definitions.definition(named: "TopicListRecommended")
+        #expect(topics.baseURL == URL(string: "https://example.com/"))
+        #expect(topics.pathPrefix == "api/v2/")
+        #expect(topics.method == .get)
+        #expect(topics.needsAuthorization == true)
+        #expect(topics.responseType == .objects)
+        #expect(topics.responseClass == "TopicEntity")
+
+        let login = try definitions.definition(named: "UserLogin")
+        #expect(login.method == .post)
+        #expect(login.needsAuthorization == false)
+        #expect(login.responseType == .object)
+        #expect(definitions.warnings.isEmpty)
+    }
+
+    @Test("RFAPI's document builds the URL its cookbook describes")
+    func rfapiURLRules() async throws {
+        // Same document, pointed at the in-process server.
+        try await TestServer.withRunning { server in
+            var text = try String(contentsOf: Fixture.url("rfapi.json"), encoding: .utf8)
+            text = text.replacingOccurrences(of: "https://example.com/", with: "\(server.baseURL.absoluteString)demo/")
+            let definitions = try APIDefinitions(data: Data(text.utf8), format: .json)
+            let client = APIClient(definitions: definitions)
+            let response = try await client.call("TopicListRecommended", parameters: ["page": 1])
+            #expect(response.request.url?.absoluteString == "\(server.baseURL.absoluteString)demo/api/v2/topics/recommended?page=1")
+            #expect(try response.decode([Topic].self).count == 20)
+        }
+    }
+
+    @Test("an RFAPI property list loads, with serializer names and unused keys kept and reported")
+    func rfapiPlist() throws {
+        let definitions = try APIDefinitions(contentsOf: Fixture.url("APIDefine.plist"))
+        let upload = try definitions.definition(named: "FormUpload")
+        #expect(upload.contentType == .formURLEncoded)
+        #expect(upload.responseType == .void)
+        #expect(upload.notes == "Uploads a form.")
+        #expect(upload.headers?["X-App"] == "demo")
+        #expect(upload.needsAuthorization == true)
+        #expect(upload.recognizedButUnused?["Cache Policy"] == 2)
+        #expect(definitions.warnings.count == 1)
+        #expect(definitions.warnings.first?.contains("Cache Policy") == true)
+    }
+
+    @Test("camelCase YAML loads with headers, status codes, timeout and tags")
+    func camelCaseYAML() throws {
+        let definitions = try APIDefinitions(contentsOf: Fixture.url("api.yaml"))
+        let profile = try definitions.definition(named: "UserProfile")
+        #expect(profile.path == "user/{user_id}/profile")
+        #expect(profile.responseType == .object)
+        #expect(profile.tag == "accounts")
+        #expect(profile.timeout == .seconds(15))
+        #expect(profile.acceptedStatusCodes?.contains(304) == true)
+        #expect(profile.acceptedStatusCodes?.contains(404) == false)
+        #expect(profile.headers?["Accept"] == "application/json")
+
+        // A definition's own header set replaces the default's whole (RFAPI's rule).
+        let login = try definitions.definition(named: "UserLogin")
+        #expect(login.method == .post)
+        #expect(login.contentType == .formURLEncoded)
+        #expect(login.headers?["X-Login"] == "1")
+        #expect(login.headers?["Accept"] == nil)
+    }
+
+    @Test("the same definitions load from JSON, plist and YAML alike")
+    func formatsAgree() throws {
+        let values: [String: JSONValue] = [
+            "DEFAULT": ["baseURL": "https://example.com/v1/", "method": "GET"],
+            "Thing": ["path": "things/{id}", "responseType": "object", "timeout": 2.5],
+        ]
+        let json = JSONValue.object(values).description
+        let yaml = """
+            DEFAULT:
+              baseURL: https://example.com/v1/
+              method: GET
+            Thing:
+              path: things/{id}
+              responseType: object
+              timeout: 2.5
+            """
+        let plistData = try PropertyListSerialization.data(
+            fromPropertyList: [
+                "DEFAULT": ["baseURL": "https://example.com/v1/", "method": "GET"],
+                "Thing": ["path": "things/{id}", "responseType": "object", "timeout": 2.5],
+            ] as [String: Any], format: .xml, options: 0)
+        let loaded = [
+            try APIDefinitions(data: Data(json.utf8), format: .json),
+            try APIDefinitions(data: Data(yaml.utf8), format: .yaml),
+            try APIDefinitions(data: plistData, format: .plist),
+            try APIDefinitions(values: values),
+        ]
+        for definitions in loaded {
+            let thing = try definitions.definition(named: "Thing")
+            #expect(thing.baseURL?.absoluteString == "https://example.com/v1/")
+            #expect(thing.timeout == .milliseconds(2500))
+            #expect(thing.responseType == .object)
+        }
+    }
+
+    @Test("definitions built in code merge field by field; parameters merge per name")
+    func inCode() throws {
+        var defaults = APIDefinition(baseURL: URL(string: "https://example.com/"), method: .get)
+        defaults.parameters = ["lang": "en", "v": 1]
+        var search = APIDefinition(name: "Search", path: "search")
+        search.parameters = ["v": 2]
+        let definitions = try APIDefinitions(default: defaults, [search])
+        let merged = try definitions.definition(named: "Search")
+        #expect(merged.parameters == ["lang": "en", "v": 2])
+        let request = merged.request(parameters: ["q": "x", "lang": "de"])
+        #expect(request.parameters == ["lang": "de", "v": 2, "q": "x"])
+    }
+
+    // MARK: - Bad input
+
+    @Test("a JSON syntax error names the line")
+    func jsonSyntaxError() throws {
+        let text = "{\n  \"A\": {\n    \"path\": \"a\",\n    oops\n  }\n}"
+        let error = try #require(throws: APIError.self) { try APIDefinitions(data: Data(text.utf8), format: .json) }
+        #expect(error.code == .invalidDefinition)
+        #expect(error.message.contains("line 4"))
+    }
+
+    @Test("a YAML syntax error names the line")
+    func yamlSyntaxError() throws {
+        let text = "A:\n  path: a\n  method: [GET\nB:\n  path: b\n"
+        let error = try #require(throws: APIError.self) { try APIDefinitions(data: Data(text.utf8), format: .yaml) }
+        #expect(error.code == .invalidDefinition)
+        #expect(error.message.contains("line"))
+    }
+
+    @Test("an unknown key names the API, the key, the line and a near match")
+    func unknownKey() throws {
+        let text = "DEFAULT:\n  baseURL: https://example.com/\nUserLogin:\n  path: user/login\n  mehtod: POST\n"
+        let error = try #require(throws: APIError.self) { try APIDefinitions(data: Data(text.utf8), format: .yaml) }
+        #expect(error.code == .invalidDefinition)
+        #expect(error.apiName == "UserLogin")
+        #expect(error.key == "mehtod")
+        #expect(error.line == 5)
+        #expect(error.message.contains("did you mean \"method\""))
+    }
+
+    @Test("a value of the wrong type names API, key and line in JSON too")
+    func wrongType() throws {
+        let text = """
+            {
+              "DEFAULT": { "Base": "https://example.com/" },
+              "UserLogin": {
+                "Path": "user/login",
+                "Authorization": "yes please"
+              }
+            }
+            """
+        let error = try #require(throws: APIError.self) { try APIDefinitions(data: Data(text.utf8), format: .json) }
+        #expect(error.apiName == "UserLogin")
+        #expect(error.key == "Authorization")
+        #expect(error.line == 5)
+        #expect(error.message.contains("must be true or false"))
+    }
+
+    @Test(
+        "bad values are refused with a reason",
+        arguments: [
+            ("path: user/{user_id/profile", "never closed"),
+            ("path: user/user_id}/profile", "no matching"),
+            ("path: user/{}/profile", "empty placeholder"),
+            ("method: GTE", "not an HTTP method"),
+            ("baseURL: https://example.com/base", "does not end in"),
+            ("baseURL: ftp://example.com/", "http:// or https://"),
+            ("responseType: lots", "not a response type"),
+            ("acceptedStatusCodes: [200, 999]", "status codes"),
+            ("timeout: -1", "more than 0"),
+            ("headers: {X-Bad: [1, 2]}", "must be a string"),
+            ("contentType: pigeon", "not a content type"),
+        ])
+    func badValues(line: String, reason: String) throws {
+        let text = "Broken:\n  \(line)\n"
+        let error = try #require(throws: APIError.self) { try APIDefinitions(data: Data(text.utf8), format: .yaml) }
+        #expect(error.code == .invalidDefinition)
+        #expect(error.apiName == "Broken")
+        #expect(error.message.contains(reason), "\(error.message)")
+    }
+
+    @Test("a file that is not a dictionary, or of unknown format, is refused")
+    func notADictionary() throws {
+        #expect(throws: APIError.self) { try APIDefinitions(data: Data("[1, 2]".utf8), format: .json) }
+        #expect(throws: APIError.self) { try APIDefinitions(data: Data("- a\n- b\n".utf8), format: .yaml) }
+        #expect(throws: APIError.self) { try APIDefinitions(data: Data("not a plist".utf8), format: .plist) }
+        let error = try #require(throws: APIError.self) {
+            try APIDefinitions(contentsOf: URL(fileURLWithPath: "/tmp/api.txt"))
+        }
+        #expect(error.message.contains("cannot tell the format"))
+        let missing = try #require(throws: APIError.self) {
+            try APIDefinitions(contentsOf: URL(fileURLWithPath: "/nonexistent/api.json"))
+        }
+        #expect(missing.message.contains("cannot be read"))
+    }
+
+    @Test("an unknown API name lists near matches")
+    func unknownAPI() throws {
+        let definitions = try APIDefinitions(contentsOf: Fixture.url("rfapi.json"))
+        let error = try #require(throws: APIError.self) { try definitions.definition(named: "UserLgin") }
+        #expect(error.code == .unknownAPI)
+        #expect(error.message.contains("\"UserLogin\""))
+        let none = try #require(throws: APIError.self) { try definitions.definition(named: "Zzzzzzzzzzzz") }
+        #expect(!none.message.contains("did you mean"))
+    }
+
+    @Test("definitions in code are checked too")
+    func codeChecks() throws {
+        #expect(throws: APIError.self) { try APIDefinitions([APIDefinition(path: "x")]) }
+        #expect(throws: APIError.self) { try APIDefinitions([APIDefinition(name: "A", path: "a/{b")]) }
+        #expect(throws: APIError.self) {
+            try APIDefinitions(default: APIDefinition(baseURL: URL(string: "https://example.com/v1")), [])
+        }
+    }
+}
