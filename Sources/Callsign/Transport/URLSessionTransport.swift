@@ -136,6 +136,31 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
     }
 
     func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        // Authentication is Callsign's job; a 401 must reach the caller as a response.
+        #if canImport(FoundationNetworking)
+        // FoundationNetworking raises this challenge only after the whole 401 response has been
+        // delivered to this delegate (on its serial queue), and offers no way to just complete
+        // the task: so finish the call here with what arrived, then cancel the task.
+        if let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) {
+            if let head = entry.head, let failure = challenge.failureResponse as? HTTPURLResponse {
+                head.resume(returning: failure)
+            }
+            entry.body.finish()
+        }
+        completionHandler(.cancelAuthenticationChallenge, nil)
+        #else
+        if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust {
+            completionHandler(.performDefaultHandling, nil)  // TLS trust stays the system's decision
+        } else {
+            completionHandler(.rejectProtectionSpace, nil)
+        }
+        #endif
+    }
+
+    func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {

@@ -1,0 +1,149 @@
+import Callsign
+import CallsignTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+/// The suite every transport must pass, run against the in-process server.
+@Suite("Transports: the same suite for AsyncHTTPClient and URLSession", .timeLimit(.minutes(2)))
+struct TransportSuiteTests {
+    @Test("GET echoes method, path, query and headers", arguments: TransportKind.allCases)
+    func get(kind: TransportKind) async throws {
+        try await withServer(transport: kind) { server, client in
+            let response = try await client.get("/get").query(["a": "1"]).header("X-Trace", "t-1").send()
+            #expect(response.status == .ok)
+            #expect(response.mediaType == "application/json")
+            let echo = try response.json()
+            #expect(echo["method"] == "GET")
+            #expect(echo["args"]?["a"] == "1")
+            #expect(echo["headers"]?["X-Trace"] == "t-1")
+            #expect(response.request.url == server.url("/get?a=1"))
+            #expect(response.duration > .zero)
+        }
+    }
+
+    @Test("POST sends the body byte for byte", arguments: TransportKind.allCases)
+    func postBody(kind: TransportKind) async throws {
+        try await withServer(transport: kind) { server, client in
+            let payload = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            _ = try await client.post("/anything").body(.data(payload)).send()
+            #expect(server.requests.last?.body == payload)
+            #expect(server.requests.last?.header("Content-Type") == "application/octet-stream")
+        }
+    }
+
+    @Test("every status arrives as a response, never as a transport error", arguments: TransportKind.allCases)
+    func statuses(kind: TransportKind) async throws {
+        try await withServer(transport: kind) { server, client in
+            for code in [200, 201, 204, 400, 401, 404, 418, 500, 503] {
+                let response = try await client.get("/status/\(code)").send()
+                #expect(response.status.code == code)
+            }
+        }
+    }
+
+    @Test("redirects are returned, not followed", arguments: TransportKind.allCases)
+    func redirectsNotFollowed(kind: TransportKind) async throws {
+        try await withServer(transport: kind) { server, client in
+            let response = try await client.get("/redirect/2").send()
+            #expect(response.status.code == 302)
+            #expect(response.headers[.location] == "/redirect/1")
+            #expect(server.hits("/redirect/1") == 0)
+        }
+    }
+
+    @Test("large binary bodies arrive byte-exact", arguments: TransportKind.allCases)
+    func bytes(kind: TransportKind) async throws {
+        try await withServer(transport: kind) { server, client in
+            let response = try await client.get("/bytes/3000000").send()
+            #expect(response.body == TestServer.expectedBytes(count: 3_000_000))
+        }
+    }
+
+    @Test("a body over the size cap fails with responseTooLarge", arguments: TransportKind.allCases)
+    func overCap(kind: TransportKind) async throws {
+        try await withServer(transport: kind, configure: { $0.maxResponseBodySize = 64 * 1024 }) { server, client in
+            let under = try await client.get("/bytes/65536").send()
+            #expect(under.body.count == 65536)
+            let error = await apiError { _ = try await client.get("/bytes/65537").send() }
+            #expect(error?.code == .responseTooLarge)
+            // Without a Content-Length the cap applies while reading.
+            server.route("/chunked") { _ in
+                ServerResponse(headers: [("Transfer-Encoding", "chunked")], body: .generated(count: 200_000))
+            }
+            let streamed = await apiError { _ = try await client.get("/chunked").send() }
+            #expect(streamed?.code == .responseTooLarge)
+        }
+    }
+
+    @Test("a connection reset mid-body is a transport error", arguments: TransportKind.allCases)
+    func resetMidBody(kind: TransportKind) async throws {
+        try await withServer(transport: kind) { server, client in
+            let error = await apiError { _ = try await client.get("/misbehave/reset").query(["bytes": 100_000, "after": 1000]).send() }
+            #expect(error?.code == .transport || error?.code == .invalidResponse)
+        }
+    }
+
+    @Test("a truncated body is an error, not a short success", arguments: TransportKind.allCases)
+    func truncated(kind: TransportKind) async throws {
+        try await withServer(transport: kind) { server, client in
+            let error = await apiError { _ = try await client.get("/misbehave/truncated").query(["bytes": 5000, "after": 100]).send() }
+            #expect(error != nil)
+        }
+    }
+
+    @Test("a refused connection is a transport error", arguments: TransportKind.allCases)
+    func refused(kind: TransportKind) async throws {
+        let port = try await TestServer.withRunning { $0.port }  // stopped: nothing listens there now
+        let transport = kind.make()
+        let client = APIClient(transport: transport)
+        let error = await apiError { _ = try await client.send(.get("http://127.0.0.1:\(port)/get")) }
+        try await transport.shutdown()
+        #expect(error?.code == .transport)
+    }
+
+    @Test("the per-attempt timeout ends a slow call with timedOut", arguments: TransportKind.allCases)
+    func timeout(kind: TransportKind) async throws {
+        try await withServer(transport: kind) { server, client in
+            let clock = ContinuousClock()
+            let started = clock.now
+            let error = await apiError {
+                _ = try await client.get("/misbehave/slow-body").query(["bytes": 100, "interval_ms": 200]).timeout(.milliseconds(300)).send()
+            }
+            #expect(error?.code == .timedOut)
+            #expect(error?.message.contains("300 ms") == true)
+            #expect(clock.now - started < .seconds(10))
+        }
+    }
+
+    @Test("cancelling the calling task reports cancelled", arguments: TransportKind.allCases)
+    func cancellation(kind: TransportKind) async throws {
+        try await withServer(transport: kind) { server, client in
+            let arrived = AsyncStream<Void>.makeStream()
+            server.route("/hang") { _ in
+                arrived.continuation.yield()
+                return ServerResponse(status: 200).with(.delay(.seconds(30)))
+            }
+            let task = Task { try await client.get("/hang").send() }
+            var iterator = arrived.stream.makeAsyncIterator()
+            await iterator.next()  // the server has the request: it is in flight
+            task.cancel()
+            let result = await task.result
+            guard case .failure(let error as APIError) = result else {
+                Issue.record("expected an APIError, got \(result)")
+                return
+            }
+            #expect(error.code == .cancelled)
+            #expect(error.isCancellation)
+        }
+    }
+
+    @Test("HEAD requests get headers and no body", arguments: TransportKind.allCases)
+    func head(kind: TransportKind) async throws {
+        try await withServer(transport: kind) { server, client in
+            let response = try await client.head("/get").send()
+            #expect(response.status == .ok)
+            #expect(response.body.isEmpty)
+        }
+    }
+}
