@@ -13,7 +13,7 @@ enum TransportKind: String, CaseIterable, CustomTestStringConvertible, Sendable 
         switch self {
         case .asyncHTTPClient:
             #if canImport(AsyncHTTPClient)
-            AsyncHTTPClientTransport()
+            AsyncHTTPClientTransport(connectTimeout: .seconds(2))
             #else
             URLSessionTransport()
             #endif
