@@ -144,3 +144,19 @@ public struct APIDefinition: Sendable, Hashable {
             && path[colon...].hasPrefix("://")
     }
 }
+
+extension APIDefinition {
+    /// The URL this (merged) definition calls, with placeholders left in, for listings and
+    /// messages: `https://example.com/api/v2/user/{user_id}/profile`. `nil` when there is no base
+    /// URL for a relative path.
+    ///
+    /// - Parameter fallbackBase: the client's base URL, used when the definition has none.
+    public func urlTemplate(fallbackBase: URL? = nil) -> String? {
+        let relative = (pathPrefix ?? "") + (path ?? "")
+        if let path, Self.hasScheme(path) { return path }
+        guard let base = baseURL ?? fallbackBase else { return nil }
+        let trimmed = relative.hasPrefix("/") ? String(relative.dropFirst()) : relative
+        let baseText = base.absoluteString
+        return (baseText.hasSuffix("/") ? baseText : baseText + "/") + trimmed
+    }
+}

@@ -104,7 +104,7 @@ extension JSONValue {
     /// The JSON text of this value, with keys sorted so equal values give equal bytes.
     public func jsonData(prettyPrinted: Bool = false) -> Data {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = prettyPrinted ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys]
+        encoder.outputFormatting = prettyPrinted ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
         // Encoding a JSONValue cannot fail except for non-finite doubles; those become null.
         return (try? encoder.encode(self)) ?? Data("null".utf8)
     }

@@ -1,0 +1,30 @@
+public import Foundation
+
+extension APIDefinitions {
+    /// Loads definitions from a server, as RFAPI could: the format comes from the response's
+    /// `Content-Type` (JSON, property list or YAML), else from the URL's extension.
+    ///
+    /// ```swift
+    /// let definitions = try await APIDefinitions.fetch(from: URL(string: "https://example.com/api.yaml")!)
+    /// ```
+    /// - Throws: ``APIError`` for a transport failure, a non-2xx status, an unknown format or a
+    ///   malformed document.
+    public static func fetch(from url: URL, using client: APIClient = .shared) async throws(APIError) -> APIDefinitions {
+        let response = try await client.send(.get(url.absoluteString)).validate()
+        let format: Format
+        switch response.mediaType ?? "" {
+        case let type where type.contains("json"): format = .json
+        case let type where type.contains("yaml") || type.contains("yml"): format = .yaml
+        case let type where type.contains("plist") || type.contains("property-list"): format = .plist
+        default:
+            guard let byExtension = Format(pathExtension: url.pathExtension) else {
+                throw APIError(
+                    .invalidDefinition,
+                    "cannot tell the format of the definitions at \(url.absoluteString): the server sent \(response.mediaType ?? "no content type")",
+                    response: response)
+            }
+            format = byExtension
+        }
+        return try APIDefinitions(data: response.body, format: format)
+    }
+}

@@ -1,0 +1,16 @@
+import ArgumentParser
+import Callsign
+
+/// `callsign`: call HTTP APIs described in a definitions file, without writing Swift.
+@main
+struct CallsignCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "callsign",
+        abstract: "Call HTTP APIs by rules: definitions in, decoded answers out.",
+        discussion: """
+            Start with `callsign demo`: it runs a demo API on 127.0.0.1 and walks through the features.
+            """,
+        version: APIClient.version,
+        subcommands: [CallCommand.self, ListCommand.self, DemoCommand.self]
+    )
+}

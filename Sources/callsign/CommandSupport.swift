@@ -1,0 +1,115 @@
+import ArgumentParser
+import Callsign
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writing to the terminal.
+enum Terminal {
+    static func out(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    static func write(_ data: Data) {
+        FileHandle.standardOutput.write(data)
+    }
+
+    static func error(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}
+
+/// Reads `-p` arguments: `key=value` sends a string, `key:=json` sends a JSON value
+/// (`page:=2`, `tags:=["a","b"]`, `on:=true`), as HTTPie writes them.
+enum ParameterArguments {
+    static func parse(_ arguments: [String]) throws(APIError) -> Parameters {
+        var parameters: Parameters = [:]
+        for argument in arguments {
+            let jsonSplit = argument.range(of: ":=")
+            let stringSplit = argument.firstIndex(of: "=")
+            if let jsonSplit, stringSplit.map({ jsonSplit.lowerBound < $0 }) ?? true {
+                let key = String(argument[..<jsonSplit.lowerBound])
+                let text = String(argument[jsonSplit.upperBound...])
+                guard !key.isEmpty else { throw usage(argument) }
+                do {
+                    parameters[key] = try JSONValue(parsing: Data(text.utf8))
+                } catch {
+                    throw APIError(.invalidRequest, "the value of -p \(key):= is not JSON: \(text)")
+                }
+            } else if let stringSplit {
+                let key = String(argument[..<stringSplit])
+                guard !key.isEmpty else { throw usage(argument) }
+                parameters[key] = .string(String(argument[argument.index(after: stringSplit)...]))
+            } else {
+                throw usage(argument)
+            }
+        }
+        return parameters
+    }
+
+    static func headers(_ arguments: [String]) throws(APIError) -> Headers {
+        var headers = Headers()
+        for argument in arguments {
+            guard let colon = argument.firstIndex(of: ":") else {
+                throw APIError(.invalidRequest, "-H takes 'Name: value', not \(argument)")
+            }
+            headers.add(
+                String(argument[..<colon]).trimmingCharacters(in: .whitespaces),
+                String(argument[argument.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+        }
+        return headers
+    }
+
+    private static func usage(_ argument: String) -> APIError {
+        APIError(.invalidRequest, "-p takes key=value (a string) or key:=json, not \(argument)")
+    }
+}
+
+/// Loads a definitions file and applies `--base-url`.
+enum DefinitionsArgument {
+    static func load(_ path: String, baseURL: String?) throws(APIError) -> APIDefinitions {
+        var definitions = try APIDefinitions(contentsOf: URL(fileURLWithPath: path))
+        if let baseURL {
+            guard let url = URL(string: baseURL), url.scheme != nil else {
+                throw APIError(.invalidRequest, "--base-url must be an absolute http(s) URL, not \(baseURL)")
+            }
+            definitions.defaultDefinition.baseURL = url
+        }
+        return definitions
+    }
+}
+
+/// Printing responses.
+enum ResponsePrinter {
+    static func printHead(_ response: Response) {
+        Terminal.out("HTTP \(response.status.code) \(response.status.reasonPhrase)")
+        for field in response.headers { Terminal.out("\(field.name): \(field.value)") }
+        Terminal.out("")
+    }
+
+    static func printBody(_ response: Response) {
+        if let mediaType = response.mediaType, mediaType.contains("json"), let json = try? response.json() {
+            Terminal.write(json.jsonData(prettyPrinted: true))
+            Terminal.out("")
+        } else if !response.body.isEmpty {
+            Terminal.write(response.body)
+            if response.body.last != UInt8(ascii: "\n"), isTerminal(STDOUT_FILENO) { Terminal.out("") }
+        }
+    }
+
+    static func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) == 1 }
+}
+
+/// Runs a command's work; an ``APIError`` becomes one line on stderr and exit status 1.
+func reportingErrors(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as APIError {
+        Terminal.error("callsign: \(error.description)")
+        throw ExitCode.failure
+    }
+}

@@ -1,0 +1,175 @@
+import ArgumentParser
+import Callsign
+import CallsignTesting
+import Foundation
+
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Start the demo API on 127.0.0.1 and walk through Callsign's features against it."
+    )
+
+    @Flag(name: .customLong("keep-files"), help: "Keep the files the demo writes (the definitions file).")
+    var keepFiles = false
+
+    @Flag(help: "After the tour, keep the demo API running (until Ctrl-C) to try `callsign call` against it.")
+    var serve = false
+
+    func run() async throws {
+        let server = try await TestServer.start()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-demo-\(UUID().uuidString)")
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            var tour = DemoTour(server: server, folder: folder, serving: serve)
+            try await tour.run()
+            if serve {
+                Terminal.out("")
+                Terminal.out("The demo API keeps running at \(server.baseURL.absoluteString); press Ctrl-C to stop.")
+                while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+            }
+            await server.stop()
+            if !keepFiles && !serve { try? FileManager.default.removeItem(at: folder) }
+        } catch {
+            await server.stop()
+            if !keepFiles { try? FileManager.default.removeItem(at: folder) }
+            Terminal.error("callsign demo: \(error)")
+            throw ExitCode.failure
+        }
+    }
+}
+
+/// The demo's steps. Each prints what it does and what came back.
+struct DemoTour {
+    let server: TestServer
+    let folder: URL
+    let serving: Bool
+    private var stepNumber = 0
+
+    init(server: TestServer, folder: URL, serving: Bool) {
+        self.server = server
+        self.folder = folder
+        self.serving = serving
+    }
+
+    mutating func run() async throws {
+        Terminal.out("Callsign \(APIClient.version) demo — the demo API is running at \(server.baseURL.absoluteString)")
+        Terminal.out("Nothing leaves this machine: every request goes to 127.0.0.1.")
+
+        let file = folder.appendingPathComponent("demo-api.yaml")
+        try Data(DemoAPI.definitionsYAML(baseURL: server.baseURL).utf8).write(to: file)
+        let definitions = try APIDefinitions(contentsOf: file)
+        let client = APIClient(definitions: definitions, configuration: .init { $0.baseURL = server.baseURL })
+
+        step("Load API definitions from a YAML file")
+        say("file: \(file.path)")
+        for name in definitions.names {
+            let definition = try definitions.definition(named: name)
+            say("\(name): \((definition.method ?? .get).rawValue) \(definition.urlTemplate() ?? "")")
+        }
+
+        step("Call by name — RFAPI's rules, \"Response Type: 3\" means an array")
+        let topics = try await client.call("TopicListRecommended", parameters: ["page": 1, "page_size": 3], as: [DemoTopic].self)
+        sent()
+        for topic in topics { say("topic \(topic.id): \(topic.title)") }
+
+        step("Call by name with a path template — user/{user_id}/profile")
+        let profile = try await client.call("UserProfile", parameters: ["user_id": 42], as: DemoProfile.self)
+        sent()
+        say("profile: \(profile.name) — \(profile.bio)")
+
+        step("Call by endpoint value — an enum describes the API (Malibu / Moya style)")
+        let board = try await client.send(DemoBoards.show(id: 7)).validate().decode(DemoBoard.self)
+        sent()
+        say("board \(board.id ?? 0): \(board.title)")
+        let created = try await client.send(DemoBoards.create(title: "Balsa Fish")).validate().decode(DemoBoard.self)
+        sent()
+        say("created board \(created.id ?? 0) (accepted status 201 for this case)")
+
+        step("Call with the fluent builder and an xAPI envelope {code, msg, data}")
+        let users = try await client.get("demo/v1/{room}/users").baseURL(server.baseURL).parameters(["room": "lobby"])
+            .tag("system1").envelope().send().decode([DemoUser].self)
+        sent()
+        say("users in the lobby: \(users.map(\.name).joined(separator: ", "))")
+
+        step("An envelope with a failure code becomes one typed error")
+        await expectFailure { _ = try await client.call("RoomAudiences", parameters: ["room": "closed"]) }
+
+        step("A status outside the accepted set is a validation error, with the response kept")
+        await expectFailure { _ = try await client.call("UserProfile", parameters: ["user_id": 4242], as: DemoProfile.self) }
+
+        step("A path value fills exactly one segment: \"../admin\" cannot climb out of the path")
+        await expectFailure { _ = try await client.call("UserProfile", parameters: ["user_id": "../admin"]) }
+        sent()
+
+        step("Bad input is refused before a byte is sent")
+        let before = server.requests.count
+        await expectFailure { _ = try await client.call("UserProfile", parameters: ["user_id": ".."]) }
+        await expectFailure {
+            _ = try await client.get("demo/boards").baseURL(server.baseURL).header("X-Note", "a\r\nInjected: yes").send()
+        }
+        await expectFailure { _ = try await client.call("UserProfil") }
+        say("requests sent for these: \(server.requests.count - before)")
+
+        Terminal.out("")
+        Terminal.out("Done: \(server.requests.count) requests served by the demo API.")
+        if serving {
+            Terminal.out("Try these in another terminal:")
+            Terminal.out("  swift run callsign list --definitions \(file.path)")
+            Terminal.out("  swift run callsign call UserProfile --definitions \(file.path) -p user_id=7 --include")
+            Terminal.out("  swift run callsign call TopicListRecommended --definitions \(file.path) -p page:=2 -p page_size:=3")
+        } else {
+            Terminal.out("Run `swift run callsign demo --serve` to keep the demo API running and call it yourself.")
+        }
+    }
+
+    private mutating func step(_ title: String) {
+        stepNumber += 1
+        Terminal.out("")
+        Terminal.out("\(stepNumber). \(title)")
+    }
+
+    private func say(_ text: String) { Terminal.out("   \(text)") }
+
+    private func sent() {
+        guard let last = server.requests.last else { return }
+        say("→ \(last.method) \(last.uri)")
+    }
+
+    private func expectFailure(_ body: () async throws -> Void) async {
+        do {
+            try await body()
+            say("unexpectedly succeeded")
+        } catch let error as APIError {
+            say("✗ \(error.code): \(error.message)")
+            if let response = error.response {
+                say("  the response is kept: \(response.status.code), \(response.string().prefix(60))")
+            }
+        } catch {
+            say("✗ \(error)")
+        }
+    }
+}
+
+struct DemoTopic: Decodable { let id: Int; let title: String }
+struct DemoProfile: Decodable { let id: Int; let name: String; let bio: String }
+struct DemoBoard: Decodable { let id: Int?; let title: String }
+struct DemoUser: Decodable { let id: Int; let name: String }
+
+/// Malibu's example, as an endpoint enum against the demo API.
+enum DemoBoards: Endpoint {
+    case show(id: Int)
+    case create(title: String)
+
+    static let headers: Headers = ["Accept": "application/json"]
+
+    var request: Request {
+        switch self {
+        case .show(let id): .get("demo/boards/{id}", parameters: ["id": .int(id)])
+        case .create(let title): .post("demo/boards", parameters: ["title": .string(title)])
+        }
+    }
+
+    var acceptedStatusCodes: StatusCodes? {
+        if case .create = self { [201] } else { nil }
+    }
+}
