@@ -55,7 +55,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CallsignTests",
-            dependencies: ["Callsign", "CallsignTesting"],
+            dependencies: ["Callsign", "CallsignTesting", "callsign"],
             resources: [.copy("Fixtures")]
         ),
     ],

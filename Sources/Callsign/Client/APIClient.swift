@@ -131,6 +131,7 @@ public final class APIClient: Sendable {
         var request = request
         let prepared = try RequestFactory.prepare(request, configuration: configuration)
         request.url = prepared.url
+        request.headers = prepared.headers
         let startedAt = Date()
         let clock = ContinuousClock()
         let start = clock.now

@@ -126,9 +126,7 @@ extension APIError: CustomStringConvertible, LocalizedError {
         if let request, let url = request.resolvedURLForDescription {
             parts.append("\(request.method.rawValue) \(Redaction.default.redact(url: url))")
         }
-        var text = parts.joined(separator: " ") + ": " + message
-        if let line, key == nil { text += " (line \(line))" }
-        return text
+        return parts.joined(separator: " ") + ": " + message
     }
 
     public var errorDescription: String? { description }

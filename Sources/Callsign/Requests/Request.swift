@@ -26,7 +26,8 @@ public struct Request: Sendable {
     public var parameters: Parameters
     /// Parameters that always go into the query string, whatever the method.
     public var query: Parameters
-    /// Header fields; they win over the client's default headers of the same name.
+    /// Header fields; they win over the client's default headers of the same name. In a
+    /// ``Response``'s request, every header that was sent.
     public var headers: Headers
     /// An explicit body. When set, ``parameters`` go into the query string (or, for a
     /// multipart body, become its leading text fields).

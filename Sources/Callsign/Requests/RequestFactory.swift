@@ -6,6 +6,8 @@ struct PreparedRequest: Sendable {
     var head: HTTPRequest
     var body: HTTPBody?
     var url: URL
+    /// Every header sent: the configuration's, the request's and the body's content type.
+    var headers: Headers
 }
 
 /// Turns a ``Request`` value into bytes-on-the-wire form, checking everything that could make
@@ -105,7 +107,7 @@ enum RequestFactory {
         guard let url = URL(string: "\(target.scheme)://\(target.authority)\(target.path)") else {
             throw APIError(.invalidRequest, "the URL built from \"\(request.path)\" is not valid")
         }
-        return PreparedRequest(head: head, body: body, url: url)
+        return PreparedRequest(head: head, body: body, url: url, headers: headers)
     }
 
     struct Target {

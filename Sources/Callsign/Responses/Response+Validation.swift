@@ -124,12 +124,10 @@ extension Response {
     public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder? = nil) throws(APIError) -> T {
         try validateStatus()
         var payload = try envelopePayload() ?? body
-        if payload.isEmpty || payload == Data("null".utf8) {
-            if request.acceptsNullResponse || T.self == EmptyResponse.self { payload = Data("null".utf8) }
-        }
+        if T.self == EmptyResponse.self, let empty = EmptyResponse() as? T { return empty }
+        if request.acceptsNullResponse && payload.isEmpty { payload = Data("null".utf8) }
         try checkResponseType(payload)
         do {
-            if T.self == EmptyResponse.self, let empty = EmptyResponse() as? T { return empty }
             return try (decoder ?? settings.decoder).decode(T.self, from: payload)
         } catch {
             throw APIError(

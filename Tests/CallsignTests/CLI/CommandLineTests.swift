@@ -1,0 +1,138 @@
+import Callsign
+import CallsignTesting
+import Foundation
+import Testing
+
+@testable import callsign
+
+private final class BundleMarker {}
+
+/// Runs the built `callsign` executable, as a user would.
+struct CLIRunner {
+    struct Result {
+        var status: Int32
+        var standardOutput: String
+        var standardError: String
+    }
+
+    /// The executable in the build folder, next to the test bundle (whose location differs by platform).
+    static var executable: URL {
+        let candidates = [
+            Bundle.main.bundleURL.appendingPathComponent("callsign"),
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("callsign"),
+            URL(fileURLWithPath: Swift.CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("callsign"),
+            Bundle(for: BundleMarker.self).bundleURL.deletingLastPathComponent().appendingPathComponent("callsign"),
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+    }
+
+    /// Runs the executable. Waiting and reading happen on Dispatch threads, never on the Swift
+    /// concurrency pool, whose few threads also run the in-process server.
+    static func run(_ arguments: [String]) async throws -> Result {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                do {
+                    try process.run()
+                } catch {
+                    continuation.resume(throwing: error)
+                    return
+                }
+                let group = DispatchGroup()
+                nonisolated(unsafe) var errorData = Data()
+                group.enter()
+                DispatchQueue.global().async {
+                    errorData = error.fileHandleForReading.readDataToEndOfFile()
+                    group.leave()
+                }
+                let outputData = output.fileHandleForReading.readDataToEndOfFile()
+                group.wait()
+                process.waitUntilExit()
+                continuation.resume(
+                    returning: Result(
+                        status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
+                        standardError: String(decoding: errorData, as: UTF8.self)))
+            }
+        }
+    }
+}
+
+@Suite("callsign command line", .timeLimit(.minutes(2)))
+struct CommandLineTests {
+    @Test("-p parses strings and JSON values, -H parses headers")
+    func parameterArguments() throws {
+        let parameters = try ParameterArguments.parse(["name=Ann Lee", "page:=2", "tags:=[\"a\"]", "eq=a=b", "on:=true"])
+        #expect(parameters == ["name": "Ann Lee", "page": 2, "tags": ["a"], "eq": "a=b", "on": true])
+        #expect(throws: APIError.self) { try ParameterArguments.parse(["novalue"]) }
+        #expect(throws: APIError.self) { try ParameterArguments.parse(["x:={bad"]) }
+        let headers = try ParameterArguments.headers(["X-A: 1", "X-B:two"])
+        #expect(headers["x-a"] == "1")
+        #expect(headers["X-B"] == "two")
+    }
+
+    @Test("call prints the JSON answer; --include adds status and headers; errors exit 1 with one line")
+    func call() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try await TestServer.withRunning { server in
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-cli-\(UUID().uuidString).yaml")
+            try Data(DemoAPI.definitionsYAML(baseURL: server.baseURL).utf8).write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+
+            let ok = try await CLIRunner.run(["call", "UserProfile", "--definitions", file.path, "-p", "user_id=7"])
+            #expect(ok.status == 0)
+            #expect(ok.standardOutput.contains("\"name\" : \"User 7\""))
+            #expect(ok.standardError.isEmpty)
+
+            let included = try await CLIRunner.run(["call", "TopicListRecommended", "-d", file.path, "-p", "page_size:=1", "--include"])
+            #expect(included.standardOutput.hasPrefix("HTTP 200 OK\n"))
+            #expect(server.requests.last?.uri == "/demo/api/v2/topics/recommended?page_size=1")
+
+            let notFound = try await CLIRunner.run(["call", "UserProfile", "-d", file.path, "-p", "user_id=9999"])
+            #expect(notFound.status == 1)
+            #expect(notFound.standardError.split(separator: "\n").count == 1)
+            #expect(notFound.standardError.contains("unacceptableStatus"))
+
+            let unknown = try await CLIRunner.run(["call", "UserProfle", "-d", file.path])
+            #expect(unknown.status == 1)
+            #expect(unknown.standardError.contains("did you mean \"UserProfile\""))
+
+            let rebased = try await CLIRunner.run([
+                "call", "UserProfile", "-d", file.path, "-p", "user_id=1", "--base-url", server.url("/demo/").absoluteString,
+            ])
+            #expect(rebased.status == 0)
+
+            let list = try await CLIRunner.run(["list", "--definitions", file.path])
+            #expect(list.status == 0)
+            #expect(list.standardOutput.contains("UserProfile"))
+            #expect(list.standardOutput.contains("/demo/api/v2/user/{user_id}/profile"))
+        }
+    }
+
+    @Test("a malformed definitions file is one clear line and exit 1")
+    func badFile() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-bad-\(UUID().uuidString).yaml")
+        try Data("A:\n  path: a\n  methd: GET\n".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try await CLIRunner.run(["list", "-d", file.path])
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("key \"methd\" (line 3)"))
+    }
+
+    @Test("demo walks through every step against its own server")
+    func demo() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        let result = try await CLIRunner.run(["demo"])
+        #expect(result.status == 0)
+        for marker in ["Call by name", "path template", "endpoint value", "fluent builder", "envelope", "validation error", "refused"] {
+            #expect(result.standardOutput.contains(marker), "\(marker)")
+        }
+        #expect(result.standardOutput.contains("requests sent for these: 0"))
+    }
+}

@@ -1,0 +1,57 @@
+import Callsign
+import Foundation
+import Testing
+
+@Suite("JSONValue and Headers")
+struct ValueTypeTests {
+    @Test("JSONValue literals, access and a Codable round trip")
+    func jsonValue() throws {
+        let value: JSONValue = ["page": 1, "tags": ["a"], "on": true, "ratio": 0.5, "x": nil, "name": "Ann \(1)"]
+        #expect(value["page"]?.intValue == 1)
+        #expect(value["tags"]?[0] == "a")
+        #expect(value["tags"]?[5] == nil)
+        #expect(value["x"]?.isNull == true)
+        #expect(value["name"]?.stringValue == "Ann 1")
+        let data = try JSONEncoder().encode(value)
+        #expect(try JSONDecoder().decode(JSONValue.self, from: data) == value)
+        #expect(try JSONValue(parsing: Data("[true, 1, 1.5, \"s\", null]".utf8)) == [true, 1, 1.5, "s", nil])
+        struct Thing: Encodable { let id: Int; let name: String }
+        #expect(try JSONValue(encoding: Thing(id: 3, name: "t")) == ["id": 3, "name": "t"])
+        #expect(value.description.hasPrefix("{\"name\":\"Ann 1\""))
+    }
+
+    @Test("Headers: case-insensitive, ordered, set replaces, add keeps, merging wins per name")
+    func headers() {
+        var headers: Headers = ["Accept": "application/json", "X-A": "1"]
+        headers.add("x-a", "2")
+        #expect(headers.values(for: "X-A") == ["1", "2"])
+        headers["X-A"] = "3"
+        #expect(headers.values(for: "x-a") == ["3"])
+        #expect(headers.fields.map(\.name) == ["Accept", "X-A"])
+        let merged = headers.merging(["accept": "text/plain", "X-New": "n"])
+        #expect(merged["ACCEPT"] == "text/plain")
+        #expect(merged["X-A"] == "3")
+        #expect(merged.contains("x-new"))
+        headers["Accept"] = nil
+        #expect(!headers.contains("accept"))
+    }
+
+    @Test("StatusCodes from codes, ranges and text")
+    func statusCodes() {
+        let codes: StatusCodes = [200, 204]
+        #expect(codes.contains(204))
+        #expect(!codes.contains(201))
+        #expect(StatusCodes.successful.contains(299))
+        #expect(StatusCodes(ranges: [200...299, 304...304]).description == "200-299, 304")
+    }
+
+    @Test("requests: idempotency and adding parameters and headers")
+    func requests() {
+        #expect(Request.get("a").isIdempotent)
+        #expect(Request.put("a").isIdempotent)
+        #expect(!Request.post("a").isIdempotent)
+        let request = Request.get("a", parameters: ["x": 1]).adding(parameters: ["y": 2], headers: ["H": "v"])
+        #expect(request.parameters == ["x": 1, "y": 2])
+        #expect(request.headers["h"] == "v")
+    }
+}
