@@ -28,6 +28,10 @@ public final class APIClient: Sendable {
     public let configuration: Configuration
     /// The transport that sends requests.
     public let transport: any Transport
+    /// The fixed parts of the middleware chain, built once.
+    private let pipeline: Pipeline
+    /// How responses are judged, from the configuration.
+    private let responseSettings: ResponseSettings
 
     /// A client with no definitions, the default configuration and the platform's default
     /// transport; handy for one-off requests with full URLs.
@@ -47,6 +51,10 @@ public final class APIClient: Sendable {
         self.definitions = definitions
         self.configuration = configuration
         self.transport = transport ?? Self.defaultTransport
+        self.pipeline = Pipeline(configuration: configuration, definitions: definitions)
+        self.responseSettings = ResponseSettings(
+            acceptedStatusCodes: configuration.acceptedStatusCodes, envelope: configuration.envelope,
+            decoder: configuration.decoder, validators: configuration.validators)
         if let logger = configuration.logger {
             for warning in definitions.warnings { logger.warning("\(warning)") }
         }
@@ -110,6 +118,7 @@ public final class APIClient: Sendable {
     public func send<E: Endpoint>(_ endpoint: E) async throws(APIError) -> Response {
         var request = endpoint.request
         if request.baseURL == nil { request.baseURL = E.baseURL }
+        if let base = E.baseURL { request.vouchedOrigin = Origin(base) }
         request.headers = E.headers.merging(request.headers)
         if let accepted = endpoint.acceptedStatusCodes { request.acceptedStatusCodes = accepted }
         return try await perform(request)
@@ -127,43 +136,86 @@ public final class APIClient: Sendable {
 
     // MARK: - Performing
 
+    /// Runs a request through the middleware chain to the transport.
     func perform(_ request: Request) async throws(APIError) -> Response {
         var request = request
-        let prepared = try RequestFactory.prepare(request, configuration: configuration)
+        try RequestFactory.resolveTarget(&request, configuration: configuration)
+        let context = MiddlewareContext(configuration: configuration, apiName: request.apiName)
+        let chain = makeChain(for: request, context: context)
+        do {
+            let response = try await chain(request)
+            log(response)
+            return response
+        } catch {
+            let apiError: APIError
+            if let error = error as? APIError {
+                apiError = error
+            } else if Task.isCancelled || error is CancellationError {
+                apiError = APIError(.cancelled, "the call was cancelled", request: request, underlyingError: error)
+            } else {
+                apiError = APIError(.invalidRequest, "a middleware failed: \(error)", request: request, underlyingError: error)
+            }
+            configuration.logger?.error(
+                "request failed",
+                metadata: [
+                    "callsign.api": .string(request.apiName ?? ""), "callsign.method": .string(request.method.rawValue),
+                    "callsign.url": .string(Redaction.default.redact(url: request.path)),
+                    "callsign.error": .string(apiError.code.shortDescription),
+                ])
+            throw apiError
+        }
+    }
+
+    /// The chain for one request: the client's fixed stages around the request's own middlewares.
+    private func makeChain(for request: Request, context: MiddlewareContext) -> MiddlewareNext {
+        var stages = pipeline.leading
+        if let name = request.apiName, let extra = configuration.definitionMiddlewares[name] { stages += extra }
+        stages += request.middlewares
+        stages += pipeline.builtIns
+        var next = MiddlewareNext { [self] request in try await self.sendToTransport(request) }
+        for middleware in stages.reversed() {
+            let inner = next
+            next = MiddlewareNext { request in try await middleware.intercept(request, context: context, next: inner) }
+        }
+        return next
+    }
+
+    /// The end of the chain: encode, `preProcess`, send, and read the body within the timeout.
+    private func sendToTransport(_ request: Request) async throws(APIError) -> Response {
+        var request = request
+        var prepared = try RequestFactory.prepare(request, configuration: configuration)
         request.url = prepared.url
         request.headers = prepared.headers
+        if let preProcess = configuration.preProcess {
+            do {
+                prepared.head = try await preProcess(prepared.head)
+            } catch {
+                throw APIError.wrap(error, request: request, defaultCode: .invalidRequest, context: "preProcess failed")
+            }
+        }
         let startedAt = Date()
         let clock = ContinuousClock()
         let start = clock.now
         let timeout = request.timeout ?? configuration.timeout
         let limit = configuration.maxResponseBodySize
         let transport = self.transport
+        let head = prepared.head
+        let body = prepared.body
         do {
-            let (head, body) = try await Deadline.run(within: timeout) {
-                let response = try await transport.send(prepared.head, body: prepared.body)
+            let (responseHead, responseBody) = try await Deadline.run(within: timeout) {
+                let response = try await transport.send(head, body: body)
                 if let length = response.head.headerFields[.contentLength].flatMap(Int.init), length > limit {
                     throw ResponseBodyStream.tooLarge(limit)
                 }
                 return (response.head, try await response.body.collect(upTo: limit))
             }
             var response = Response(
-                request: request, status: head.status, headers: head.headerFields, body: body, startedAt: startedAt,
-                duration: clock.now - start)
-            response.settings = ResponseSettings(
-                acceptedStatusCodes: configuration.acceptedStatusCodes, envelope: configuration.envelope,
-                decoder: configuration.decoder, validators: configuration.validators)
-            log(response)
+                request: request, status: responseHead.status, headers: responseHead.headerFields, body: responseBody,
+                startedAt: startedAt, duration: clock.now - start)
+            response.settings = responseSettings
             return response
         } catch {
-            let apiError = mapFailure(error, request: request, timeout: timeout)
-            configuration.logger?.error(
-                "request failed",
-                metadata: [
-                    "callsign.api": .string(request.apiName ?? ""), "callsign.method": .string(request.method.rawValue),
-                    "callsign.url": .string(Redaction.default.redact(url: prepared.url.absoluteString)),
-                    "callsign.error": .string(apiError.code.shortDescription),
-                ])
-            throw apiError
+            throw mapFailure(error, request: request, timeout: timeout)
         }
     }
 

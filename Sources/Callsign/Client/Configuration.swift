@@ -1,4 +1,5 @@
 public import Foundation
+public import HTTPTypes
 public import Logging
 
 extension APIClient {
@@ -41,6 +42,43 @@ extension APIClient {
         /// Extra checks ``Response/validate()`` runs on every response. Default none.
         public var validators: [any ResponseValidator]
 
+        // MARK: Pipeline
+
+        /// Middlewares that run first, outermost first (after ``beforeEach``). Default none.
+        public var middlewares: [any Middleware]
+        /// Middlewares for calls of one API name, run after ``middlewares``. Default none.
+        public var definitionMiddlewares: [String: [any Middleware]]
+        /// Changes every ``Request`` before anything else runs (Malibu's `beforeEach`).
+        /// Default `nil`.
+        ///
+        /// ```swift
+        /// configuration.beforeEach = { $0.adding(parameters: ["userId": "12345"]) }
+        /// ```
+        public var beforeEach: (@Sendable (Request) async throws -> Request)?
+        /// Changes the final `HTTPRequest` just before the transport sends it (Malibu's
+        /// `preProcessRequest`). Default `nil`.
+        public var preProcess: (@Sendable (HTTPRequest) async throws -> HTTPRequest)?
+        /// Parameters added to every request, computed per request from its tag (xAPI's common
+        /// parameters). A call's own parameter of the same name wins. Default `nil`.
+        ///
+        /// ```swift
+        /// configuration.commonParameters = { tag in tag == "system1" ? ["app": "demo", "ts": .int(now())] : [:] }
+        /// ```
+        public var commonParameters: (@Sendable (_ tag: String?) async throws -> Parameters)?
+        /// Headers added to every request, computed per request from its tag (xAPI's common
+        /// headers). A call's own header of the same name wins. Default `nil`.
+        public var commonHeaders: (@Sendable (_ tag: String?) async throws -> Headers)?
+        /// Where common parameters go when the request does not say. Default ``CommonParameterPlacement/parameters``.
+        public var commonParameterPlacement: CommonParameterPlacement
+        /// Client-info headers (`X-Client-OS`, …), opt-in. Default `nil`.
+        public var clientInfo: ClientInfo?
+        /// How redirects are followed. Default ``RedirectPolicy/default`` (5 hops, no downgrade).
+        public var redirects: RedirectPolicy
+        /// Credentials for requests that need authorization. Default `nil`.
+        public var authentication: Authentication?
+        /// Middlewares inserted relative to built-in stages.
+        var insertions: [Insertion]
+
         /// The defaults.
         public static let `default` = Configuration()
 
@@ -57,6 +95,17 @@ extension APIClient {
             encoders = ParameterEncoders()
             acceptedStatusCodes = .successful
             validators = []
+            middlewares = []
+            definitionMiddlewares = [:]
+            beforeEach = nil
+            preProcess = nil
+            commonParameters = nil
+            commonHeaders = nil
+            commonParameterPlacement = .parameters
+            clientInfo = nil
+            redirects = .default
+            authentication = nil
+            insertions = []
         }
 
         /// Creates the default configuration adjusted by `configure`.

@@ -32,7 +32,7 @@ public struct APIError: Error, Sendable {
         private enum Base: String, Sendable {
             case transport, timedOut, cancelled, unacceptableStatus, unacceptableContentType
             case envelope, decoding, encoding, invalidRequest, invalidDefinition, unknownAPI
-            case responseTooLarge, invalidResponse, queuedOffline
+            case responseTooLarge, invalidResponse, queuedOffline, redirect, authentication
         }
 
         private let base: Base
@@ -66,6 +66,11 @@ public struct APIError: Error, Sendable {
         public static let invalidResponse = Code(.invalidResponse)
         /// The request could not be sent and was stored in the offline queue.
         public static let queuedOffline = Code(.queuedOffline)
+        /// A redirect could not be followed: a loop, too many hops, a downgrade to http, or a
+        /// body that cannot be sent again.
+        public static let redirect = Code(.redirect)
+        /// Credentials could not be obtained or refreshed (the session expired).
+        public static let authentication = Code(.authentication)
 
         /// A short, stable, secret-free name, safe to use as a metric label (`"timedOut"`).
         public var shortDescription: String { base.rawValue }
@@ -159,5 +164,12 @@ extension APIError {
             }
         }
         return APIError(.transport, "the connection failed: \(error)", request: request, underlyingError: error)
+    }
+
+    /// Maps an error from user code (a hook, a middleware) into an ``APIError``.
+    static func wrap(_ error: any Error, request: Request?, defaultCode: Code, context: String) -> APIError {
+        if let apiError = error as? APIError { return wrap(apiError, request: request) }
+        if error is CancellationError { return wrap(error, request: request) }
+        return APIError(defaultCode, "\(context): \(error)", request: request, underlyingError: error)
     }
 }

@@ -55,8 +55,17 @@ public struct Request: Sendable {
     /// Whether an empty or `null` body is acceptable (RFAPI's "Response Accept Null").
     public var acceptsNullResponse: Bool
 
+    /// Middlewares for this call only, run after the client's and the definition's.
+    public var middlewares: [any Middleware]
+    /// Where common parameters go for this request; `nil` follows the client. Default `nil`.
+    public var commonParameterPlacement: CommonParameterPlacement?
+
     /// The URL the request was sent to, filled in when Callsign builds the request.
     public internal(set) var url: URL?
+    /// Set by the redirect policy after a hop to another origin: credentials are never added again.
+    public internal(set) var credentialsStripped: Bool = false
+    /// An origin the code that built the request vouches for (an ``Endpoint``'s base URL).
+    var vouchedOrigin: Origin?
 
     /// Creates a request.
     ///
@@ -80,6 +89,7 @@ public struct Request: Sendable {
         self.tag = tag
         self.needsAuthorization = false
         self.acceptsNullResponse = false
+        self.middlewares = []
     }
 
     /// The parameter key whose value (an array, usually) is sent as the whole JSON body,

@@ -24,6 +24,28 @@ enum RequestFactory {
         }
     }
 
+    /// Fills the path template and resolves the path against the base URL, so that every
+    /// middleware sees the absolute URL (without the query) in ``Request/path``.
+    static func resolveTarget(_ request: inout Request, configuration: APIClient.Configuration) throws(APIError) {
+        do throws(APIError) {
+            let template: PathTemplate
+            do {
+                template = try PathTemplate(parsing: request.path)
+            } catch {
+                throw APIError(.invalidRequest, "the path template \"\(request.path)\" has \(error.reason)")
+            }
+            let expanded = try template.expand(consuming: &request.parameters, query: &request.query)
+            let target = try resolve(expanded, base: request.baseURL ?? configuration.baseURL)
+            request.path = "\(target.scheme)://\(target.authority)\(target.path)"
+            request.url = URL(string: request.path)
+        } catch {
+            var error = error
+            if error.request == nil { error.request = request }
+            if error.apiName == nil { error.apiName = request.apiName }
+            throw error
+        }
+    }
+
     private static func build(_ request: Request, configuration: APIClient.Configuration) throws(APIError) -> PreparedRequest {
         var parameters = request.parameters
         var query = request.query
@@ -98,6 +120,10 @@ enum RequestFactory {
         }
 
         var headers = configuration.headers.merging(request.headers)
+        if request.credentialsStripped {
+            for name in RedirectMiddleware.credentialHeaders { headers.remove(name) }
+            for field in configuration.authentication?.headers ?? [:] { headers.remove(field.name) }
+        }
         if let contentTypeHeader, !headers.contains("Content-Type") {
             headers["Content-Type"] = contentTypeHeader
         }

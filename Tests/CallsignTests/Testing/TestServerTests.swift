@@ -27,7 +27,7 @@ struct TestServerTests {
 
     @Test("httpbin-style routes")
     func routes() async throws {
-        try await withServer { server, client in
+        try await withServer(configure: { $0.redirects = .none }) { server, client in
             let auth = try await client.get("/basic-auth/ann/pw").header("Authorization", "Basic \(Data("ann:pw".utf8).base64EncodedString())")
                 .send()
             #expect(auth.status.code == 200)

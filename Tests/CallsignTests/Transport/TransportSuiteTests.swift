@@ -42,9 +42,9 @@ struct TransportSuiteTests {
         }
     }
 
-    @Test("redirects are returned, not followed", arguments: TransportKind.allCases)
+    @Test("transports return redirects instead of following them", arguments: TransportKind.allCases)
     func redirectsNotFollowed(kind: TransportKind) async throws {
-        try await withServer(transport: kind) { server, client in
+        try await withServer(transport: kind, configure: { $0.redirects = .none }) { server, client in
             let response = try await client.get("/redirect/2").send()
             #expect(response.status.code == 302)
             #expect(response.headers[.location] == "/redirect/1")

@@ -1,0 +1,126 @@
+import Foundation
+public import Logging
+
+/// A step between "request built" and "bytes sent": it may change the request, answer it
+/// itself, send it more than once, or reject it.
+///
+/// Every built-in feature — common parameters, client info, redirects, authentication — is a
+/// middleware, and yours run in the same chain:
+///
+/// ```swift
+/// struct Timing: Middleware {
+///     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
+///         let started = ContinuousClock.now
+///         defer { context.logger?.info("took \(ContinuousClock.now - started)") }
+///         return try await next(request)
+///     }
+/// }
+/// let client = APIClient(configuration: .init { $0.middlewares = [Timing()] })
+/// ```
+///
+/// Throw an ``APIError`` to reject a request; any other error is reported as
+/// ``APIError/Code/invalidRequest`` naming it.
+public protocol Middleware: Sendable {
+    /// Handles one request: call `next` to pass it on (zero, one or several times).
+    func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response
+}
+
+/// The rest of the chain, as a function a middleware calls.
+public struct MiddlewareNext: Sendable {
+    private let body: @Sendable (Request) async throws -> Response
+
+    init(_ body: @escaping @Sendable (Request) async throws -> Response) { self.body = body }
+
+    /// Sends `request` through the rest of the chain and returns its response.
+    public func callAsFunction(_ request: Request) async throws -> Response { try await body(request) }
+}
+
+/// What a middleware knows about the call it is part of.
+public struct MiddlewareContext: Sendable {
+    /// The client's configuration.
+    public let configuration: APIClient.Configuration
+    /// The API name, when the call came from a definition.
+    public let apiName: String?
+    /// The client's logger, if any.
+    public var logger: Logger? { configuration.logger }
+}
+
+/// A middleware from a closure: Malibu's async `middleware` hook and anything small.
+///
+/// ```swift
+/// let fetchToken = AnyMiddleware { request, context, next in
+///     var request = request
+///     request.headers["Authorization"] = "Bearer \(try await tokenStore.current())"
+///     return try await next(request)
+/// }
+/// ```
+public struct AnyMiddleware: Middleware {
+    private let body: @Sendable (Request, MiddlewareContext, MiddlewareNext) async throws -> Response
+
+    /// Wraps a closure.
+    public init(_ body: @escaping @Sendable (Request, MiddlewareContext, MiddlewareNext) async throws -> Response) {
+        self.body = body
+    }
+
+    public func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
+        try await body(request, context, next)
+    }
+}
+
+/// A built-in middleware's place in the chain, for inserting your own before or after it.
+///
+/// The default order, outermost first:
+/// 1. `beforeEach`, then ``APIClient/Configuration/middlewares``, then per-definition and
+///    per-call middlewares;
+/// 2. ``commonParameters`` — common parameters and headers by tag (xAPI);
+/// 3. ``clientInfo`` — `X-Client-*` headers (APE);
+/// 4. ``redirects`` — Callsign's redirect policy, the same on every transport;
+/// 5. ``authentication`` — credentials, token refresh on 401;
+/// 6. ``transport`` — `preProcess`, then the transport.
+///
+/// ```swift
+/// configuration.insert(SigningMiddleware(), after: .authentication)
+/// ```
+public struct MiddlewareStage: Hashable, Sendable, CustomStringConvertible {
+    private let name: String
+    private init(_ name: String) { self.name = name }
+
+    /// Common parameters and headers by tag.
+    public static let commonParameters = MiddlewareStage("commonParameters")
+    /// Client-info headers.
+    public static let clientInfo = MiddlewareStage("clientInfo")
+    /// Redirect following.
+    public static let redirects = MiddlewareStage("redirects")
+    /// Authentication.
+    public static let authentication = MiddlewareStage("authentication")
+    /// The transport at the end of the chain; only `before:` makes sense here.
+    public static let transport = MiddlewareStage("transport")
+
+    /// The built-in stages in chain order.
+    public static let order: [MiddlewareStage] = [.commonParameters, .clientInfo, .redirects, .authentication, .transport]
+
+    public var description: String { name }
+}
+
+extension APIClient.Configuration {
+    /// Where an inserted middleware goes relative to a built-in stage.
+    enum Placement: Sendable {
+        case before, after
+    }
+
+    /// Inserts a middleware just before a built-in stage (after earlier insertions there).
+    public mutating func insert(_ middleware: some Middleware, before stage: MiddlewareStage) {
+        insertions.append(Insertion(stage: stage, placement: .before, middleware: middleware))
+    }
+
+    /// Inserts a middleware just after a built-in stage (after earlier insertions there).
+    public mutating func insert(_ middleware: some Middleware, after stage: MiddlewareStage) {
+        insertions.append(Insertion(stage: stage, placement: .after, middleware: middleware))
+    }
+
+    struct Insertion: Sendable {
+        var stage: MiddlewareStage
+        var placement: Placement
+        var middleware: any Middleware
+    }
+}

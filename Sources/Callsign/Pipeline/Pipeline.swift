@@ -1,0 +1,54 @@
+import Foundation
+
+/// The fixed parts of a client's middleware chain, in the documented order, built once per client.
+struct Pipeline: Sendable {
+    /// `beforeEach` and the configuration's middlewares: they run first.
+    let leading: [any Middleware]
+    /// The built-in stages with the middlewares inserted around them.
+    let builtIns: [any Middleware]
+
+    init(configuration: APIClient.Configuration, definitions: APIDefinitions) {
+        var leading: [any Middleware] = []
+        if let beforeEach = configuration.beforeEach { leading.append(BeforeEachMiddleware(change: beforeEach)) }
+        leading += configuration.middlewares
+        self.leading = leading
+
+        var stages: [MiddlewareStage: any Middleware] = [:]
+        if configuration.commonParameters != nil || configuration.commonHeaders != nil {
+            stages[.commonParameters] = CommonParametersMiddleware(
+                parameters: configuration.commonParameters, headers: configuration.commonHeaders,
+                placement: configuration.commonParameterPlacement)
+        }
+        if let clientInfo = configuration.clientInfo {
+            stages[.clientInfo] = ClientInfoMiddleware(headers: clientInfo.headers)
+        }
+        stages[.redirects] = RedirectMiddleware(policy: configuration.redirects)
+        if let authentication = configuration.authentication {
+            stages[.authentication] = AuthenticationMiddleware(
+                authentication: authentication,
+                trustedOrigins: Self.trustedOrigins(configuration: configuration, definitions: definitions))
+        }
+
+        var builtIns: [any Middleware] = []
+        for stage in MiddlewareStage.order {
+            builtIns += configuration.insertions.filter { $0.stage == stage && $0.placement == .before }.map(\.middleware)
+            if let middleware = stages[stage] { builtIns.append(middleware) }
+            builtIns += configuration.insertions.filter { $0.stage == stage && $0.placement == .after }.map(\.middleware)
+        }
+        self.builtIns = builtIns
+    }
+
+    /// The origins that may receive credentials: every base URL the client knows, plus the
+    /// authentication's additional origins.
+    static func trustedOrigins(configuration: APIClient.Configuration, definitions: APIDefinitions) -> Set<Origin> {
+        var urls: [URL] = []
+        if let base = configuration.baseURL { urls.append(base) }
+        if let base = definitions.defaultDefinition.baseURL { urls.append(base) }
+        urls += definitions.definitions.values.compactMap(\.baseURL)
+        urls += definitions.definitions.values.compactMap { definition in
+            definition.path.flatMap { APIDefinition.hasScheme($0) ? URL(string: $0) : nil }
+        }
+        urls += configuration.authentication?.additionalOrigins ?? []
+        return Set(urls.compactMap(Origin.init))
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import HTTPTypes
+
+/// How Callsign follows redirects — the same rules on every transport.
+///
+/// - At most ``maximumHops`` hops (default 5); a cycle or one hop too many is an ``APIError``
+///   with code ``APIError/Code/redirect``.
+/// - 303, and 301/302 after POST, become GET without a body or body headers; 307/308 keep the
+///   method and the body, if the body can be sent again.
+/// - On a hop to another origin (scheme, host or port), `Authorization`, `Proxy-Authorization`,
+///   `Cookie` and every credential Callsign adds are dropped, and stay dropped on later hops.
+/// - An https → http hop is refused unless ``allowsHTTPSDowngrade``.
+///
+/// ```swift
+/// configuration.redirects = .none                         // hand every 3xx back to the caller
+/// configuration.redirects = RedirectPolicy(maximumHops: 10)
+/// ```
+public struct RedirectPolicy: Sendable, Hashable {
+    /// The most hops followed for one call; 0 follows none.
+    public var maximumHops: Int
+    /// Whether an https → http hop is followed. Default `false`.
+    public var allowsHTTPSDowngrade: Bool
+
+    /// Creates a policy.
+    public init(maximumHops: Int = 5, allowsHTTPSDowngrade: Bool = false) {
+        self.maximumHops = max(0, maximumHops)
+        self.allowsHTTPSDowngrade = allowsHTTPSDowngrade
+    }
+
+    /// Five hops, no downgrade.
+    public static let `default` = RedirectPolicy()
+    /// Follow nothing: 3xx responses are returned as they are.
+    public static let none = RedirectPolicy(maximumHops: 0)
+}
+
+/// An origin: scheme, host and port (RFC 6454).
+struct Origin: Hashable, Sendable, CustomStringConvertible {
+    let scheme: String
+    let host: String
+    let port: Int
+
+    init?(_ url: URL) {
+        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(), !host.isEmpty else { return nil }
+        self.scheme = scheme
+        self.host = host
+        self.port = url.port ?? (scheme == "https" ? 443 : 80)
+    }
+
+    init?(_ text: String) {
+        guard let url = URL(string: text) else { return nil }
+        self.init(url)
+    }
+
+    var description: String { "\(scheme)://\(host):\(port)" }
+}
+
+/// Follows redirects under a ``RedirectPolicy``.
+struct RedirectMiddleware: Middleware {
+    let policy: RedirectPolicy
+
+    /// Headers that describe a body, dropped when a redirect turns the request into a GET.
+    static let bodyHeaders = ["Content-Type", "Content-Length", "Content-Encoding", "Content-Language", "Content-Location", "Transfer-Encoding", "Digest", "Content-Digest"]
+    /// Headers that carry credentials, dropped on a hop to another origin.
+    static let credentialHeaders = ["Authorization", "Proxy-Authorization", "Cookie"]
+
+    func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
+        guard policy.maximumHops > 0 else { return try await next(request) }
+        var current = request
+        var visited: Set<String> = [Self.key(current)]
+        var hops = 0
+        while true {
+            let response = try await next(current)
+            let code = response.status.code
+            guard [301, 302, 303, 307, 308].contains(code), let location = response.headers[.location],
+                let from = URL(string: current.path)
+            else { return response }
+            guard let target = URL(string: location, relativeTo: from)?.absoluteURL,
+                let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
+            else {
+                throw APIError(.redirect, "the server redirected to \"\(location)\", which is not an http(s) URL", response: response)
+            }
+            hops += 1
+            guard hops <= policy.maximumHops else {
+                throw APIError(.redirect, "more than \(policy.maximumHops) redirects", response: response)
+            }
+            if from.scheme?.lowercased() == "https" && scheme == "http" && !policy.allowsHTTPSDowngrade {
+                throw APIError(.redirect, "the server redirected from https to http; refused", response: response)
+            }
+
+            var hop = current
+            hop.path = Self.literalPath(target)
+            hop.baseURL = nil
+            let changesToGet = code == 303 ? current.method != .head : (code == 301 || code == 302) && current.method == .post
+            if changesToGet {
+                hop.method = .get
+                hop.body = nil
+                hop.parameters = [:]
+                for name in Self.bodyHeaders { hop.headers.remove(name) }
+            } else if code == 307 || code == 308, let body = hop.body, !body.content.isReplayable {
+                throw APIError(.redirect, "a \(code) redirect needs the body again, but it was a one-shot stream", response: response)
+            }
+            // The query of the first URL was built from the parameters; the new URL has its own.
+            hop.query = [:]
+            if hop.method == .get || hop.method == .head || hop.method == .delete { hop.parameters = [:] }
+            if Origin(target) != Origin(from) {
+                hop.credentialsStripped = true
+                for name in Self.credentialHeaders { hop.headers.remove(name) }
+                for name in context.configuration.authentication?.headers.fields.map(\.name) ?? [] { hop.headers.remove(name) }
+            }
+            let key = Self.key(hop)
+            guard visited.insert(key).inserted else {
+                throw APIError(.redirect, "the redirects loop back to \(Redaction.default.redact(url: hop.path))", response: response)
+            }
+            current = hop
+        }
+    }
+
+    private static func key(_ request: Request) -> String { "\(request.method.rawValue) \(request.path)" }
+
+    /// The target as a path Callsign's URL rules take literally: braces cannot start a template.
+    private static func literalPath(_ url: URL) -> String {
+        url.absoluteString.replacingOccurrences(of: "{", with: "%7B").replacingOccurrences(of: "}", with: "%7D")
+    }
+}
