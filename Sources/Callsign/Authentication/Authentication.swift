@@ -142,6 +142,9 @@ actor CredentialStore {
     private let onSessionExpired: (@Sendable (APIError) async -> Void)?
     private var current: AccessToken?
     private var pending: Task<AccessToken, any Error>?
+    /// The stale token of the last failed refresh and its error: requests that were rejected
+    /// with that token get the same error instead of starting (and failing) another refresh.
+    private var lastFailure: (stale: AccessToken?, error: any Error)?
 
     init(provider: any TokenProvider, leeway: Duration, onSessionExpired: (@Sendable (APIError) async -> Void)?) {
         self.provider = provider
@@ -151,12 +154,24 @@ actor CredentialStore {
 
     /// A token good for at least the leeway: the current one, or a fresh one.
     func token() async throws -> AccessToken {
-        if let pending { return try await pending.value }
-        if let current {
-            guard let expiry = current.expiresAt, expiry.timeIntervalSinceNow < leeway.seconds else { return current }
-            return try await run { try await $0.refreshToken(replacing: current) }
+        let token: AccessToken
+        if let pending {
+            token = try await pending.value
+        } else if let current {
+            token = current
+        } else {
+            token = try await run(replacing: nil) { try await $0.initialToken() }
         }
-        return try await run { try await $0.initialToken() }
+        guard isExpiring(token) else { return token }
+        // Refresh once before use; if the new token expires soon too, it is still the best there is.
+        if let pending { return try await pending.value }
+        if let current, current != token { return current }
+        return try await run(replacing: token) { try await $0.refreshToken(replacing: token) }
+    }
+
+    private func isExpiring(_ token: AccessToken) -> Bool {
+        guard let expiry = token.expiresAt else { return false }
+        return expiry.timeIntervalSinceNow < leeway.seconds
     }
 
     /// A token to use after `rejected` was refused: a newer one if another request already
@@ -164,16 +179,20 @@ actor CredentialStore {
     func refresh(rejected: AccessToken) async throws -> AccessToken {
         if let pending { return try await pending.value }
         if let current, current != rejected { return current }
-        return try await run { try await $0.refreshToken(replacing: rejected) }
+        if let lastFailure, lastFailure.stale == rejected { throw lastFailure.error }
+        return try await run(replacing: rejected) { try await $0.refreshToken(replacing: rejected) }
     }
 
     func reset() {
         current = nil
+        lastFailure = nil
         pending?.cancel()
         pending = nil
     }
 
-    private func run(_ fetch: @escaping @Sendable (any TokenProvider) async throws -> AccessToken) async throws -> AccessToken {
+    private func run(
+        replacing stale: AccessToken?, _ fetch: @escaping @Sendable (any TokenProvider) async throws -> AccessToken
+    ) async throws -> AccessToken {
         let provider = self.provider
         let task = Task<AccessToken, any Error> {
             do {
@@ -189,10 +208,12 @@ actor CredentialStore {
             let token = try await task.value
             current = token
             pending = nil
+            lastFailure = nil
             return token
         } catch {
             current = nil
             pending = nil
+            lastFailure = (stale, error)
             if let onSessionExpired, let apiError = error as? APIError {
                 await onSessionExpired(apiError)
             }

@@ -1,0 +1,188 @@
+import Callsign
+import CallsignTesting
+import Foundation
+import Synchronization
+import Testing
+
+/// Tokens from the test server's `/refresh` route, which counts calls.
+struct ServerTokens: TokenProvider {
+    let refreshURL: URL
+    let client: APIClient
+    let initial: String
+
+    func initialToken() async throws -> AccessToken { AccessToken(initial) }
+
+    func refreshToken(replacing stale: AccessToken) async throws -> AccessToken {
+        let body = try await client.send(.post(refreshURL.absoluteString)).validate().json()
+        guard let token = body["token"]?.stringValue else { throw APIError(.decoding, "no token") }
+        return AccessToken(token)
+    }
+}
+
+/// A server whose `/protected` accepts only the current token and whose `/refresh` issues the next.
+func installTokenRoutes(on server: TestServer, refreshFails: Bool = false) {
+    let valid = Mutex("t1")
+    server.route("/protected") { request in
+        let current = valid.withLock { $0 }
+        guard request.header("Authorization") == "Bearer \(current)" else {
+            return .json(["error": "stale token"], status: 401, headers: [("WWW-Authenticate", "Bearer realm=\"api\"")])
+        }
+        return .json(["ok": true, "id": .string(request.header("X-Request-ID") ?? "")])
+    }
+    server.route("/refresh") { _ in
+        if refreshFails { return .json(["error": "refresh token revoked"], status: 500) }
+        // Slow enough that every 401 arrives while the refresh is in flight.
+        try? await Task.sleep(for: .milliseconds(50))
+        return .json(["token": .string(valid.withLock { $0 })])
+    }
+}
+
+@Suite("Authentication", .timeLimit(.minutes(2)))
+struct AuthenticationTests {
+    @Test("basic, bearer, custom and parameters go only to authorized requests on the client's origins")
+    func staticCredentials() async throws {
+        try await TestServer.withRunning { other in
+            for (authentication, expected) in [
+                (Authentication.basic(username: "ape", password: "group"), "Basic YXBlOmdyb3Vw"),
+                (.bearer("ASDF"), "Bearer ASDF"),
+                (.authorization("Token token=ASDF"), "Token token=ASDF"),
+            ] {
+                var authentication = authentication
+                authentication.parameters = ["api_key": "k1"]
+                try await withServer(configure: { $0.authentication = authentication }) { server, client in
+                    var authorized = Request.get("anything/a")
+                    authorized.needsAuthorization = true
+                    let echo = try await client.send(authorized).json()
+                    #expect(echo["headers"]?["Authorization"]?.stringValue == expected)
+                    #expect(echo["args"]?["api_key"] == "k1")
+
+                    let plain = try await client.send(.get("anything/b")).json()
+                    #expect(plain["headers"]?["Authorization"] == nil)
+                    #expect(plain["args"]?["api_key"] == nil)
+
+                    var elsewhere = Request.get(other.url("/anything/c").absoluteString)
+                    elsewhere.needsAuthorization = true
+                    _ = try await client.send(elsewhere)
+                    #expect(other.requests.last?.header("Authorization") == nil)
+                    #expect(other.requests.last?.query("api_key") == nil)
+                }
+            }
+        }
+    }
+
+    @Test("an endpoint's own base URL is trusted for its authorized requests")
+    func endpointOrigin() async throws {
+        try await TestServer.withRunning { server in
+            enum Secure: Endpoint {
+                case me
+                static var baseURL: URL? { TestServerBox.url }
+                var request: Request {
+                    var request = Request.get("anything/me")
+                    request.needsAuthorization = true
+                    return request
+                }
+            }
+            TestServerBox.url = server.baseURL
+            let client = APIClient(configuration: .init { $0.authentication = .bearer("e") })
+            let echo = try await client.send(Secure.me).json()
+            #expect(echo["headers"]?["Authorization"] == "Bearer e")
+        }
+    }
+
+    @Test("50 concurrent 401s cause exactly one refresh; every request succeeds; none resent with the stale token")
+    func singleFlightRefresh() async throws {
+        try await withServer { server, _ in
+            installTokenRoutes(on: server)
+            let tokens = ServerTokens(refreshURL: server.url("/refresh"), client: APIClient(), initial: "t0")
+            let expired = Mutex(0)
+            let client = APIClient(configuration: .init {
+                $0.baseURL = server.baseURL
+                $0.authentication = .tokens(tokens) { _ in expired.withLock { $0 += 1 } }
+            })
+            let results = await withTaskGroup(of: Result<JSONValue, APIError>.self) { group in
+                for index in 0..<50 {
+                    group.addTask {
+                        var request = Request.get("protected", headers: ["X-Request-ID": "\(index)"])
+                        request.needsAuthorization = true
+                        do {
+                            return .success(try await client.send(request).validate().json())
+                        } catch {
+                            return .failure(error as? APIError ?? APIError(.transport, "\(error)"))
+                        }
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(results.allSatisfy { if case .success = $0 { true } else { false } })
+            #expect(server.hits("/refresh") == 1)
+            #expect(expired.withLock { $0 } == 0)
+            let protected = server.requests.filter { $0.rawPath == "/protected" }
+            let stale = protected.filter { $0.header("Authorization") == "Bearer t0" }.compactMap { $0.header("X-Request-ID") }
+            let fresh = protected.filter { $0.header("Authorization") == "Bearer t1" }.compactMap { $0.header("X-Request-ID") }
+            #expect(Set(stale).count == stale.count, "a request was sent twice with the stale token")
+            #expect(Set(fresh) == Set((0..<50).map(String.init)))
+            #expect(protected.count == stale.count + fresh.count)
+        }
+    }
+
+    @Test("a failed refresh fails every waiting request with the same error and fires the hook once")
+    func refreshFailure() async throws {
+        try await withServer { server, _ in
+            installTokenRoutes(on: server, refreshFails: true)
+            let tokens = ServerTokens(refreshURL: server.url("/refresh"), client: APIClient(), initial: "t0")
+            let expired = Mutex(0)
+            let client = APIClient(configuration: .init {
+                $0.baseURL = server.baseURL
+                $0.authentication = .tokens(tokens) { _ in expired.withLock { $0 += 1 } }
+            })
+            let errors = await withTaskGroup(of: APIError?.self) { group in
+                for _ in 0..<50 {
+                    group.addTask {
+                        var request = Request.get("protected")
+                        request.needsAuthorization = true
+                        return await apiError { _ = try await client.send(request) }
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(errors.count == 50)
+            #expect(errors.allSatisfy { $0?.code == .authentication })
+            #expect(Set(errors.compactMap { $0?.message }).count == 1)
+            #expect(expired.withLock { $0 } == 1)
+            #expect(server.hits("/refresh") == 1)
+        }
+    }
+
+    @Test("a token about to expire is refreshed before the request, not after a 401")
+    func proactiveRefresh() async throws {
+        final class Counter: Sendable { let count = Mutex(0) }
+        struct Expiring: TokenProvider {
+            let refreshes: Counter
+            func initialToken() async throws -> AccessToken { AccessToken("t0", expiresAt: Date().addingTimeInterval(5)) }
+            func refreshToken(replacing stale: AccessToken) async throws -> AccessToken {
+                refreshes.count.withLock { $0 += 1 }
+                return AccessToken("t1", expiresAt: Date().addingTimeInterval(3600))
+            }
+        }
+        let provider = Expiring(refreshes: Counter())
+        try await withServer(configure: { $0.authentication = .tokens(provider, refreshBefore: .seconds(30)) }) { server, client in
+            installTokenRoutes(on: server)
+            var request = Request.get("protected")
+            request.needsAuthorization = true
+            _ = try await client.send(request).validate()
+            _ = try await client.send(request).validate()
+            #expect(provider.refreshes.count.withLock { $0 } == 1)
+            #expect(server.requests.filter { $0.rawPath == "/protected" }.map { $0.header("Authorization") } == ["Bearer t1", "Bearer t1"])
+        }
+    }
+
+    @Test("an access token's description never shows the token")
+    func tokenDescription() {
+        #expect(!AccessToken("s3cr3t").description.contains("s3cr3t"))
+    }
+}
+
+/// Lets a local endpoint type reach the test server's URL.
+enum TestServerBox {
+    nonisolated(unsafe) static var url: URL?
+}

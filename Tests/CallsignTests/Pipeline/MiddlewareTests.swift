@@ -1,0 +1,159 @@
+import Callsign
+import CallsignTesting
+import Foundation
+import HTTPTypes
+import Synchronization
+import Testing
+
+/// Records the order in which middlewares run.
+final class Trail: Sendable {
+    let entries = Mutex<[String]>([])
+    func add(_ entry: String) { entries.withLock { $0.append(entry) } }
+    var all: [String] { entries.withLock { $0 } }
+}
+
+struct Marker: Middleware {
+    let name: String
+    let trail: Trail
+    func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
+        trail.add(name)
+        var request = request
+        request.headers.add("X-Trail", name)
+        return try await next(request)
+    }
+}
+
+@Suite("Middleware chain")
+struct MiddlewareTests {
+    @Test("documented order: beforeEach, client, definition, call, then built-ins with insertions; preProcess last")
+    func order() async throws {
+        let trail = Trail()
+        let yaml = "Thing:\n  path: anything/thing\n  needsAuthorization: true\n"
+        try await withServer(
+            definitions: { base in
+                var definitions = try APIDefinitions(data: Data(yaml.utf8), format: .yaml)
+                definitions.defaultDefinition.baseURL = base
+                return definitions
+            },
+            configure: { configuration in
+                configuration.beforeEach = { request in
+                    trail.add("beforeEach")
+                    return request.adding(headers: ["X-Before": "1"])
+                }
+                configuration.middlewares = [Marker(name: "client1", trail: trail), Marker(name: "client2", trail: trail)]
+                configuration.definitionMiddlewares["Thing"] = [Marker(name: "definition", trail: trail)]
+                configuration.commonHeaders = { _ in trail.add("common"); return [:] }
+                configuration.authentication = .bearer("t")
+                configuration.insert(Marker(name: "beforeAuth", trail: trail), before: .authentication)
+                configuration.insert(Marker(name: "afterAuth", trail: trail), after: .authentication)
+                configuration.insert(Marker(name: "beforeTransport", trail: trail), before: .transport)
+                configuration.insert(Marker(name: "afterCommon", trail: trail), after: .commonParameters)
+                configuration.preProcess = { head in
+                    trail.add("preProcess")
+                    var head = head
+                    head.headerFields[HTTPField.Name("X-Pre")!] = "done"
+                    return head
+                }
+            }
+        ) { server, client in
+            var request = try client.definitions.definition(named: "Thing").request()
+            request.middlewares = [Marker(name: "call", trail: trail)]
+            let echo = try await client.send(request).json()
+            #expect(
+                trail.all == [
+                    "beforeEach", "client1", "client2", "definition", "call", "common", "afterCommon", "beforeAuth",
+                    "afterAuth", "beforeTransport", "preProcess",
+                ])
+            #expect(echo["headers"]?["X-Pre"] == "done")
+            #expect(echo["headers"]?["X-Before"] == "1")
+            #expect(echo["headers"]?["Authorization"] == "Bearer t")
+            #expect(server.requests.last?.headers.filter { $0.name == "X-Trail" }.count == 8)
+        }
+    }
+
+    @Test("an async middleware can suspend before the request, answer it itself, or reject it")
+    func asyncMiddleware() async throws {
+        let fetchToken = AnyMiddleware { request, _, next in
+            try await Task.sleep(for: .milliseconds(5))  // e.g. an async token fetch
+            var request = request
+            request.headers["X-Token"] = "fetched"
+            return try await next(request)
+        }
+        let reject = AnyMiddleware { request, _, next in
+            if request.path.hasSuffix("/forbidden") {
+                throw APIError(.invalidRequest, "not allowed from this screen")
+            }
+            if request.path.hasSuffix("/broken") { throw CocoaError(.featureUnsupported) }
+            if request.path.hasSuffix("/local") {
+                return Response(request: request, status: .ok, body: Data("{\"local\":true}".utf8))
+            }
+            return try await next(request)
+        }
+        try await withServer(configure: { $0.middlewares = [fetchToken, reject] }) { server, client in
+            let echo = try await client.get("/anything/ok").send().json()
+            #expect(echo["headers"]?["X-Token"] == "fetched")
+
+            let rejected = await apiError { _ = try await client.get("/anything/forbidden").send() }
+            #expect(rejected?.code == .invalidRequest)
+            #expect(rejected?.message == "not allowed from this screen")
+
+            let broken = await apiError { _ = try await client.get("/anything/broken").send() }
+            #expect(broken?.code == .invalidRequest)
+            #expect(broken?.message.contains("a middleware failed") == true)
+
+            let local = try await client.get("/anything/local").send().json()
+            #expect(local["local"] == true)
+            #expect(server.requests.count == 1)
+        }
+    }
+
+    @Test("client-info headers are opt-in and a request's own header wins")
+    func clientInfo() async throws {
+        try await withServer(configure: {
+            $0.clientInfo = ClientInfo.automatic.with(appName: "Surfboard", appVersion: "2.1")
+        }) { server, client in
+            let headers = try await client.get("/headers").header("X-Client-App-Version", "9").send().json()["headers"]
+            #expect(headers?["X-Client-OS"] == "Linux" || headers?["X-Client-OS"] == "macOS" || headers?["X-Client-OS"] != nil)
+            #expect(headers?["X-Client-OS-Version"]?.stringValue?.isEmpty == false)
+            #expect(headers?["X-Client-Device-Type"]?.stringValue?.isEmpty == false)
+            #expect(headers?["X-Client-App-Name"] == "Surfboard")
+            #expect(headers?["X-Client-App-Version"] == "9")
+        }
+        try await withServer { server, client in
+            let headers = try await client.get("/headers").send().json()["headers"]
+            #expect(headers?["X-Client-OS"] == nil)
+        }
+    }
+
+    @Test("common parameters by tag: query or body by method, query placement, call wins, auth wins over call")
+    func commonParameters() async throws {
+        try await withServer(configure: { configuration in
+            configuration.commonParameters = { tag in
+                tag == "system1" ? ["app": "one", "page": 0, "sig": "common"] : ["app": "other"]
+            }
+            configuration.commonHeaders = { tag in ["X-System": .init(tag ?? "none")] }
+            var auth = Authentication.headers(["X-Key": "k"], parameters: ["sig": "auth"])
+            auth.parameterPlacement = .parameters
+            configuration.authentication = auth
+        }) { server, client in
+            let get = try await client.get("/anything").tag("system1").parameters(["page": 3]).send().json()
+            #expect(get["args"]?["app"] == "one")
+            #expect(get["args"]?["page"] == "3")  // the call's own parameter wins
+            #expect(get["headers"]?["X-System"] == "system1")
+
+            let post = try await client.post("/anything").tag("system2").parameters(["title": "t"]).send().json()
+            #expect(post["json"] == ["app": "other", "title": "t"])
+            #expect(post["query"] == .null)
+
+            var request = Request.post("anything", parameters: ["title": "t"])
+            request.tag = "system1"
+            request.commonParameterPlacement = .query
+            request.needsAuthorization = true
+            let placed = try await client.send(request).json()
+            #expect(placed["args"]?["app"] == "one")
+            #expect(placed["json"]?["app"] == nil)
+            #expect(placed["json"]?["sig"] == "auth")  // an auth parameter wins over everything
+            #expect(placed["headers"]?["X-Key"] == "k")
+        }
+    }
+}
