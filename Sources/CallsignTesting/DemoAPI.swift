@@ -10,6 +10,9 @@ public import Foundation
 /// | `GET /demo/api/v2/user/{id}/profile` | a profile; 404 for unknown ids |
 /// | `POST /demo/api/v2/user/login` | `{token, user}` for password `secret`, else 401 |
 /// | `GET /demo/boards`, `GET /demo/boards/{id}`, `POST /demo/boards` | boards (Malibu's example) |
+/// | `GET /demo/api/v2/me` | the signed-in user, for `Bearer demo-access-2` only; else 401 |
+/// | `POST /demo/api/v2/token/refresh` | `{"access_token": "demo-access-2"}` |
+/// | `GET /demo/old-boards/{id}` | 301 to `/demo/boards/{id}` |
 /// | `GET /demo/v1/{room}/users` | users, inside an xAPI envelope |
 /// | `GET /demo/v1/{room}/audiences` | an envelope with error code 40001 for room `closed` |
 public enum DemoAPI {
@@ -35,6 +38,18 @@ public enum DemoAPI {
           path: user/login
           contentType: form
           responseType: object
+        Me:
+          path: me
+          needsAuthorization: true
+          responseType: object
+        TokenRefresh:
+          method: POST
+          path: token/refresh
+        OldBoard:
+          baseURL: \(baseURL.absoluteString)demo/
+          pathPrefix: ""
+          path: old-boards/{id}
+          responseType: object
         RoomUsers:
           baseURL: \(baseURL.absoluteString)demo/
           pathPrefix: v1/
@@ -55,6 +70,9 @@ public enum DemoAPI {
     public static func definitions(baseURL: URL) throws(APIError) -> APIDefinitions {
         try APIDefinitions(data: Data(definitionsYAML(baseURL: baseURL).utf8), format: .yaml)
     }
+
+    /// The access token the demo API accepts; `demo-access-1` is an expired one.
+    public static let currentAccessToken = "demo-access-2"
 
     static let topics: [JSONValue] = (1...45).map { index in
         ["id": .int(index), "title": .string("Topic \(index)"), "author": .string(["ann", "bo", "cy"][index % 3])]
@@ -88,6 +106,15 @@ public enum DemoAPI {
                 return .json(["error": "wrong name or password"], status: 401)
             }
             return .json(["token": "demo-token-for-\(name)", "user": ["id": 1, "name": .string(name)]])
+        case ("GET", ["api", "v2", "me"]):
+            guard request.header("Authorization") == "Bearer \(currentAccessToken)" else {
+                return .json(["error": "the access token expired"], status: 401, headers: [("WWW-Authenticate", "Bearer realm=\"demo\"")])
+            }
+            return .json(["id": 1, "name": "Ann", "plan": "pro"])
+        case ("POST", ["api", "v2", "token", "refresh"]):
+            return .json(["access_token": .string(currentAccessToken), "expires_in": 3600])
+        case ("GET", let path) where path.count == 2 && path[0] == "old-boards":
+            return ServerResponse(status: 301, headers: [("Location", "/demo/boards/\(path[1])")])
         case ("GET", ["boards"]):
             return .json(.array(boards))
         case ("GET", let path) where path.count == 2 && path[0] == "boards":

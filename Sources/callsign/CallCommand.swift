@@ -11,6 +11,8 @@ struct CallCommand: AsyncParsableCommand {
               callsign call UserProfile --definitions api.yaml -p user_id=42
               callsign call TopicList -d api.json -p page:=2 --include
             -p key=value sends a string; -p key:=json sends a JSON value (a number, true, [1,2], …).
+            --user USER:PASSWORD or --bearer TOKEN send credentials; otherwise a definitions file may name
+            environment variables that hold them (DEFAULT: authentication: {scheme: bearer, tokenEnvironment: API_TOKEN}).
             JSON answers are pretty-printed. Exit status: 0 on success, 1 on any error (one line on stderr).
             """
     )
@@ -30,6 +32,12 @@ struct CallCommand: AsyncParsableCommand {
     @Option(name: .customLong("base-url"), help: "Replace the DEFAULT definition's base URL.")
     var baseURL: String?
 
+    @Option(name: [.short, .long], help: "HTTP basic credentials: USER:PASSWORD.")
+    var user: String?
+
+    @Option(help: "A bearer token.")
+    var bearer: String?
+
     @Option(help: "Time limit in seconds for the call.")
     var timeout: Double?
 
@@ -44,10 +52,14 @@ struct CallCommand: AsyncParsableCommand {
                 guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be more than 0") }
                 configuration.timeout = .milliseconds(Int64(timeout * 1000))
             }
+            let explicit = try explicitAuthentication()
+            configuration.authentication = try explicit ?? definitions.authenticationSource?.authentication()
             let client = APIClient(definitions: definitions, configuration: configuration)
             let definition = try definitions.definition(named: name)
-            let request = definition.request(
+            var request = definition.request(
                 parameters: try ParameterArguments.parse(parameters), headers: try ParameterArguments.headers(headers))
+            // Credentials given on the command line are meant to be sent, whatever the definition says.
+            if explicit != nil { request.needsAuthorization = true }
             let response = try await client.send(request)
             if include { ResponsePrinter.printHead(response) }
             do {
@@ -57,6 +69,20 @@ struct CallCommand: AsyncParsableCommand {
                 throw error
             }
             ResponsePrinter.printBody(response)
+        }
+    }
+
+    private func explicitAuthentication() throws -> Authentication? {
+        switch (user, bearer) {
+        case (.some, .some):
+            throw ValidationError("give --user or --bearer, not both")
+        case (let user?, nil):
+            guard let colon = user.firstIndex(of: ":") else { throw ValidationError("--user takes USER:PASSWORD") }
+            return .basic(username: String(user[..<colon]), password: String(user[user.index(after: colon)...]))
+        case (nil, let token?):
+            return .bearer(token)
+        case (nil, nil):
+            return nil
         }
     }
 }

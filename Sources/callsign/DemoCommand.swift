@@ -2,6 +2,7 @@ import ArgumentParser
 import Callsign
 import CallsignTesting
 import Foundation
+import Synchronization
 
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -91,6 +92,38 @@ struct DemoTour {
         sent()
         say("users in the lobby: \(users.map(\.name).joined(separator: ", "))")
 
+        step("Common parameters and headers by tag (xAPI), computed per request")
+        let tagged = APIClient(definitions: definitions, configuration: .init {
+            $0.commonParameters = { tag in tag == "system1" ? ["app": "callsign-demo", "channel": "cli"] : [:] }
+            $0.commonHeaders = { tag in ["X-Subsystem": tag ?? "none"] }
+        })
+        _ = try await tagged.call("RoomUsers", parameters: ["room": "lobby"])
+        sent()
+        say("with header X-Subsystem: \(server.requests.last?.header("X-Subsystem") ?? "")")
+
+        step("Bearer tokens: an expired token gets a 401, one refresh, and the call is resent")
+        let refreshes = RefreshCounter()
+        let authorized = APIClient(definitions: definitions, configuration: .init {
+            $0.authentication = .tokens(DemoTokens(client: client, refreshes: refreshes))
+        })
+        let me = try await authorized.call("Me", as: DemoUser.self)
+        for request in server.requests.suffix(3) {
+            // Which token went out, without printing a credential.
+            let credential: String
+            switch request.header("Authorization") {
+            case "Bearer \(DemoAPI.currentAccessToken)"?: credential = " with the refreshed token"
+            case .some: credential = " with the expired token"
+            case nil: credential = ""
+            }
+            say("→ \(request.method) \(request.uri)\(credential)")
+        }
+        say("signed in as \(me.name) after \(refreshes.count) refresh")
+
+        step("Redirects: followed by Callsign's own policy, the same on every transport")
+        let moved = try await client.call("OldBoard", parameters: ["id": 7], as: DemoBoard.self)
+        for request in server.requests.suffix(2) { say("→ \(request.method) \(request.uri)") }
+        say("board \(moved.id ?? 0): \(moved.title)")
+
         step("An envelope with a failure code becomes one typed error")
         await expectFailure { _ = try await client.call("RoomAudiences", parameters: ["room": "closed"]) }
 
@@ -147,6 +180,30 @@ struct DemoTour {
         } catch {
             say("✗ \(error)")
         }
+    }
+}
+
+/// Counts the demo's token refreshes.
+final class RefreshCounter: Sendable {
+    private let value = Mutex(0)
+    func increment() { value.withLock { $0 += 1 } }
+    var count: Int { value.withLock { $0 } }
+}
+
+/// Tokens for the demo: starts with an expired one, refreshes through the demo API.
+struct DemoTokens: TokenProvider {
+    let client: APIClient
+    let refreshes: RefreshCounter
+
+    func initialToken() async throws -> AccessToken { AccessToken("demo-access-1") }
+
+    func refreshToken(replacing stale: AccessToken) async throws -> AccessToken {
+        refreshes.increment()
+        let body = try await client.call("TokenRefresh").json()
+        guard let token = body["access_token"]?.stringValue else {
+            throw APIError(.authentication, "the refresh answer has no access_token")
+        }
+        return AccessToken(token)
     }
 }
 

@@ -54,6 +54,8 @@ public struct APIDefinition: Sendable, Hashable {
     public var userInfo: [String: JSONValue]?
     /// A comment (RFAPI's "Notes").
     public var notes: String?
+    /// Where credentials come from (only in the `DEFAULT` definition); see ``AuthenticationSource``.
+    public var authentication: AuthenticationSource?
     /// RFAPI keys Callsign reads but does not act on yet ("Cache Policy", "Expire",
     /// "Offline Policy", "Response Serializer"), kept as written. Loading them adds a warning.
     public var recognizedButUnused: [String: JSONValue]?

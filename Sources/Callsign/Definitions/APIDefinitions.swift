@@ -138,6 +138,11 @@ public struct APIDefinitions: Sendable {
         warnings = parsed.warnings
     }
 
+    /// Where the definitions say credentials come from (the `DEFAULT` definition's
+    /// `authentication`), if they say. Turn it into credentials with
+    /// ``AuthenticationSource/authentication(environment:)``.
+    public var authenticationSource: AuthenticationSource? { defaultDefinition.authentication }
+
     /// The names of the named definitions, sorted.
     public var names: [String] { definitions.keys.sorted() }
 

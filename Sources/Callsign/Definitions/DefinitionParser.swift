@@ -15,7 +15,7 @@ struct DefinitionParser {
     enum Field: CaseIterable {
         case name, baseURL, pathPrefix, path, method, headers, parameters, needsAuthorization, contentType
         case responseType, responseClass, acceptsNullResponse, acceptedStatusCodes, timeout, tag, envelope
-        case userInfo, notes
+        case userInfo, notes, authentication
         case cachePolicy, expire, offlinePolicy, responseSerializer
 
         var spellings: [String] {
@@ -38,6 +38,7 @@ struct DefinitionParser {
             case .envelope: ["Envelope", "envelope"]
             case .userInfo: ["User Info", "userInfo"]
             case .notes: ["Notes", "notes"]
+            case .authentication: ["authentication"]
             case .cachePolicy: ["Cache Policy", "cachePolicy"]
             case .expire: ["Expire", "expire"]
             case .offlinePolicy: ["Offline Policy", "offlinePolicy"]
@@ -176,6 +177,11 @@ struct DefinitionParser {
                 definition.userInfo = info
             case .notes:
                 definition.notes = try reader.string()
+            case .authentication:
+                guard name == APIDefinitions.defaultName else {
+                    throw reader.error("belongs in the DEFAULT definition: one client has one way to authenticate")
+                }
+                definition.authentication = try reader.authenticationSource()
             case .cachePolicy, .expire, .offlinePolicy, .responseSerializer:
                 if field == .responseSerializer, let text = value.stringValue, text.lowercased().contains("json") {
                     break  // JSON responses are what Callsign decodes anyway.
@@ -255,6 +261,37 @@ private struct ValueReader {
             headers.add(name, text)
         }
         return headers
+    }
+
+    func authenticationSource() throws(APIError) -> AuthenticationSource {
+        guard case .object(let members) = value else { throw error("must be a dictionary, not \(value.kindName)") }
+        for secret in ["token", "password", "value", "user", "username", "secret"] where members[secret] != nil {
+            throw error(
+                "must not hold the secret itself (\"\(secret)\"); name an environment variable with tokenEnvironment, userEnvironment or passwordEnvironment")
+        }
+        let known: Set<String> = ["scheme", "tokenEnvironment", "userEnvironment", "passwordEnvironment"]
+        if let unknown = members.keys.sorted().first(where: { !known.contains($0) }) {
+            throw error("has the unknown key \"\(unknown)\"; use scheme, tokenEnvironment, userEnvironment, passwordEnvironment")
+        }
+        guard let schemeText = members["scheme"]?.stringValue, let scheme = AuthenticationSource.Scheme(rawValue: schemeText.lowercased())
+        else {
+            throw error("needs a scheme: bearer, basic or authorization")
+        }
+        var source = AuthenticationSource(scheme: scheme)
+        for (key, path) in [("tokenEnvironment", \AuthenticationSource.tokenEnvironment), ("userEnvironment", \.userEnvironment), ("passwordEnvironment", \.passwordEnvironment)] {
+            guard let member = members[key] else { continue }
+            guard let name = member.stringValue, !name.isEmpty else { throw error("\(key) must be the name of an environment variable") }
+            source[keyPath: path] = name
+        }
+        switch scheme {
+        case .bearer, .authorization:
+            guard source.tokenEnvironment != nil else { throw error("\(scheme.rawValue) needs tokenEnvironment") }
+        case .basic:
+            guard source.userEnvironment != nil, source.passwordEnvironment != nil else {
+                throw error("basic needs userEnvironment and passwordEnvironment")
+            }
+        }
+        return source
     }
 
     func statusCodes() throws(APIError) -> StatusCodes {

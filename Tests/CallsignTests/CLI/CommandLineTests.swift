@@ -28,10 +28,11 @@ struct CLIRunner {
 
     /// Runs the executable. Waiting and reading happen on Dispatch threads, never on the Swift
     /// concurrency pool, whose few threads also run the in-process server.
-    static func run(_ arguments: [String]) async throws -> Result {
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         let output = Pipe()
         let error = Pipe()
         process.standardOutput = output
@@ -111,6 +112,43 @@ struct CommandLineTests {
             #expect(list.status == 0)
             #expect(list.standardOutput.contains("UserProfile"))
             #expect(list.standardOutput.contains("/demo/api/v2/user/{user_id}/profile"))
+        }
+    }
+
+    @Test("--user, --bearer and -H send credentials and headers; a definitions file can name an environment variable")
+    func credentials() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try await TestServer.withRunning { server in
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-auth-\(UUID().uuidString).yaml")
+            try Data(
+                """
+                DEFAULT:
+                  baseURL: \(server.baseURL.absoluteString)
+                  authentication: {scheme: bearer, tokenEnvironment: CALLSIGN_TEST_TOKEN}
+                Login:
+                  path: basic-auth/ann/pw
+                Headers:
+                  path: headers
+                  needsAuthorization: true
+                """.utf8
+            ).write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+
+            let basic = try await CLIRunner.run(["call", "Login", "-d", file.path, "--user", "ann:pw"])
+            #expect(basic.status == 0)
+            #expect(basic.standardOutput.contains("\"authenticated\" : true"))
+
+            let bearer = try await CLIRunner.run(["call", "Headers", "-d", file.path, "--bearer", "tok", "-H", "X-One: 1"])
+            #expect(bearer.standardOutput.contains("\"Authorization\" : \"Bearer tok\""))
+            #expect(bearer.standardOutput.contains("\"X-One\" : \"1\""))
+
+            let fromEnvironment = try await CLIRunner.run(
+                ["call", "Headers", "-d", file.path], environment: ["CALLSIGN_TEST_TOKEN": "from-env"])
+            #expect(fromEnvironment.standardOutput.contains("\"Authorization\" : \"Bearer from-env\""))
+
+            let missing = try await CLIRunner.run(["call", "Headers", "-d", file.path], environment: ["CALLSIGN_TEST_TOKEN": ""])
+            #expect(missing.status == 1)
+            #expect(missing.standardError.contains("CALLSIGN_TEST_TOKEN"))
         }
     }
 

@@ -218,6 +218,28 @@ struct APIDefinitionsTests {
         #expect(!none.message.contains("did you mean"))
     }
 
+    @Test("the DEFAULT definition names where credentials come from, never the secret")
+    func authenticationSource() throws {
+        let good = "DEFAULT:\n  authentication: {scheme: basic, userEnvironment: U, passwordEnvironment: P}\n"
+        let definitions = try APIDefinitions(data: Data(good.utf8), format: .yaml)
+        let source = try #require(definitions.authenticationSource)
+        #expect(source.scheme == .basic)
+        _ = try source.authentication(environment: ["U": "ann", "P": "pw"])
+        let unset = try #require(throws: APIError.self) { try source.authentication(environment: ["U": "ann"]) }
+        #expect(unset.message.contains("P"))
+
+        for bad in [
+            "DEFAULT:\n  authentication: {scheme: bearer, token: abc}\n",
+            "DEFAULT:\n  authentication: {scheme: bearer}\n",
+            "DEFAULT:\n  authentication: {scheme: digest, tokenEnvironment: T}\n",
+            "Other:\n  authentication: {scheme: bearer, tokenEnvironment: T}\n",
+        ] {
+            let error = try #require(throws: APIError.self) { try APIDefinitions(data: Data(bad.utf8), format: .yaml) }
+            #expect(error.key == "authentication")
+            #expect(!error.message.contains("abc"))
+        }
+    }
+
     @Test("definitions in code are checked too")
     func codeChecks() throws {
         #expect(throws: APIError.self) { try APIDefinitions([APIDefinition(path: "x")]) }
