@@ -27,6 +27,18 @@ public struct RequestBody: Sendable {
         RequestBody(content: .data(data), contentType: contentType)
     }
 
+    /// A file, read when the request is sent (`application/octet-stream` unless you say otherwise).
+    public static func file(_ url: URL, contentType: String? = "application/octet-stream") -> RequestBody {
+        RequestBody(content: .file(url), contentType: contentType)
+    }
+
+    /// A one-shot stream of chunks: sent once, never replayed by a redirect or a retry.
+    public static func stream<Chunks: AsyncSequence & Sendable>(
+        _ chunks: Chunks, length: Int? = nil, contentType: String? = "application/octet-stream"
+    ) -> RequestBody where Chunks.Element == Data {
+        RequestBody(content: .stream(chunks, length: length), contentType: contentType)
+    }
+
     /// UTF-8 text (`text/plain; charset=utf-8`).
     public static func text(_ text: String) -> RequestBody {
         RequestBody(content: .data(Data(text.utf8)), contentType: "text/plain; charset=utf-8")

@@ -56,7 +56,7 @@ public final class AsyncHTTPClientTransport: Transport {
         for field in request.headerFields { headers.add(name: field.name.rawName, value: field.value) }
         outbound.headers = headers
         if let body {
-            let data = body.collect()
+            let data = try await body.collect()
             outbound.body = .bytes(ByteBuffer(bytes: data))
         }
         let response = try await owner.client.execute(outbound, deadline: .distantFuture)

@@ -48,7 +48,7 @@ public final class URLSessionTransport: Transport {
         for field in request.headerFields {
             urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName)
         }
-        if let body { urlRequest.httpBody = body.collect() }
+        if let body { urlRequest.httpBody = try await body.collect() }
 
         let task = session.dataTask(with: urlRequest)
         let taskBox = TaskBox(task)

@@ -68,6 +68,33 @@ struct RedirectTests {
         }
     }
 
+    @Test("307 resends replayable bodies (data, file, factory) and refuses to replay a one-shot stream")
+    func replayableBodies() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-body-\(UUID().uuidString)")
+        try Data("from a file".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await withServer { server, client in
+            let target: Parameters = ["url": "/anything/target", "status_code": 307]
+            let bodies: [(RequestBody, String)] = [
+                (.text("in memory"), "in memory"),
+                (.file(file), "from a file"),
+                (RequestBody(content: .factory { ["fac", "tory"].map { Data($0.utf8) }.asyncChunks }, contentType: "text/plain"), "factory"),
+            ]
+            for (body, text) in bodies {
+                let echo = try await client.post("/redirect-to").query(target).body(body).send().json()
+                #expect(echo["path"] == "/anything/target")
+                #expect(echo["data"]?.stringValue == text)
+            }
+            let once = RequestBody.stream([Data("once".utf8)].asyncChunks)
+            let error = await apiError { _ = try await client.post("/redirect-to").query(target).body(once).send() }
+            #expect(error?.code == .redirect)
+            #expect(error?.message.contains("one-shot") == true)
+            // Without a redirect, a one-shot stream is sent normally.
+            let sent = try await client.post("/anything").body(.stream(["on", "ce"].map { Data($0.utf8) }.asyncChunks)).send().json()
+            #expect(sent["data"] == "once")
+        }
+    }
+
     @Test("a hop to another origin drops every credential, and they stay dropped")
     func crossOrigin() async throws {
         try await TestServer.withRunning { other in

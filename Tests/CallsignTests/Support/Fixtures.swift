@@ -12,3 +12,14 @@ enum Fixture {
 
     static func data(_ name: String) throws -> Data { try Data(contentsOf: url(name)) }
 }
+
+extension Array where Element == Data {
+    /// The chunks as an async sequence, as a streamed body delivers them.
+    var asyncChunks: AsyncStream<Data> {
+        let chunks = self
+        return AsyncStream { continuation in
+            for chunk in chunks { continuation.yield(chunk) }
+            continuation.finish()
+        }
+    }
+}
