@@ -32,6 +32,11 @@ public final class APIClient: Sendable {
     private let pipeline: Pipeline
     /// How responses are judged, from the configuration.
     private let responseSettings: ResponseSettings
+    /// Running calls by identifier, group and de-duplication key.
+    let registry = CallRegistry()
+    private let limiter: AsyncLimiter?
+    private let tagLimiters: [String: AsyncLimiter]
+    let activity = ActivityCounter()
 
     /// A client with no definitions, the default configuration and the platform's default
     /// transport; handy for one-off requests with full URLs.
@@ -52,6 +57,8 @@ public final class APIClient: Sendable {
         self.configuration = configuration
         self.transport = transport ?? Self.defaultTransport
         self.pipeline = Pipeline(configuration: configuration, definitions: definitions)
+        self.limiter = configuration.concurrency.maximum.map(AsyncLimiter.init(limit:))
+        self.tagLimiters = configuration.tagConcurrency.compactMapValues { $0.maximum.map(AsyncLimiter.init(limit:)) }
         self.responseSettings = ResponseSettings(
             acceptedStatusCodes: configuration.acceptedStatusCodes, envelope: configuration.envelope,
             decoder: configuration.decoder, validators: configuration.validators)
@@ -136,10 +143,64 @@ public final class APIClient: Sendable {
 
     // MARK: - Performing
 
-    /// Runs a request through the middleware chain to the transport.
+    /// Runs a request: admits it (identifier, de-duplication), waits for a concurrency slot,
+    /// then sends it through the middleware chain to the transport.
     func perform(_ request: Request) async throws(APIError) -> Response {
         var request = request
         try RequestFactory.resolveTarget(&request, configuration: configuration)
+        let key = deduplicationKey(for: request)
+        let call = SharedCall(identifier: request.identifier, group: request.group, apiName: request.apiName)
+        let (chosen, isNew) = registry.admit(call, key: key, conflict: configuration.identifierConflict)
+        if isNew {
+            let admitted = request
+            let registry = self.registry
+            chosen.start({ [self] () async throws(APIError) -> Response in try await self.runLimited(admitted) }) {
+                registry.remove(call, key: key)
+            }
+        }
+        do {
+            return try await chosen.wait()
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError(.cancelled, "the call was cancelled", request: request, underlyingError: error)
+        }
+    }
+
+    /// Waits for the tag's and the client's concurrency slots, reports activity, runs the chain.
+    private func runLimited(_ request: Request) async throws(APIError) -> Response {
+        let activity = activityStarted(request)
+        defer { activityEnded(activity) }
+        let tagLimiter = request.tag.flatMap { tagLimiters[$0] }
+        do {
+            try await tagLimiter?.acquire()
+        } catch {
+            throw APIError(.cancelled, "the call was cancelled while it waited for its turn", request: request)
+        }
+        defer { tagLimiter?.release() }
+        do {
+            try await limiter?.acquire()
+        } catch {
+            throw APIError(.cancelled, "the call was cancelled while it waited for its turn", request: request)
+        }
+        defer { limiter?.release() }
+        if let activity, let observer = configuration.activityObserver {
+            let reporting = ProgressSink(
+                continuation: nil, observer: { progress in observer.callDidProgress(activity, progress: progress) },
+                parent: ProgressSink.current)
+            let result = await ProgressSink.$current.withValue(reporting) { () async -> Result<Response, APIError> in
+                do throws(APIError) {
+                    return .success(try await runChain(request))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            return try result.get()
+        }
+        return try await runChain(request)
+    }
+
+    private func runChain(_ request: Request) async throws(APIError) -> Response {
         let context = MiddlewareContext(configuration: configuration, apiName: request.apiName)
         let chain = makeChain(for: request, context: context)
         do {
@@ -164,6 +225,15 @@ public final class APIClient: Sendable {
                 ])
             throw apiError
         }
+    }
+
+    /// The key under which identical safe requests share one transport request, or `nil`.
+    private func deduplicationKey(for request: Request) -> String? {
+        guard configuration.deduplicatesRequests, request.method == .get || request.method == .head, request.body == nil,
+            let prepared = try? RequestFactory.prepare(request, configuration: configuration)
+        else { return nil }
+        let headers = prepared.headers.fields.map { "\($0.name.lowercased()):\($0.value)" }.sorted().joined(separator: "\n")
+        return "\(request.method.rawValue) \(prepared.url.absoluteString)\n\(request.tag ?? "")\n\(request.needsAuthorization)\n\(headers)"
     }
 
     /// The chain for one request: the client's fixed stages around the request's own middlewares.
@@ -201,13 +271,27 @@ public final class APIClient: Sendable {
         let transport = self.transport
         let head = prepared.head
         let body = prepared.body
+        let progress = ProgressSink.current
         do {
             let (responseHead, responseBody) = try await Deadline.run(within: timeout) {
-                let response = try await transport.send(head, body: body)
-                if let length = response.head.headerFields[.contentLength].flatMap(Int.init), length > limit {
-                    throw ResponseBodyStream.tooLarge(limit)
+                let uploadTotal = body?.count.map(Int64.init)
+                if let progress, let uploadTotal {
+                    progress.report(TransferProgress(direction: .upload, completedBytes: 0, totalBytes: uploadTotal))
                 }
-                return (response.head, try await response.body.collect(upTo: limit))
+                let response = try await transport.send(head, body: body)
+                if let progress, let uploadTotal {
+                    progress.report(TransferProgress(direction: .upload, completedBytes: uploadTotal, totalBytes: uploadTotal))
+                }
+                let length = response.head.headerFields[.contentLength].flatMap(Int.init)
+                if let length, length > limit { throw ResponseBodyStream.tooLarge(limit) }
+                do {
+                    guard let progress else { return (response.head, try await response.body.collect(upTo: limit)) }
+                    return (response.head, try await Self.read(response.body, limit: limit, length: length, progress: progress))
+                } catch let error as APIError {
+                    throw error
+                } catch {
+                    throw BodyReadError(underlying: error)
+                }
             }
             var response = Response(
                 request: request, status: responseHead.status, headers: responseHead.headerFields, body: responseBody,
@@ -219,6 +303,28 @@ public final class APIClient: Sendable {
         }
     }
 
+    /// Reads a body chunk by chunk, reporting download progress; the last report is complete.
+    private static func read(_ body: ResponseBodyStream, limit: Int, length: Int?, progress: ProgressSink) async throws -> Data {
+        var data = Data()
+        if let length { data.reserveCapacity(length) }
+        let total = length.map(Int64.init)
+        progress.report(TransferProgress(direction: .download, completedBytes: 0, totalBytes: total))
+        for try await chunk in body {
+            guard data.count + chunk.count <= limit else { throw ResponseBodyStream.tooLarge(limit) }
+            data.append(chunk)
+            progress.report(TransferProgress(direction: .download, completedBytes: Int64(data.count), totalBytes: total))
+        }
+        if total == nil || total != Int64(data.count) {
+            progress.report(TransferProgress(direction: .download, completedBytes: Int64(data.count), totalBytes: Int64(data.count)))
+        }
+        return data
+    }
+
+    /// A failure while reading a body whose head had arrived.
+    private struct BodyReadError: Error {
+        let underlying: any Error
+    }
+
     private func mapFailure(_ error: any Error, request: Request, timeout: Duration) -> APIError {
         if error is Deadline.Expired {
             return APIError(
@@ -226,6 +332,12 @@ public final class APIClient: Sendable {
         }
         if Task.isCancelled || error is CancellationError {
             return APIError(.cancelled, "the call was cancelled", request: request, underlyingError: error)
+        }
+        if let bodyError = error as? BodyReadError {
+            var apiError = APIError.wrap(bodyError.underlying, request: request)
+            if apiError.code == .transport { apiError.message = "the connection broke while the body arrived: \(bodyError.underlying)" }
+            apiError.responseStarted = true
+            return apiError
         }
         return APIError.wrap(error, request: request)
     }

@@ -79,6 +79,34 @@ extension APIClient {
         /// Middlewares inserted relative to built-in stages.
         var insertions: [Insertion]
 
+        // MARK: Reliability and task control
+
+        /// How failed attempts are retried. Default ``RetryPolicy/default``: 3 attempts for
+        /// idempotent requests, exponential back-off with jitter, `Retry-After` honoured.
+        public var retry: RetryPolicy
+        /// One time limit for each whole call (APE's abort-after). Default `nil`: none.
+        public var deadline: Duration?
+        /// The clock for retry waits and deadlines. Default ``SystemClock``.
+        public var clock: any CallClock
+        /// How many calls run at once, client-wide. Default ``ConcurrencyLimit/unlimited``.
+        public var concurrency: ConcurrencyLimit
+        /// How many calls of one tag run at once. Default none.
+        public var tagConcurrency: [String: ConcurrencyLimit]
+        /// What happens when a call starts with the identifier of a running one. Default
+        /// ``IdentifierConflict/cancelPrevious``.
+        public var identifierConflict: IdentifierConflict
+        /// Whether identical in-flight GET/HEAD requests share one transport request. Default `false`.
+        public var deduplicatesRequests: Bool
+        /// Where callbacks of ``APIClient/request(_:configure:)`` run. Default ``CallbackDelivery/mainActor``.
+        public var callbackDelivery: CallbackDelivery
+        /// Sees every failure of a callback call first; return `true` to consume it, so the
+        /// call's own `failure` is not called (RFAPI's central error handler). Default `nil`.
+        public var errorHandler: (@Sendable (APIError) async -> Bool)?
+        /// Told when calls start, progress and end, and how many are active. Default `nil`.
+        public var activityObserver: (any ActivityObserver)?
+        /// Told about every retried attempt (used by `callsign call --verbose`). Default `nil`.
+        public var attemptObserver: (@Sendable (AttemptReport) -> Void)?
+
         /// The defaults.
         public static let `default` = Configuration()
 
@@ -106,6 +134,17 @@ extension APIClient {
             redirects = .default
             authentication = nil
             insertions = []
+            retry = .default
+            deadline = nil
+            clock = SystemClock()
+            concurrency = .unlimited
+            tagConcurrency = [:]
+            identifierConflict = .cancelPrevious
+            deduplicatesRequests = false
+            callbackDelivery = .mainActor
+            errorHandler = nil
+            activityObserver = nil
+            attemptObserver = nil
         }
 
         /// Creates the default configuration adjusted by `configure`.

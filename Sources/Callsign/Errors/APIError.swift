@@ -97,6 +97,9 @@ public struct APIError: Error, Sendable {
     public var key: String?
     /// For definition errors: the line in the definitions file, where the parser knows it.
     public var line: Int?
+    /// Whether the failure happened after the response had started to arrive (so a retry could
+    /// repeat a request the server already acted on).
+    public internal(set) var responseStarted: Bool = false
 
     /// Creates an error. Most users only ever read errors; this is for middlewares,
     /// transports and validators that report their own failures.

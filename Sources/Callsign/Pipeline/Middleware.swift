@@ -43,6 +43,8 @@ public struct MiddlewareContext: Sendable {
     public let apiName: String?
     /// The client's logger, if any.
     public var logger: Logger? { configuration.logger }
+    /// Told about every retried attempt.
+    var attemptObserver: (@Sendable (AttemptReport) -> Void)? { configuration.attemptObserver }
 }
 
 /// A middleware from a closure: Malibu's async `middleware` hook and anything small.
@@ -74,9 +76,11 @@ public struct AnyMiddleware: Middleware {
 ///    per-call middlewares;
 /// 2. ``commonParameters`` — common parameters and headers by tag (xAPI);
 /// 3. ``clientInfo`` — `X-Client-*` headers (APE);
-/// 4. ``redirects`` — Callsign's redirect policy, the same on every transport;
-/// 5. ``authentication`` — credentials, token refresh on 401;
-/// 6. ``transport`` — `preProcess`, then the transport.
+/// 4. ``deadline`` — one time limit over everything below;
+/// 5. ``retry`` — back-off, `Retry-After`, idempotency rules;
+/// 6. ``redirects`` — Callsign's redirect policy, the same on every transport;
+/// 7. ``authentication`` — credentials, token refresh on 401;
+/// 8. ``transport`` — `preProcess`, then the transport.
 ///
 /// ```swift
 /// configuration.insert(SigningMiddleware(), after: .authentication)
@@ -89,6 +93,10 @@ public struct MiddlewareStage: Hashable, Sendable, CustomStringConvertible {
     public static let commonParameters = MiddlewareStage("commonParameters")
     /// Client-info headers.
     public static let clientInfo = MiddlewareStage("clientInfo")
+    /// The overall deadline.
+    public static let deadline = MiddlewareStage("deadline")
+    /// Retries.
+    public static let retry = MiddlewareStage("retry")
     /// Redirect following.
     public static let redirects = MiddlewareStage("redirects")
     /// Authentication.
@@ -97,7 +105,9 @@ public struct MiddlewareStage: Hashable, Sendable, CustomStringConvertible {
     public static let transport = MiddlewareStage("transport")
 
     /// The built-in stages in chain order.
-    public static let order: [MiddlewareStage] = [.commonParameters, .clientInfo, .redirects, .authentication, .transport]
+    public static let order: [MiddlewareStage] = [
+        .commonParameters, .clientInfo, .deadline, .retry, .redirects, .authentication, .transport,
+    ]
 
     public var description: String { name }
 }

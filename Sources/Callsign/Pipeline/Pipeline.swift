@@ -22,6 +22,8 @@ struct Pipeline: Sendable {
         if let clientInfo = configuration.clientInfo {
             stages[.clientInfo] = ClientInfoMiddleware(headers: clientInfo.headers)
         }
+        stages[.deadline] = DeadlineMiddleware(clock: configuration.clock, defaultDeadline: configuration.deadline)
+        stages[.retry] = RetryMiddleware(clock: configuration.clock, defaultPolicy: configuration.retry)
         stages[.redirects] = RedirectMiddleware(policy: configuration.redirects)
         if let authentication = configuration.authentication {
             stages[.authentication] = AuthenticationMiddleware(

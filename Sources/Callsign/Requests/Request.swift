@@ -55,6 +55,13 @@ public struct Request: Sendable {
     /// Whether an empty or `null` body is acceptable (RFAPI's "Response Accept Null").
     public var acceptsNullResponse: Bool
 
+    /// The retry policy for this call; `nil` uses the definition's, else the client's.
+    public var retry: RetryPolicy?
+    /// One time limit for the whole call — attempts, waits, redirects and body; `nil` uses the
+    /// client's. Default `nil`.
+    public var deadline: Duration?
+    /// A message for activity observers while the call runs (RFAPI's loading message).
+    public var loadMessage: String?
     /// Middlewares for this call only, run after the client's and the definition's.
     public var middlewares: [any Middleware]
     /// Where common parameters go for this request; `nil` follows the client. Default `nil`.
@@ -66,6 +73,8 @@ public struct Request: Sendable {
     public internal(set) var credentialsStripped: Bool = false
     /// An origin the code that built the request vouches for (an ``Endpoint``'s base URL).
     var vouchedOrigin: Origin?
+    /// When the call's deadline passes, if it has one.
+    var deadlineInstant: ContinuousClock.Instant?
 
     /// Creates a request.
     ///

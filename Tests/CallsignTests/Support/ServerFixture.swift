@@ -32,6 +32,7 @@ func withServer<T>(
     try await TestServer.withRunning { server in
         var configuration = APIClient.Configuration()
         configuration.baseURL = server.baseURL
+        configuration.retry = .none  // tests of retries set their own policy
         configure(&configuration)
         let transport = kind.make()
         let client = APIClient(definitions: try definitions(server.baseURL), configuration: configuration, transport: transport)

@@ -1,0 +1,312 @@
+public import Foundation
+import Synchronization
+
+extension APIClient {
+    // MARK: - Task control
+
+    /// Cancels the running (or waiting) calls with this identifier. Their async callers get
+    /// ``APIError/Code/cancelled``; callback calls get no `failure`, only `completion` and `finished`.
+    ///
+    /// ```swift
+    /// client.cancel(identifier: "login")
+    /// ```
+    /// - Returns: how many calls were cancelled.
+    @discardableResult
+    public func cancel(identifier: String) -> Int {
+        let calls = registry.calls { $0.identifier == identifier }
+        calls.forEach { $0.cancel() }
+        return calls.count
+    }
+
+    /// Cancels the running (or waiting) calls of this group.
+    @discardableResult
+    public func cancel(group: String) -> Int {
+        let calls = registry.calls { $0.group == group }
+        calls.forEach { $0.cancel() }
+        return calls.count
+    }
+
+    /// Cancels every running or waiting call of this client.
+    @discardableResult
+    public func cancelAll() -> Int {
+        let calls = registry.calls { _ in true }
+        calls.forEach { $0.cancel() }
+        return calls.count
+    }
+
+    /// The calls running or waiting for their turn.
+    public var runningCalls: [RunningCall] {
+        registry.calls { _ in true }.map { RunningCall(identifier: $0.identifier, group: $0.group, apiName: $0.apiName) }
+    }
+
+    /// Whether a call with this identifier is running or waiting.
+    public func isRunning(identifier: String) -> Bool { !registry.calls { $0.identifier == identifier }.isEmpty }
+
+    /// The running or waiting calls of a group.
+    public func runningCalls(group: String) -> [RunningCall] { runningCalls.filter { $0.group == group } }
+
+    // MARK: - Handles
+
+    /// Starts a call and returns a handle to follow its progress, cancel it, or await it.
+    ///
+    /// ```swift
+    /// let task = client.start(.get("/files/big.bin"))
+    /// Task { for await progress in task.progress { bar.value = progress.fraction ?? 0 } }
+    /// let response = try await task.response
+    /// ```
+    public func start(_ request: Request) -> CallTask {
+        let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let sink = ProgressSink(continuation: continuation)
+        let task = Task { [self] () -> Result<Response, APIError> in
+            defer { sink.finish() }
+            return await ProgressSink.$current.withValue(sink) {
+                do throws(APIError) {
+                    return .success(try await perform(request))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+        return CallTask(identifier: request.identifier, progress: stream, task: task)
+    }
+
+    /// Starts the call with this name and returns a handle (see ``start(_:)``).
+    ///
+    /// - Throws: ``APIError`` (``APIError/Code/unknownAPI``) when the name is not defined.
+    public func start(_ name: String, parameters: Parameters = [:], headers: Headers = [:]) throws(APIError) -> CallTask {
+        start(try definitions.definition(named: name).request(parameters: parameters, headers: headers))
+    }
+
+    // MARK: - Callbacks (RFAPI's context)
+
+    /// Calls an API by name with callbacks, as RFAPI's `request(name:)` did.
+    ///
+    /// ```swift
+    /// client.request("UserLogin") { c in
+    ///     c.parameters = ["name": .string(name), "password": .string(password)]
+    ///     c.identifier = "login"
+    ///     c.group = "account"
+    ///     c.loadMessage = "Signing in…"
+    ///     c.success { (session: LoginResponse) in … }
+    ///     c.failure { error in … }       // never for cancellation
+    ///     c.finished { … }               // always, exactly once, last
+    /// }
+    /// ```
+    ///
+    /// Order: `success` or `failure`, then `completion`, then `finished`. Callbacks run on
+    /// ``Configuration/callbackDelivery`` (the main actor by default). The client's
+    /// ``Configuration/errorHandler`` sees every failure first and can consume it.
+    @discardableResult
+    public func request(_ name: String, configure: (inout CallContext) -> Void) -> CallTask {
+        var context = CallContext()
+        configure(&context)
+        let request: Request
+        do throws(APIError) {
+            request = try context.makeRequest(definitions.definition(named: name))
+        } catch {
+            let failed = CallTask.failed(error, identifier: context.identifier)
+            deliver(context: context, result: .failure(error))
+            return failed
+        }
+        let handle = start(request)
+        let settled = context
+        Task { [self] in deliver(context: settled, result: await handle.result) }
+        return handle
+    }
+
+    private func deliver(context: CallContext, result: Result<Response, APIError>) {
+        let delivery = configuration.callbackDelivery
+        let errorHandler = configuration.errorHandler
+        Task {
+            var outcome = result.flatMap { response -> Result<Response, APIError> in
+                do throws(APIError) {
+                    return .success(try response.validate())
+                } catch {
+                    return .failure(error)
+                }
+            }
+            var successThunk: (@Sendable () -> Void)?
+            if case .success(let response) = outcome, let decode = context.successHandler {
+                do throws(APIError) {
+                    successThunk = try decode(response)
+                } catch {
+                    outcome = .failure(error)
+                }
+            }
+            var reportFailure = false
+            if case .failure(let error) = outcome, !error.isCancellation {
+                let consumed = await errorHandler?(error) ?? false
+                reportFailure = !consumed
+            }
+            let finalOutcome = outcome
+            let showFailure = reportFailure
+            let onSuccess = successThunk
+            await delivery.run {
+                switch finalOutcome {
+                case .success:
+                    onSuccess?()
+                case .failure(let error):
+                    if showFailure { context.failureHandler?(error) }
+                }
+                context.completionHandler?(finalOutcome)
+                context.finishedHandler?()
+            }
+        }
+    }
+
+    // MARK: - Activity
+
+    func activityStarted(_ request: Request) -> ActivityCall? {
+        let (id, count) = activity.begin()
+        configuration.activityObserver?.activeCallCountDidChange(count)
+        guard let message = request.loadMessage else { return nil }
+        let call = ActivityCall(id: id, message: message, apiName: request.apiName)
+        configuration.activityObserver?.callDidStart(call)
+        return call
+    }
+
+    func activityEnded(_ call: ActivityCall?) {
+        if let call { configuration.activityObserver?.callDidEnd(call) }
+        configuration.activityObserver?.activeCallCountDidChange(activity.end())
+    }
+}
+
+/// Counts active calls and numbers them.
+final class ActivityCounter: Sendable {
+    private let state = Mutex((next: UInt64(0), active: 0))
+
+    func begin() -> (id: UInt64, active: Int) {
+        state.withLock { state in
+            state.next += 1
+            state.active += 1
+            return (state.next, state.active)
+        }
+    }
+
+    func end() -> Int {
+        state.withLock { state in
+            state.active -= 1
+            return state.active
+        }
+    }
+}
+
+/// A handle on a running call: its progress, its result, and a way to cancel it.
+public final class CallTask: Sendable {
+    /// The call's identifier, if any.
+    public let identifier: String?
+    /// Upload and download progress (the latest update is kept for a slow reader); finishes when
+    /// the call ends.
+    public let progress: AsyncStream<TransferProgress>
+    private let task: Task<Result<Response, APIError>, Never>
+
+    init(identifier: String?, progress: AsyncStream<TransferProgress>, task: Task<Result<Response, APIError>, Never>) {
+        self.identifier = identifier
+        self.progress = progress
+        self.task = task
+    }
+
+    static func failed(_ error: APIError, identifier: String?) -> CallTask {
+        let (stream, continuation) = AsyncStream<TransferProgress>.makeStream()
+        continuation.finish()
+        return CallTask(identifier: identifier, progress: stream, task: Task { .failure(error) })
+    }
+
+    /// Cancels the call. Waiting callers get ``APIError/Code/cancelled``.
+    public func cancel() { task.cancel() }
+
+    /// The outcome, when the call ends.
+    public var result: Result<Response, APIError> {
+        get async { await task.value }
+    }
+
+    /// The response, when the call ends.
+    public var response: Response {
+        get async throws(APIError) { try await task.value.get() }
+    }
+}
+
+/// Where callback closures run.
+public struct CallbackDelivery: Sendable {
+    private let body: @Sendable (@escaping @Sendable () -> Void) async -> Void
+
+    /// On the main actor (the default): UI code may run in the callbacks
+    /// (`MainActor.assumeIsolated { … }` states it to the compiler).
+    public static let mainActor = CallbackDelivery { work in await MainActor.run { work() } }
+
+    /// On a dispatch queue (use a serial one to keep callbacks in order).
+    public static func queue(_ queue: DispatchQueue) -> CallbackDelivery {
+        CallbackDelivery { work in
+            await withCheckedContinuation { continuation in
+                queue.async {
+                    work()
+                    continuation.resume()
+                }
+            }
+        }
+    }
+
+    /// Wherever the call finished, with no hop (for servers and tests).
+    public static let immediate = CallbackDelivery { work in work() }
+
+    func run(_ work: @escaping @Sendable () -> Void) async { await body(work) }
+}
+
+/// The settings and callbacks of one callback call (RFAPI's request context).
+public struct CallContext: Sendable {
+    /// Parameters for the call.
+    public var parameters: Parameters = [:]
+    /// Headers for the call.
+    public var headers: Headers = [:]
+    /// An identifier, for ``APIClient/cancel(identifier:)``.
+    public var identifier: String?
+    /// A group, for ``APIClient/cancel(group:)``.
+    public var group: String?
+    /// A message for activity observers while the call runs.
+    public var loadMessage: String?
+    /// The time limit for one attempt.
+    public var timeout: Duration?
+    /// One time limit for the whole call.
+    public var deadline: Duration?
+
+    var successHandler: (@Sendable (Response) throws(APIError) -> @Sendable () -> Void)?
+    var failureHandler: (@Sendable (APIError) -> Void)?
+    var completionHandler: (@Sendable (Result<Response, APIError>) -> Void)?
+    var finishedHandler: (@Sendable () -> Void)?
+
+    /// Runs with the decoded value when the call succeeds. A body that does not decode as `T`
+    /// is a failure instead.
+    public mutating func success<T: Decodable & Sendable>(_ handler: @escaping @Sendable (T) -> Void) {
+        successHandler = { response throws(APIError) in
+            let value = try response.decode(T.self)
+            return { handler(value) }
+        }
+    }
+
+    /// Runs with the validated response when the call succeeds.
+    public mutating func success(_ handler: @escaping @Sendable (Response) -> Void) {
+        successHandler = { response in { handler(response) } }
+    }
+
+    /// Runs when the call fails — never for cancellation, and not when the client's error
+    /// handler consumed the error.
+    public mutating func failure(_ handler: @escaping @Sendable (APIError) -> Void) { failureHandler = handler }
+
+    /// Runs with the outcome, after `success` or `failure`, also for cancellation.
+    public mutating func completion(_ handler: @escaping @Sendable (Result<Response, APIError>) -> Void) {
+        completionHandler = handler
+    }
+
+    /// Runs last, exactly once, however the call ended.
+    public mutating func finished(_ handler: @escaping @Sendable () -> Void) { finishedHandler = handler }
+
+    func makeRequest(_ definition: APIDefinition) -> Request {
+        var request = definition.request(parameters: parameters, headers: headers)
+        request.identifier = identifier
+        request.group = group
+        request.loadMessage = loadMessage
+        if let timeout { request.timeout = timeout }
+        if let deadline { request.deadline = deadline }
+        return request
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import HTTPTypes
+
+/// Gives a call one overall time limit — attempts, waits, redirects and body reading together.
+struct DeadlineMiddleware: Middleware {
+    let clock: any CallClock
+    let defaultDeadline: Duration?
+
+    func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
+        guard let limit = request.deadline ?? defaultDeadline else { return try await next(request) }
+        var request = request
+        request.deadlineInstant = clock.now + limit
+        let bounded = request
+        do {
+            return try await Deadline.run(within: limit) { try await next(bounded) }
+        } catch is Deadline.Expired {
+            throw APIError(
+                .timedOut, "the deadline of \(APIClient.describe(limit)) passed before the call completed", request: request)
+        }
+    }
+}
+
+/// Tries failed attempts again under a ``RetryPolicy``.
+struct RetryMiddleware: Middleware {
+    let clock: any CallClock
+    let defaultPolicy: RetryPolicy
+
+    func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
+        let policy = request.retry ?? defaultPolicy
+        guard policy.maximumAttempts > 1 else { return try await next(request) }
+        var request = request
+        if policy.addsIdempotencyKey, !request.isIdempotent, !request.headers.contains("Idempotency-Key") {
+            // One key per logical request: every attempt carries the same one.
+            request.headers["Idempotency-Key"] = UUID().uuidString
+        }
+        let replayable = request.body?.content.isReplayable ?? true
+        guard replayable, request.isIdempotent || request.headers.contains("Idempotency-Key") else {
+            return try await next(request)
+        }
+        var attempt = 1
+        while true {
+            let wait: Duration
+            let outcome: String
+            var lastResponse: Response?
+            do {
+                let response = try await next(request)
+                guard attempt < policy.maximumAttempts, policy.retryableStatusCodes.contains(response.status.code) else {
+                    return response
+                }
+                if let header = response.headers[.retryAfter], let after = RetryAfter.parse(header) {
+                    guard after <= policy.maximumRetryAfter else { return response }
+                    wait = after
+                } else {
+                    wait = policy.delay(afterAttempt: attempt)
+                }
+                outcome = "status \(response.status.code)"
+                lastResponse = response
+            } catch let error as APIError {
+                guard attempt < policy.maximumAttempts, policy.retriesTransportErrors, error.code == .transport,
+                    !error.responseStarted
+                else { throw error }
+                wait = policy.delay(afterAttempt: attempt)
+                outcome = error.message
+            }
+            if let end = request.deadlineInstant, clock.now + wait > end {
+                var error = APIError(
+                    .timedOut,
+                    "attempt \(attempt) failed (\(outcome)); the next would start after the deadline (wait \(APIClient.describe(wait)))",
+                    request: request, response: lastResponse)
+                error.responseStarted = lastResponse != nil
+                throw error
+            }
+            context.logger?.info(
+                "retrying",
+                metadata: [
+                    "callsign.api": .string(request.apiName ?? ""), "callsign.attempt": .stringConvertible(attempt),
+                    "callsign.outcome": .string(outcome), "callsign.wait_ms": .stringConvertible(Int(wait.seconds * 1000)),
+                ])
+            context.attemptObserver?(AttemptReport(attempt: attempt, outcome: outcome, wait: wait))
+            try await clock.sleep(for: wait)
+            attempt += 1
+        }
+    }
+}
+
+/// What the retry policy did after one attempt, for `--verbose` and similar reports.
+public struct AttemptReport: Sendable {
+    /// The attempt that failed (1-based).
+    public var attempt: Int
+    /// What happened: a status or an error message.
+    public var outcome: String
+    /// The wait before the next attempt.
+    public var wait: Duration
+}

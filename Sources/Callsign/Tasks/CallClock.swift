@@ -1,0 +1,22 @@
+/// The time source for retry waits and deadlines. Inject one in tests so back-off never sleeps.
+///
+/// ```swift
+/// let clock = TestClock()                                  // from CallsignTesting
+/// let client = APIClient(configuration: .init { $0.clock = clock })
+/// … // run a call that retries
+/// #expect(clock.sleeps == [.milliseconds(500), .seconds(1)])
+/// ```
+public protocol CallClock: Sendable {
+    /// The current instant of a monotonic clock.
+    var now: ContinuousClock.Instant { get }
+    /// Waits `duration` (or returns at once, for a test clock). Throws when cancelled.
+    func sleep(for duration: Duration) async throws
+}
+
+/// The real, monotonic clock.
+public struct SystemClock: CallClock {
+    /// Creates the system clock.
+    public init() {}
+    public var now: ContinuousClock.Instant { ContinuousClock.now }
+    public func sleep(for duration: Duration) async throws { try await Task.sleep(for: duration) }
+}

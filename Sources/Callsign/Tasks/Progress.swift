@@ -1,0 +1,59 @@
+import Synchronization
+
+/// How far a transfer has come.
+///
+/// ```swift
+/// let task = client.start(.get("/bytes/1000000"))
+/// for await progress in task.progress {
+///     print(progress.direction, progress.fraction ?? 0, progress.completedBytes)
+/// }
+/// ```
+///
+/// Each attempt starts again from zero (a retry resets progress); within an attempt the bytes
+/// only grow, and the last update of a successful download has a fraction of exactly 1.
+public struct TransferProgress: Sendable, Hashable {
+    /// Which way the bytes go.
+    public enum Direction: Sendable, Hashable {
+        case upload, download
+    }
+
+    /// Which way the bytes go.
+    public var direction: Direction
+    /// Bytes transferred so far in this attempt.
+    public var completedBytes: Int64
+    /// Bytes expected, when known.
+    public var totalBytes: Int64?
+
+    /// The fraction done (0…1), when the total is known.
+    public var fraction: Double? {
+        guard let totalBytes else { return nil }
+        guard totalBytes > 0 else { return 1 }
+        return min(1, Double(completedBytes) / Double(totalBytes))
+    }
+}
+
+/// Where the transport stage reports progress for the call running in the current task.
+final class ProgressSink: Sendable {
+    @TaskLocal static var current: ProgressSink?
+
+    private let continuation: AsyncStream<TransferProgress>.Continuation?
+    private let observer: (@Sendable (TransferProgress) -> Void)?
+    private let parent: ProgressSink?
+
+    init(
+        continuation: AsyncStream<TransferProgress>.Continuation?, observer: (@Sendable (TransferProgress) -> Void)? = nil,
+        parent: ProgressSink? = nil
+    ) {
+        self.continuation = continuation
+        self.observer = observer
+        self.parent = parent
+    }
+
+    func report(_ progress: TransferProgress) {
+        continuation?.yield(progress)
+        observer?(progress)
+        parent?.report(progress)
+    }
+
+    func finish() { continuation?.finish() }
+}

@@ -1,0 +1,157 @@
+import Synchronization
+
+/// One running call that one or more callers await: the caller that started it, callers that
+/// joined by identifier, and callers of an identical de-duplicated request.
+///
+/// Each waiter can stop waiting (its task was cancelled) without disturbing the others; when the
+/// last waiter leaves, the work is cancelled.
+final class SharedCall: Sendable {
+    private struct State {
+        var result: Result<Response, APIError>?
+        var waiters: [UInt64: CheckedContinuation<Response, any Error>] = [:]
+        var activeWaiters = 0
+        var nextID: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+    /// The work, and whether it was cancelled before it started.
+    private let work = Mutex<(task: Task<Void, Never>?, cancelled: Bool)>((nil, false))
+    let identifier: String?
+    let group: String?
+    let apiName: String?
+
+    init(identifier: String?, group: String?, apiName: String?) {
+        self.identifier = identifier
+        self.group = group
+        self.apiName = apiName
+    }
+
+    /// Starts the work; `finished` runs once after every waiter has been told.
+    func start(_ body: @escaping @Sendable () async throws(APIError) -> Response, finished: @escaping @Sendable () -> Void) {
+        let task = Task { [self] in
+            let result: Result<Response, APIError>
+            do throws(APIError) {
+                result = .success(try await body())
+            } catch {
+                result = .failure(error)
+            }
+            complete(with: result)
+            finished()
+        }
+        let cancelledEarly = work.withLock { work -> Bool in
+            work.task = task
+            return work.cancelled
+        }
+        if cancelledEarly { task.cancel() }
+    }
+
+    /// Cancels the work for everyone (also if it has not started yet).
+    func cancel() {
+        let task = work.withLock { work -> Task<Void, Never>? in
+            work.cancelled = true
+            return work.task
+        }
+        task?.cancel()
+    }
+
+    /// Waits for the result; throws `CancellationError` if the waiting task is cancelled first.
+    func wait() async throws -> Response {
+        let id = state.withLock { state -> UInt64 in
+            defer {
+                state.nextID += 1
+                state.activeWaiters += 1
+            }
+            return state.nextID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Response, any Error>) in
+                let ready = state.withLock { state -> Result<Response, APIError>? in
+                    if let result = state.result { return result }
+                    state.waiters[id] = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready.mapError { $0 as any Error }) }
+            }
+        } onCancel: {
+            let (continuation, lastOne) = state.withLock { state -> (CheckedContinuation<Response, any Error>?, Bool) in
+                guard let continuation = state.waiters.removeValue(forKey: id) else { return (nil, false) }
+                state.activeWaiters -= 1
+                return (continuation, state.activeWaiters == 0)
+            }
+            continuation?.resume(throwing: CancellationError())
+            if lastOne { cancel() }
+        }
+    }
+
+    private func complete(with result: Result<Response, APIError>) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Response, any Error>] in
+            state.result = result
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume(with: result.mapError { $0 as any Error }) }
+    }
+}
+
+/// The running calls of a client, by identifier and group, and the de-duplication table.
+final class CallRegistry: Sendable {
+    private struct State {
+        var calls: [ObjectIdentifier: SharedCall] = [:]
+        var byIdentifier: [String: SharedCall] = [:]
+        var byKey: [String: SharedCall] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Registers a new call, or returns the call to join: one with the same de-duplication key,
+    /// or (with `join`) one with the same identifier. With `cancelPrevious`, a running call with
+    /// the same identifier is cancelled.
+    func admit(_ call: SharedCall, key: String?, conflict: IdentifierConflict) -> (call: SharedCall, isNew: Bool) {
+        let (chosen, isNew, superseded) = state.withLock { state -> (SharedCall, Bool, SharedCall?) in
+            if let key, let existing = state.byKey[key] { return (existing, false, nil) }
+            var superseded: SharedCall?
+            if let identifier = call.identifier, let existing = state.byIdentifier[identifier] {
+                if conflict == .join { return (existing, false, nil) }
+                superseded = existing
+            }
+            state.calls[ObjectIdentifier(call)] = call
+            if let identifier = call.identifier { state.byIdentifier[identifier] = call }
+            if let key { state.byKey[key] = call }
+            return (call, true, superseded)
+        }
+        superseded?.cancel()
+        return (chosen, isNew)
+    }
+
+    func remove(_ call: SharedCall, key: String?) {
+        state.withLock { state in
+            state.calls.removeValue(forKey: ObjectIdentifier(call))
+            if let identifier = call.identifier, state.byIdentifier[identifier] === call {
+                state.byIdentifier.removeValue(forKey: identifier)
+            }
+            if let key, state.byKey[key] === call { state.byKey.removeValue(forKey: key) }
+        }
+    }
+
+    func calls(where predicate: (SharedCall) -> Bool) -> [SharedCall] {
+        state.withLock { Array($0.calls.values) }.filter(predicate)
+    }
+}
+
+/// What happens when a call starts with the identifier of a call still running.
+public enum IdentifierConflict: Sendable, Hashable {
+    /// The running call is cancelled; the new one runs (latest wins, as for search-as-you-type).
+    case cancelPrevious
+    /// The new caller waits for the running call and gets its result.
+    case join
+}
+
+/// A running call, as ``APIClient/runningCalls`` lists it.
+public struct RunningCall: Sendable, Hashable {
+    /// The call's identifier, if any.
+    public var identifier: String?
+    /// The call's group, if any.
+    public var group: String?
+    /// The API name, when the call came from a definition.
+    public var apiName: String?
+}
