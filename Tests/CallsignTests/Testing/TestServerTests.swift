@@ -19,7 +19,7 @@ struct TestServerTests {
         }
         // Stopped although the body threw: nothing answers on that port any more.
         let transport = URLSessionTransport()
-        let client = APIClient(transport: transport)
+        let client = APIClient(configuration: .init { $0.retry = .none }, transport: transport)
         let error = await apiError { _ = try await client.send(.get("http://127.0.0.1:\(seenPort)/get")) }
         try await transport.shutdown()
         #expect(error?.code == .transport)

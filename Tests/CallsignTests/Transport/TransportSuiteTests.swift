@@ -96,7 +96,7 @@ struct TransportSuiteTests {
     func refused(kind: TransportKind) async throws {
         let port = try await TestServer.withRunning { $0.port }  // stopped: nothing listens there now
         let transport = kind.make()
-        let client = APIClient(transport: transport)
+        let client = APIClient(configuration: .init { $0.retry = .none }, transport: transport)
         let error = await apiError { _ = try await client.send(.get("http://127.0.0.1:\(port)/get")) }
         try await transport.shutdown()
         #expect(error?.code == .transport)
