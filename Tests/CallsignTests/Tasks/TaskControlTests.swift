@@ -1,0 +1,206 @@
+import Callsign
+import CallsignTesting
+import Foundation
+import Synchronization
+import Testing
+
+/// A route that holds requests until released, and says when each has arrived.
+final class Gate: Sendable {
+    let arrivals: AsyncStream<String>
+    private let continuation: AsyncStream<String>.Continuation
+    private let released = Mutex<[CheckedContinuation<Void, Never>]>([])
+    private let open = Mutex(false)
+
+    init(on server: TestServer, path: String) {
+        (arrivals, continuation) = AsyncStream<String>.makeStream()
+        server.route(path) { [self] request in
+            continuation.yield(request.uri)
+            await withCheckedContinuation { waiter in
+                let isOpen = open.withLock { $0 }
+                if isOpen { waiter.resume() } else { released.withLock { $0.append(waiter) } }
+            }
+            return .json(["uri": .string(request.uri)])
+        }
+    }
+
+    /// Waits until `count` requests have arrived.
+    func waitForArrivals(_ count: Int) async {
+        var seen = 0
+        for await _ in arrivals {
+            seen += 1
+            if seen == count { return }
+        }
+    }
+
+    /// Lets every held and future request through.
+    func release() {
+        open.withLock { $0 = true }
+        for waiter in released.withLock({ waiters in defer { waiters.removeAll() }; return waiters }) { waiter.resume() }
+    }
+}
+
+@Suite("Task control", .timeLimit(.minutes(2)))
+struct TaskControlTests {
+    @Test("cancel by identifier: the caller gets cancelled, others keep going")
+    func cancelByIdentifier() async throws {
+        try await withServer { server, client in
+            let gate = Gate(on: server, path: "/held")
+            let doomed = client.start(Request.get("held/a").with { $0.identifier = "login" })
+            let survivor = client.start(Request.get("held/b").with { $0.identifier = "other" })
+            await gate.waitForArrivals(2)
+            #expect(client.isRunning(identifier: "login"))
+            #expect(client.cancel(identifier: "login") == 1)
+            let result = await doomed.result
+            #expect(result.error?.code == .cancelled)
+            gate.release()
+            let response1 = try await survivor.response
+
+            #expect(try response1.status == .ok)
+            #expect(!client.isRunning(identifier: "login"))
+        }
+    }
+
+    @Test("cancel by group also removes queued calls, which are never sent")
+    func cancelGroupWithQueued() async throws {
+        try await withServer(configure: { $0.concurrency = .serial }) { server, client in
+            let gate = Gate(on: server, path: "/held")
+            let tasks = (0..<4).map { index in client.start(Request.get("held/\(index)").with { $0.group = "account" }) }
+            await gate.waitForArrivals(1)  // one in flight, three waiting for their turn
+            #expect(client.runningCalls(group: "account").count == 4)
+            #expect(client.cancel(group: "account") == 4)
+            for task in tasks {
+                #expect(await task.result.error?.code == .cancelled)
+            }
+            gate.release()
+            #expect(server.requests.filter { $0.rawPath.hasPrefix("/held") }.count == 1)
+            #expect(client.runningCalls.isEmpty)
+        }
+    }
+
+    @Test("an identifier already running: cancelPrevious (default) or join")
+    func identifierConflict() async throws {
+        try await withServer { server, client in
+            let gate = Gate(on: server, path: "/held")
+            let first = client.start(Request.get("held/1").with { $0.identifier = "search" })
+            await gate.waitForArrivals(1)
+            let second = client.start(Request.get("held/2").with { $0.identifier = "search" })
+            await gate.waitForArrivals(1)
+            #expect(await first.result.error?.code == .cancelled)
+            gate.release()
+            let response2 = try await second.response
+
+            #expect(try response2.json()["uri"] == "/held/2")
+        }
+        try await withServer(configure: { $0.identifierConflict = .join }) { server, client in
+            let gate = Gate(on: server, path: "/held")
+            let first = client.start(Request.get("held/1").with { $0.identifier = "profile" })
+            await gate.waitForArrivals(1)
+            let joined = client.start(Request.get("held/2").with { $0.identifier = "profile" })
+            gate.release()
+            let response3 = try await first.response
+
+            #expect(try response3.json()["uri"] == "/held/1")
+            let response4 = try await joined.response
+
+            #expect(try response4.json()["uri"] == "/held/1")
+            #expect(server.hits("/held/2") == 0)
+        }
+    }
+
+    @Test(".limited(n) never has more than n requests in flight", arguments: [1, 3])
+    func limited(count: Int) async throws {
+        try await withServer(configure: { $0.concurrency = .limited(count) }) { server, client in
+            server.route("/work") { _ in
+                try? await Task.sleep(for: .milliseconds(20))
+                return .json(["ok": true])
+            }
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<20 { group.addTask { _ = try? await client.get("/work").send() } }
+            }
+            #expect(server.hits("/work") == 20)
+            #expect(server.maxConcurrentRequests <= count)
+            #expect(server.maxConcurrentRequests >= 1)
+        }
+    }
+
+    @Test("per-tag limits apply to their tag only")
+    func tagLimit() async throws {
+        try await withServer(configure: { $0.tagConcurrency["uploads"] = .serial }) { server, client in
+            let gate = Gate(on: server, path: "/held")
+            let uploads = (0..<2).map { index in client.start(Request.get("held/u\(index)").with { $0.tag = "uploads" }) }
+            let other = client.start(.get("held/other"))
+            await gate.waitForArrivals(2)  // one upload and the untagged call
+            #expect(server.requests.filter { $0.rawPath.hasPrefix("/held/u") }.count == 1)
+            gate.release()
+            for task in uploads { #expect(await task.result.error == nil) }
+            #expect(await other.result.error == nil)
+        }
+    }
+
+    @Test("de-duplication: 20 identical GETs make one server hit; one caller leaving does not cancel the rest")
+    func deduplication() async throws {
+        try await withServer(configure: { $0.deduplicatesRequests = true }) { server, client in
+            let gate = Gate(on: server, path: "/held")
+            let tasks = (0..<20).map { _ in client.start(.get("held/same")) }
+            await gate.waitForArrivals(1)
+            tasks[0].cancel()
+            #expect(await tasks[0].result.error?.code == .cancelled)
+            gate.release()
+            for task in tasks.dropFirst() {
+                let response5 = try await task.response
+
+                #expect(try response5.json()["uri"] == "/held/same")
+            }
+            #expect(server.hits("/held/same") == 1)
+            // Not de-duplicated: a different URL, or a POST.
+            _ = try await client.get("/held/other").send()
+            _ = try await client.post("/held/same").send()
+            #expect(server.hits("/held/same") == 2)
+        }
+    }
+
+    @Test("progress is monotonic, never above 1, and ends at 1")
+    func progress() async throws {
+        try await withServer { server, client in
+            let task = client.start(.get("bytes/1000000"))
+            var updates: [TransferProgress] = []
+            for await update in task.progress { updates.append(update) }
+            let response6 = try await task.response
+
+            #expect(try response6.body.count == 1_000_000)
+            let downloads = updates.filter { $0.direction == .download }
+            #expect(downloads.last?.fraction == 1)
+            #expect(downloads.allSatisfy { ($0.fraction ?? 0) <= 1 })
+            #expect(zip(downloads, downloads.dropFirst()).allSatisfy { $0.completedBytes <= $1.completedBytes })
+        }
+    }
+
+    @Test("activity observers see calls with a loading message start and end, and the active count")
+    func activity() async throws {
+        final class Recorder: ActivityObserver {
+            let events = Mutex<[String]>([])
+            func callDidStart(_ call: ActivityCall) { events.withLock { $0.append("start \(call.message)") } }
+            func callDidEnd(_ call: ActivityCall) { events.withLock { $0.append("end \(call.message)") } }
+            func activeCallCountDidChange(_ count: Int) { events.withLock { $0.append("active \(count)") } }
+        }
+        let recorder = Recorder()
+        try await withServer(configure: { $0.activityObserver = recorder }) { server, client in
+            _ = try await client.send(Request.get("get").with { $0.loadMessage = "Loading…" })
+            _ = try await client.send(.get("get"))
+        }
+        #expect(recorder.events.withLock { $0 } == ["active 1", "start Loading…", "end Loading…", "active 0", "active 1", "active 0"])
+    }
+}
+
+extension Request {
+    /// A copy changed by `change`, for building requests in one expression.
+    func with(_ change: (inout Request) -> Void) -> Request {
+        var copy = self
+        change(&copy)
+        return copy
+    }
+}
+
+extension Result where Failure == APIError {
+    var error: APIError? { if case .failure(let error) = self { error } else { nil } }
+}
