@@ -38,8 +38,17 @@ struct CallCommand: AsyncParsableCommand {
     @Option(help: "A bearer token.")
     var bearer: String?
 
-    @Option(help: "Time limit in seconds for the call.")
+    @Option(help: "Time limit in seconds for one attempt.")
     var timeout: Double?
+
+    @Option(help: "Attempts in all for a failing idempotent call (1 = no retry). Default: the definitions' policy, else 3.")
+    var retry: Int?
+
+    @Option(help: "One time limit in seconds for the whole call, retries included.")
+    var deadline: Double?
+
+    @Flag(name: [.short, .long], help: "Print each attempt (status or error, and the wait before the next) to stderr.")
+    var verbose = false
 
     @Flag(name: [.short, .long], help: "Print the status line and headers before the body.")
     var include = false
@@ -52,6 +61,14 @@ struct CallCommand: AsyncParsableCommand {
                 guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be more than 0") }
                 configuration.timeout = .milliseconds(Int64(timeout * 1000))
             }
+            if let deadline {
+                guard deadline > 0, deadline.isFinite else { throw ValidationError("--deadline must be more than 0") }
+                configuration.deadline = .milliseconds(Int64(deadline * 1000))
+            }
+            if let retry {
+                guard (1...100).contains(retry) else { throw ValidationError("--retry takes 1 to 100 attempts") }
+            }
+            if verbose { AttemptPrinter.install(in: &configuration) }
             let explicit = try explicitAuthentication()
             configuration.authentication = try explicit ?? definitions.authenticationSource?.authentication()
             let client = APIClient(definitions: definitions, configuration: configuration)
@@ -60,6 +77,7 @@ struct CallCommand: AsyncParsableCommand {
                 parameters: try ParameterArguments.parse(parameters), headers: try ParameterArguments.headers(headers))
             // Credentials given on the command line are meant to be sent, whatever the definition says.
             if explicit != nil { request.needsAuthorization = true }
+            if let retry { request.retry = (request.retry ?? configuration.retry).with { $0.maximumAttempts = retry } }
             let response = try await client.send(request)
             if include { ResponsePrinter.printHead(response) }
             do {

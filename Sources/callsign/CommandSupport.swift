@@ -113,3 +113,30 @@ func reportingErrors(_ body: () async throws -> Void) async throws {
         throw ExitCode.failure
     }
 }
+
+/// `--verbose`: one line per attempt on stderr, and the wait before the next.
+enum AttemptPrinter {
+    static func install(in configuration: inout APIClient.Configuration) {
+        configuration.insert(
+            AnyMiddleware { request, _, next in
+                let clock = ContinuousClock()
+                let started = clock.now
+                Terminal.error("> \(request.method.rawValue) \(Redaction.redact(request.path))")
+                do {
+                    let response = try await next(request)
+                    Terminal.error("< \(response.status.code) \(response.status.reasonPhrase) (\(milliseconds(clock.now - started)) ms)")
+                    return response
+                } catch let error as APIError {
+                    Terminal.error("< \(error.code): \(error.message) (\(milliseconds(clock.now - started)) ms)")
+                    throw error
+                }
+            }, before: .redirects)
+        configuration.attemptObserver = { report in
+            Terminal.error("  attempt \(report.attempt) failed (\(report.outcome)); next attempt in \(milliseconds(report.wait)) ms")
+        }
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int {
+        Int(Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15)
+    }
+}

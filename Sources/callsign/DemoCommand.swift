@@ -124,6 +124,43 @@ struct DemoTour {
         for request in server.requests.suffix(2) { say("→ \(request.method) \(request.uri)") }
         say("board \(moved.id ?? 0): \(moved.title)")
 
+        step("Retry: a 503 with Retry-After is waited out and retried, inside one overall deadline")
+        let busy = Mutex(0)
+        server.route("/demo/busy") { _ in
+            let seen = busy.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            return seen == 1
+                ? .json(["error": "busy, try again"], status: 503, headers: [("Retry-After", "1")])
+                : .json(["id": 1, "title": "Balsa Fish"])
+        }
+        let retrying = APIClient(configuration: .init {
+            $0.baseURL = server.baseURL
+            $0.deadline = .seconds(10)
+            $0.attemptObserver = { report in
+                Terminal.out("   attempt \(report.attempt): \(report.outcome); waiting \(APIClientDemoFormat.seconds(report.wait)) as the server asked")
+            }
+        })
+        let calm = try await retrying.get("demo/busy").send().decode(DemoBoard.self)
+        say("attempt 2: 200 OK — board \(calm.id ?? 0): \(calm.title)")
+
+        step("Task control: a group of calls cancelled together, queued ones never sent")
+        server.route("/demo/slow") { _ in ServerResponse(status: 200).with(.delay(.seconds(30))) }
+        let queued = APIClient(configuration: .init { $0.baseURL = server.baseURL; $0.concurrency = .serial; $0.retry = .none })
+        let feed = (1...3).map { index in
+            var request = Request.get("demo/slow", parameters: ["item": .int(index)])
+            request.group = "feed"
+            return queued.start(request)
+        }
+        while server.hits("/demo/slow") == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        say("running or waiting in group \"feed\": \(queued.runningCalls(group: "feed").count)")
+        say("cancel(group: \"feed\") cancelled \(queued.cancel(group: "feed")) calls")
+        for (index, task) in feed.enumerated() {
+            if case .failure(let error) = await task.result { say("call \(index + 1): \(error.code)") }
+        }
+        say("requests that reached the server: \(server.hits("/demo/slow")) (the other two were still queued)")
+
         step("An envelope with a failure code becomes one typed error")
         await expectFailure { _ = try await client.call("RoomAudiences", parameters: ["room": "closed"]) }
 
@@ -228,5 +265,13 @@ enum DemoBoards: Endpoint {
 
     var acceptedStatusCodes: StatusCodes? {
         if case .create = self { [201] } else { nil }
+    }
+}
+
+/// Formatting for the demo's lines.
+enum APIClientDemoFormat {
+    static func seconds(_ duration: Duration) -> String {
+        let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        return value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
     }
 }

@@ -56,6 +56,10 @@ public struct APIDefinition: Sendable, Hashable {
     public var notes: String?
     /// Where credentials come from (only in the `DEFAULT` definition); see ``AuthenticationSource``.
     public var authentication: AuthenticationSource?
+    /// How failed attempts are retried. Default `nil` (inherit; the client's).
+    public var retry: RetryPolicy?
+    /// One time limit for the whole call. Default `nil` (inherit; the client's).
+    public var deadline: Duration?
     /// RFAPI keys Callsign reads but does not act on yet ("Cache Policy", "Expire",
     /// "Offline Policy", "Response Serializer"), kept as written. Loading them adds a warning.
     public var recognizedButUnused: [String: JSONValue]?
@@ -111,6 +115,8 @@ public struct APIDefinition: Sendable, Hashable {
         result.tag = tag ?? defaults.tag
         result.usesEnvelope = usesEnvelope ?? defaults.usesEnvelope
         result.userInfo = userInfo ?? defaults.userInfo
+        result.retry = retry ?? defaults.retry
+        result.deadline = deadline ?? defaults.deadline
         return result
     }
 
@@ -134,6 +140,8 @@ public struct APIDefinition: Sendable, Hashable {
         request.usesEnvelope = usesEnvelope
         request.responseType = responseType
         request.acceptsNullResponse = acceptsNullResponse ?? false
+        request.retry = retry
+        request.deadline = deadline
         return request
     }
 

@@ -15,7 +15,7 @@ struct DefinitionParser {
     enum Field: CaseIterable {
         case name, baseURL, pathPrefix, path, method, headers, parameters, needsAuthorization, contentType
         case responseType, responseClass, acceptsNullResponse, acceptedStatusCodes, timeout, tag, envelope
-        case userInfo, notes, authentication
+        case userInfo, notes, authentication, retry, deadline
         case cachePolicy, expire, offlinePolicy, responseSerializer
 
         var spellings: [String] {
@@ -39,6 +39,8 @@ struct DefinitionParser {
             case .userInfo: ["User Info", "userInfo"]
             case .notes: ["Notes", "notes"]
             case .authentication: ["authentication"]
+            case .retry: ["retry"]
+            case .deadline: ["deadline"]
             case .cachePolicy: ["Cache Policy", "cachePolicy"]
             case .expire: ["Expire", "expire"]
             case .offlinePolicy: ["Offline Policy", "offlinePolicy"]
@@ -177,6 +179,10 @@ struct DefinitionParser {
                 definition.userInfo = info
             case .notes:
                 definition.notes = try reader.string()
+            case .retry:
+                definition.retry = try reader.retryPolicy()
+            case .deadline:
+                definition.deadline = try reader.seconds()
             case .authentication:
                 guard name == APIDefinitions.defaultName else {
                     throw reader.error("belongs in the DEFAULT definition: one client has one way to authenticate")
@@ -261,6 +267,48 @@ private struct ValueReader {
             headers.add(name, text)
         }
         return headers
+    }
+
+    /// `retry: 3` (attempts), `retry: false` (none), or a dictionary with `attempts`, `baseDelay`,
+    /// `maxDelay`, `statusCodes`, `idempotencyKey`, `transportErrors`, `jitter`.
+    func retryPolicy() throws(APIError) -> RetryPolicy {
+        switch value {
+        case .int(let attempts) where attempts >= 1 && attempts <= 100:
+            return RetryPolicy(maximumAttempts: attempts)
+        case .bool(let enabled):
+            return enabled ? .default : .none
+        case .object(let members):
+            var policy = RetryPolicy.default
+            for key in members.keys.sorted() {
+                guard let member = members[key] else { continue }
+                let nested = ValueReader(api: api, key: "\(self.key).\(key)", line: line, value: member)
+                switch key {
+                case "attempts":
+                    guard let attempts = member.intValue, (1...100).contains(attempts) else {
+                        throw nested.error("must be a whole number from 1 to 100")
+                    }
+                    policy.maximumAttempts = attempts
+                case "baseDelay": policy.baseDelay = try nested.seconds()
+                case "maxDelay": policy.maximumDelay = try nested.seconds()
+                case "maxRetryAfter": policy.maximumRetryAfter = try nested.seconds()
+                case "statusCodes":
+                    policy.retryableStatusCodes = Set(try nested.statusCodes().ranges.flatMap { Array($0) })
+                case "idempotencyKey": policy.addsIdempotencyKey = try nested.bool()
+                case "transportErrors": policy.retriesTransportErrors = try nested.bool()
+                case "jitter":
+                    guard let text = member.stringValue, text == "full" || text == "none" else {
+                        throw nested.error("must be full or none")
+                    }
+                    policy.jitter = text == "full" ? .full : .none
+                default:
+                    throw nested.error(
+                        "unknown; use attempts, baseDelay, maxDelay, maxRetryAfter, statusCodes, idempotencyKey, transportErrors, jitter")
+                }
+            }
+            return policy
+        default:
+            throw error("must be a number of attempts (1-100), true/false, or a dictionary")
+        }
     }
 
     func authenticationSource() throws(APIError) -> AuthenticationSource {

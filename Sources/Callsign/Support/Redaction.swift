@@ -2,11 +2,19 @@ import Foundation
 
 /// Removes secrets from text that may be shown to people: URL user-info and the values of
 /// query parameters whose names mark them as secret.
-struct Redaction: Sendable {
+public struct Redaction: Sendable {
     /// Query parameter names whose values are secret (compared case-insensitively).
     var secretQueryNames: Set<String> = ["token", "access_token", "refresh_token", "api_key", "apikey", "key", "password", "secret", "sig", "signature", "client_secret"]
 
     static let `default` = Redaction()
+
+    /// The URL text with user-info removed and the values of secret query parameters
+    /// (`token`, `access_token`, `api_key`, `password`, `sig`, …) replaced by `REDACTED`.
+    ///
+    /// ```swift
+    /// Redaction.redact("https://u:p@example.com/x?access_token=abc")   // "https://example.com/x?access_token=REDACTED"
+    /// ```
+    public static func redact(_ url: String) -> String { Redaction.default.redact(url: url) }
     static let placeholder = "REDACTED"
 
     /// The URL with user-info removed and secret query values replaced.

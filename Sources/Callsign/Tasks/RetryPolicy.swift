@@ -66,6 +66,17 @@ public struct RetryPolicy: Sendable, Hashable {
     /// One attempt: no retry.
     public static let none = RetryPolicy(maximumAttempts: 1)
 
+    /// A copy adjusted by `change`.
+    ///
+    /// ```swift
+    /// request.retry = RetryPolicy.default.with { $0.maximumAttempts = 5 }
+    /// ```
+    public func with(_ change: (inout RetryPolicy) -> Void) -> RetryPolicy {
+        var copy = self
+        change(&copy)
+        return copy
+    }
+
     /// The exponential wait after `attempt` failed attempts (1-based), before jitter.
     func exponentialDelay(afterAttempt attempt: Int) -> Duration {
         let factor = Double(1 << min(max(attempt - 1, 0), 30))

@@ -152,6 +152,29 @@ struct CommandLineTests {
         }
     }
 
+    @Test("--retry, --deadline and --verbose: every attempt and wait on stderr")
+    func retryFlags() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try await TestServer.withRunning { server in
+            installFlaky(on: server, failures: 1, retryAfter: "0")
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-retry-\(UUID().uuidString).yaml")
+            try Data("DEFAULT:\n  baseURL: \(server.baseURL.absoluteString)\nFlaky:\n  path: flaky\nSlow:\n  path: delay/3\n".utf8)
+                .write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+
+            let retried = try await CLIRunner.run(["call", "Flaky", "-d", file.path, "--retry", "2", "--verbose"])
+            #expect(retried.status == 0)
+            #expect(retried.standardError.contains("< 503"))
+            #expect(retried.standardError.contains("attempt 1 failed (status 503); next attempt in 0 ms"))
+            #expect(retried.standardError.contains("< 200 OK"))
+
+            let late = try await CLIRunner.run(["call", "Slow", "-d", file.path, "--deadline", "0.5"])
+            #expect(late.status == 1)
+            #expect(late.standardError.contains("timedOut"))
+            #expect(late.standardError.contains("deadline"))
+        }
+    }
+
     @Test("a malformed definitions file is one clear line and exit 1")
     func badFile() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")

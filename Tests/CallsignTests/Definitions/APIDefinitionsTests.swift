@@ -240,6 +240,37 @@ struct APIDefinitionsTests {
         }
     }
 
+    @Test("retry and deadline load from a file and merge over DEFAULT")
+    func retryFromFile() throws {
+        let yaml = """
+            DEFAULT:
+              retry: 2
+              deadline: 20
+            Upload:
+              path: upload
+              retry: {attempts: 4, baseDelay: 0.25, statusCodes: ["500-504"], idempotencyKey: true, jitter: none}
+            Plain:
+              path: plain
+            Never:
+              path: never
+              retry: false
+            """
+        let definitions = try APIDefinitions(data: Data(yaml.utf8), format: .yaml)
+        let upload = try definitions.definition(named: "Upload").request()
+        #expect(upload.retry?.maximumAttempts == 4)
+        #expect(upload.retry?.baseDelay == .milliseconds(250))
+        #expect(upload.retry?.retryableStatusCodes == [500, 501, 502, 503, 504])
+        #expect(upload.retry?.addsIdempotencyKey == true)
+        #expect(upload.retry?.jitter == RetryPolicy.Jitter.none)
+        #expect(upload.deadline == .seconds(20))
+        #expect(try definitions.definition(named: "Plain").retry?.maximumAttempts == 2)
+        #expect(try definitions.definition(named: "Never").retry?.maximumAttempts == 1)
+        let bad = try #require(throws: APIError.self) {
+            try APIDefinitions(data: Data("A:\n  retry: {attempts: 0}\n".utf8), format: .yaml)
+        }
+        #expect(bad.message.contains("retry.attempts"))
+    }
+
     @Test("definitions in code are checked too")
     func codeChecks() throws {
         #expect(throws: APIError.self) { try APIDefinitions([APIDefinition(path: "x")]) }
