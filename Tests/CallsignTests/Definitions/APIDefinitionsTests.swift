@@ -240,6 +240,25 @@ struct APIDefinitionsTests {
         }
     }
 
+    @Test("definitions load from a server, by content type or extension")
+    func fetch() async throws {
+        try await withServer { server, client in
+            server.route("/api.yaml") { _ in
+                .text("DEFAULT:\n  baseURL: \(server.baseURL.absoluteString)\nHealth:\n  path: get\n", contentType: "application/yaml")
+            }
+            server.route("/rules") { _ in .json(["Health": ["Path": "get", "Base": .string(server.baseURL.absoluteString)]]) }
+            server.route("/rules.txt") { _ in .text("Health: {path: get}") }
+            let yaml = try await APIDefinitions.fetch(from: server.url("/api.yaml"), using: client)
+            #expect(yaml.names == ["Health"])
+            let fromServer = APIClient(definitions: yaml, transport: client.transport)
+            #expect(try await fromServer.call("Health").status == .ok)
+            let json = try await APIDefinitions.fetch(from: server.url("/rules"), using: client)
+            #expect(try json.definition(named: "Health").path == "get")
+            let unknown = await apiError { _ = try await APIDefinitions.fetch(from: server.url("/rules.txt"), using: client) }
+            #expect(unknown?.code == .invalidDefinition)
+        }
+    }
+
     @Test("retry and deadline load from a file and merge over DEFAULT")
     func retryFromFile() throws {
         let yaml = """

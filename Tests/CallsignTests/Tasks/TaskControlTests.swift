@@ -175,6 +175,29 @@ struct TaskControlTests {
         }
     }
 
+    @Test("progress starts again from zero when an attempt is retried")
+    func progressResetOnRetry() async throws {
+        try await withServer(configure: { $0.clock = TestClock(); $0.retry = RetryPolicy(maximumAttempts: 2, jitter: .none) }) {
+            server, client in
+            let failed = Mutex(false)
+            server.route("/retry-bytes") { _ in
+                let first = failed.withLock { seen in defer { seen = true }; return !seen }
+                return first
+                    ? ServerResponse(status: 503, headers: [("Content-Type", "text/plain")], body: .data(Data(repeating: 1, count: 5000)))
+                    : ServerResponse(status: 200, headers: [("Content-Type", "application/octet-stream")], body: .generated(count: 20000))
+            }
+            let task = client.start(.get("retry-bytes"))
+            var updates: [TransferProgress] = []
+            for await update in task.progress { updates.append(update) }
+            _ = try await task.response
+            let downloads = updates.filter { $0.direction == .download }
+            let restarts = zip(downloads, downloads.dropFirst()).filter { $1.completedBytes < $0.completedBytes }
+            #expect(restarts.count <= 1)
+            #expect(downloads.last?.completedBytes == 20000)
+            #expect(downloads.last?.fraction == 1)
+        }
+    }
+
     @Test("activity observers see calls with a loading message start and end, and the active count")
     func activity() async throws {
         final class Recorder: ActivityObserver {
