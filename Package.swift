@@ -19,6 +19,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
@@ -30,6 +32,8 @@ let package = Package(
             dependencies: [
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Yams", package: "Yams"),
                 .product(
                     name: "AsyncHTTPClient", package: "async-http-client",
@@ -55,7 +59,11 @@ let package = Package(
         ),
         .testTarget(
             name: "CallsignTests",
-            dependencies: ["Callsign", "CallsignTesting", "callsign"],
+            dependencies: [
+                "Callsign", "CallsignTesting", "callsign",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ],
             resources: [.copy("Fixtures")]
         ),
     ],

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
+import Tracing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -34,6 +35,7 @@ public final class APIClient: Sendable {
     private let responseSettings: ResponseSettings
     /// Running calls by identifier, group and de-duplication key.
     let registry = CallRegistry()
+    private let observability: Observability
     private let limiter: AsyncLimiter?
     private let tagLimiters: [String: AsyncLimiter]
     let activity = ActivityCounter()
@@ -57,6 +59,7 @@ public final class APIClient: Sendable {
         self.configuration = configuration
         self.transport = transport ?? Self.defaultTransport
         self.pipeline = Pipeline(configuration: configuration, definitions: definitions)
+        self.observability = Observability(metricsFactory: configuration.metricsFactory, tracer: configuration.tracer)
         self.limiter = configuration.concurrency.maximum.map(AsyncLimiter.init(limit:))
         self.tagLimiters = configuration.tagConcurrency.compactMapValues { $0.maximum.map(AsyncLimiter.init(limit:)) }
         self.responseSettings = ResponseSettings(
@@ -126,6 +129,7 @@ public final class APIClient: Sendable {
         var request = endpoint.request
         if request.baseURL == nil { request.baseURL = E.baseURL }
         if let base = E.baseURL { request.vouchedOrigin = Origin(base) }
+        request.endpoint = endpoint
         request.headers = E.headers.merging(request.headers)
         if let accepted = endpoint.acceptedStatusCodes { request.acceptedStatusCodes = accepted }
         return try await perform(request)
@@ -203,12 +207,25 @@ public final class APIClient: Sendable {
     private func runChain(_ request: Request) async throws(APIError) -> Response {
         let context = MiddlewareContext(configuration: configuration, apiName: request.apiName)
         let chain = makeChain(for: request, context: context)
+        let info = CallInfo(apiName: request.apiName, tag: request.tag, endpoint: request.endpoint)
+        let span = observability.activeTracer.startSpan(
+            "HTTP \(request.method.rawValue)", context: ServiceContext.current ?? .topLevel, ofKind: .client)
+        span.attributes["http.request.method"] = request.method.rawValue
+        span.attributes["url.full"] = configuration.redaction.redact(url: request.path)
+        if let apiName = request.apiName { span.attributes["callsign.api"] = apiName }
+        defer { span.end() }
+        let clock = ContinuousClock()
+        let started = clock.now
         do {
-            let response = try await chain(request)
+            let response = try await ServiceContext.withValue(span.context) {
+                try await CallInfo.$current.withValue(info) { try await chain(request) }
+            }
+            span.record(status: response.status.code)
+            observability.recordSuccess(response)
             log(response)
             return response
         } catch {
-            let apiError: APIError
+            var apiError: APIError
             if let error = error as? APIError {
                 apiError = error
             } else if Task.isCancelled || error is CancellationError {
@@ -216,12 +233,16 @@ public final class APIClient: Sendable {
             } else {
                 apiError = APIError(.invalidRequest, "a middleware failed: \(error)", request: request, underlyingError: error)
             }
+            apiError.redaction = configuration.redaction
+            span.record(failure: apiError)
+            observability.recordFailure(apiError, request: request, duration: clock.now - started)
             configuration.logger?.error(
                 "request failed",
                 metadata: [
                     "callsign.api": .string(request.apiName ?? ""), "callsign.method": .string(request.method.rawValue),
-                    "callsign.url": .string(Redaction.default.redact(url: request.path)),
+                    "callsign.url": .string(configuration.redaction.redact(url: request.path)),
                     "callsign.error": .string(apiError.code.shortDescription),
+                    "callsign.message": .string(apiError.message),
                 ])
             throw apiError
         }
@@ -256,6 +277,12 @@ public final class APIClient: Sendable {
         var prepared = try RequestFactory.prepare(request, configuration: configuration)
         request.url = prepared.url
         request.headers = prepared.headers
+        let tracer = observability.activeTracer
+        let span = tracer.startSpan(
+            "HTTP \(request.method.rawValue) attempt", context: ServiceContext.current ?? .topLevel, ofKind: .client)
+        defer { span.end() }
+        tracer.inject(span.context, into: &prepared.head.headerFields, using: HTTPFieldsInjector())
+        logAttempt(request, body: prepared.body)
         if let preProcess = configuration.preProcess {
             do {
                 prepared.head = try await preProcess(prepared.head)
@@ -297,9 +324,14 @@ public final class APIClient: Sendable {
                 request: request, status: responseHead.status, headers: responseHead.headerFields, body: responseBody,
                 startedAt: startedAt, duration: clock.now - start)
             response.settings = responseSettings
+            response.sentBody = body
+            span.record(status: response.status.code)
+            logAttemptResponse(response)
             return response
         } catch {
-            throw mapFailure(error, request: request, timeout: timeout)
+            let apiError = mapFailure(error, request: request, timeout: timeout)
+            span.record(failure: apiError)
+            throw apiError
         }
     }
 
@@ -342,6 +374,46 @@ public final class APIClient: Sendable {
         return APIError.wrap(error, request: request)
     }
 
+    /// `debug`: the attempt's headers (redacted); `trace`: also the body (capped, redacted) and a cURL line.
+    private func logAttempt(_ request: Request, body: HTTPBody?) {
+        guard let logger = configuration.logger, logger.logLevel <= .debug else { return }
+        let redaction = configuration.redaction
+        var metadata: Logger.Metadata = [
+            "callsign.api": .string(request.apiName ?? ""), "callsign.method": .string(request.method.rawValue),
+            "callsign.url": .string(redaction.redact(url: request.url?.absoluteString ?? request.path)),
+            "callsign.headers": .string(redaction.redact(request.headers).fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")),
+        ]
+        if logger.logLevel <= .trace {
+            if let data = body?.inMemoryData {
+                metadata["callsign.body"] = .string(loggable(data, contentType: request.headers["Content-Type"]))
+            }
+            metadata["callsign.curl"] = .string(CURLCommand(request: request, body: body?.inMemoryData, redaction: redaction).text)
+        }
+        logger.debug("sending attempt", metadata: metadata)
+    }
+
+    private func logAttemptResponse(_ response: Response) {
+        guard let logger = configuration.logger, logger.logLevel <= .debug else { return }
+        let redaction = configuration.redaction
+        var metadata: Logger.Metadata = [
+            "callsign.status": .stringConvertible(response.status.code),
+            "callsign.headers": .string(
+                response.headers.map { "\($0.name.rawName): \(redaction.redact(header: $0.name.rawName, value: $0.value))" }
+                    .joined(separator: "\n")),
+        ]
+        if logger.logLevel <= .trace {
+            metadata["callsign.body"] = .string(loggable(response.body, contentType: response.headers[.contentType]))
+        }
+        logger.debug("received response", metadata: metadata)
+    }
+
+    private func loggable(_ body: Data, contentType: String?) -> String {
+        let redacted = configuration.redaction.redact(body: body, contentType: contentType)
+        let cut = redacted.prefix(configuration.maximumLoggedBodySize)
+        guard let text = String(data: cut, encoding: .utf8) else { return "<\(body.count) bytes of binary data>" }
+        return redacted.count > cut.count ? text + "… (\(redacted.count) bytes)" : text
+    }
+
     private func log(_ response: Response) {
         guard let logger = configuration.logger else { return }
         logger.info(
@@ -349,7 +421,7 @@ public final class APIClient: Sendable {
             metadata: [
                 "callsign.api": .string(response.request.apiName ?? ""),
                 "callsign.method": .string(response.request.method.rawValue),
-                "callsign.url": .string(Redaction.default.redact(url: response.request.url?.absoluteString ?? "")),
+                "callsign.url": .string(configuration.redaction.redact(url: response.request.url?.absoluteString ?? "")),
                 "callsign.status": .stringConvertible(response.status.code),
                 "callsign.duration_ms": .stringConvertible(Int(response.duration.seconds * 1000)),
             ])

@@ -1,6 +1,8 @@
 public import Foundation
 public import HTTPTypes
 public import Logging
+public import Metrics
+public import Tracing
 
 extension APIClient {
     /// Everything an ``APIClient`` needs to know that is not an API definition.
@@ -107,6 +109,18 @@ extension APIClient {
         /// Told about every retried attempt (used by `callsign call --verbose`). Default `nil`.
         public var attemptObserver: (@Sendable (AttemptReport) -> Void)?
 
+        // MARK: Observability
+
+        /// What is hidden in logs, cURL lines, error descriptions and HAR files. Default ``Redaction/default``.
+        public var redaction: Redaction
+        /// Where metrics go. Default `nil`: the factory bootstrapped in `MetricsSystem` (none: no-op).
+        public var metricsFactory: (any MetricsFactory)?
+        /// Who traces calls. Default `nil`: the tracer bootstrapped in `InstrumentationSystem`
+        /// (none: no spans, no `traceparent`).
+        public var tracer: (any Tracer)?
+        /// The longest body shown by `trace`-level logs. Default 4 KiB.
+        public var maximumLoggedBodySize: Int
+
         /// The defaults.
         public static let `default` = Configuration()
 
@@ -145,6 +159,10 @@ extension APIClient {
             errorHandler = nil
             activityObserver = nil
             attemptObserver = nil
+            redaction = .default
+            metricsFactory = nil
+            tracer = nil
+            maximumLoggedBodySize = 4096
         }
 
         /// Creates the default configuration adjusted by `configure`.

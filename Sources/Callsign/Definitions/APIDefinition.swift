@@ -60,6 +60,8 @@ public struct APIDefinition: Sendable, Hashable {
     public var retry: RetryPolicy?
     /// One time limit for the whole call. Default `nil` (inherit; the client's).
     public var deadline: Duration?
+    /// A file answering this API in mock mode (see ``MockTransport/init(definitions:directory:defaultDelay:fallback:)``).
+    public var mock: String?
     /// RFAPI keys Callsign reads but does not act on yet ("Cache Policy", "Expire",
     /// "Offline Policy", "Response Serializer"), kept as written. Loading them adds a warning.
     public var recognizedButUnused: [String: JSONValue]?
@@ -117,6 +119,7 @@ public struct APIDefinition: Sendable, Hashable {
         result.userInfo = userInfo ?? defaults.userInfo
         result.retry = retry ?? defaults.retry
         result.deadline = deadline ?? defaults.deadline
+        result.mock = mock ?? defaults.mock
         return result
     }
 

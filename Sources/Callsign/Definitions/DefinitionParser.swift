@@ -15,7 +15,7 @@ struct DefinitionParser {
     enum Field: CaseIterable {
         case name, baseURL, pathPrefix, path, method, headers, parameters, needsAuthorization, contentType
         case responseType, responseClass, acceptsNullResponse, acceptedStatusCodes, timeout, tag, envelope
-        case userInfo, notes, authentication, retry, deadline
+        case userInfo, notes, authentication, retry, deadline, mock
         case cachePolicy, expire, offlinePolicy, responseSerializer
 
         var spellings: [String] {
@@ -41,6 +41,7 @@ struct DefinitionParser {
             case .authentication: ["authentication"]
             case .retry: ["retry"]
             case .deadline: ["deadline"]
+            case .mock: ["mock", "Mock"]
             case .cachePolicy: ["Cache Policy", "cachePolicy"]
             case .expire: ["Expire", "expire"]
             case .offlinePolicy: ["Offline Policy", "offlinePolicy"]
@@ -183,6 +184,8 @@ struct DefinitionParser {
                 definition.retry = try reader.retryPolicy()
             case .deadline:
                 definition.deadline = try reader.seconds()
+            case .mock:
+                definition.mock = try reader.string()
             case .authentication:
                 guard name == APIDefinitions.defaultName else {
                     throw reader.error("belongs in the DEFAULT definition: one client has one way to authenticate")

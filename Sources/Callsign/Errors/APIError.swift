@@ -100,6 +100,8 @@ public struct APIError: Error, Sendable {
     /// Whether the failure happened after the response had started to arrive (so a retry could
     /// repeat a request the server already acted on).
     public internal(set) var responseStarted: Bool = false
+    /// The client's redaction, for ``description``.
+    var redaction: Redaction?
 
     /// Creates an error. Most users only ever read errors; this is for middlewares,
     /// transports and validators that report their own failures.
@@ -132,7 +134,7 @@ extension APIError: CustomStringConvertible, LocalizedError {
         var parts = ["APIError.\(code)"]
         if let apiName { parts.append("[\(apiName)]") }
         if let request, let url = request.resolvedURLForDescription {
-            parts.append("\(request.method.rawValue) \(Redaction.default.redact(url: url))")
+            parts.append("\(request.method.rawValue) \((redaction ?? .default).redact(url: url))")
         }
         return parts.joined(separator: " ") + ": " + message
     }

@@ -75,6 +75,8 @@ public struct Request: Sendable {
     var vouchedOrigin: Origin?
     /// When the call's deadline passes, if it has one.
     var deadlineInstant: ContinuousClock.Instant?
+    /// The endpoint value the request came from, for mock providers.
+    var endpoint: (any Endpoint)?
 
     /// Creates a request.
     ///

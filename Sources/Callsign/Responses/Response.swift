@@ -24,6 +24,8 @@ public struct Response: Sendable {
 
     /// Settings from the client that decide how this response is validated and decoded.
     var settings: ResponseSettings
+    /// The body as it was sent, for recorders.
+    var sentBody: HTTPBody?
 
     /// Creates a response. Transports and mocks normally do this for you.
     public init(

@@ -1,24 +1,62 @@
-import Foundation
+public import Foundation
 
-/// Removes secrets from text that may be shown to people: URL user-info and the values of
-/// query parameters whose names mark them as secret.
-public struct Redaction: Sendable {
-    /// Query parameter names whose values are secret (compared case-insensitively).
-    var secretQueryNames: Set<String> = ["token", "access_token", "refresh_token", "api_key", "apikey", "key", "password", "secret", "sig", "signature", "client_secret"]
+/// What is secret, and how it is hidden wherever Callsign shows a request: logs, cURL lines, error
+/// descriptions and HAR files.
+///
+/// On by default. Values of secret headers and query parameters, URL user-info and secret JSON or
+/// form fields in bodies are replaced by `REDACTED`.
+///
+/// ```swift
+/// configuration.redaction.secretHeaders.insert("X-Api-Key")
+/// configuration.redaction.secretQueryNames.insert("session")
+/// configuration.redaction.secretBodyFields.insert("pin")
+/// ```
+public struct Redaction: Sendable, Hashable {
+    /// Header names whose values are secret (case-insensitive). Default: `Authorization`,
+    /// `Proxy-Authorization`, `Cookie`, `Set-Cookie`, `X-Api-Key`, `X-Auth-Token`.
+    public var secretHeaders: Set<String>
+    /// Query parameter names whose values are secret (case-insensitive). Default: `token`,
+    /// `access_token`, `refresh_token`, `id_token`, `api_key`, `apikey`, `key`, `password`,
+    /// `secret`, `client_secret`, `sig`, `signature`.
+    public var secretQueryNames: Set<String>
+    /// JSON and form field names whose values are secret, at any depth (case-insensitive).
+    /// Default: `password`, `token`, `access_token`, `refresh_token`, `client_secret`, `secret`.
+    public var secretBodyFields: Set<String>
 
-    static let `default` = Redaction()
+    /// The text that replaces a secret.
+    public static let placeholder = "REDACTED"
 
-    /// The URL text with user-info removed and the values of secret query parameters
-    /// (`token`, `access_token`, `api_key`, `password`, `sig`, …) replaced by `REDACTED`.
+    /// The defaults.
+    public static let `default` = Redaction()
+
+    /// Creates the default redaction.
+    public init() {
+        secretHeaders = ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "x-auth-token"]
+        secretQueryNames = [
+            "token", "access_token", "refresh_token", "id_token", "api_key", "apikey", "key", "password", "secret",
+            "client_secret", "sig", "signature",
+        ]
+        secretBodyFields = ["password", "token", "access_token", "refresh_token", "client_secret", "secret"]
+    }
+
+    /// Shows secrets as they are. For local debugging only.
+    public static let none: Redaction = {
+        var redaction = Redaction()
+        redaction.secretHeaders = []
+        redaction.secretQueryNames = []
+        redaction.secretBodyFields = []
+        return redaction
+    }()
+
+    /// The URL text with user-info removed and the values of secret query parameters replaced.
     ///
     /// ```swift
     /// Redaction.redact("https://u:p@example.com/x?access_token=abc")   // "https://example.com/x?access_token=REDACTED"
     /// ```
     public static func redact(_ url: String) -> String { Redaction.default.redact(url: url) }
-    static let placeholder = "REDACTED"
 
-    /// The URL with user-info removed and secret query values replaced.
-    func redact(url text: String) -> String {
+    /// The URL text with user-info removed and the values of secret query parameters replaced.
+    public func redact(url text: String) -> String {
         guard var components = URLComponents(string: text) else { return text }
         var changed = false
         if components.user != nil || components.password != nil {
@@ -28,9 +66,7 @@ public struct Redaction: Sendable {
         }
         if let items = components.percentEncodedQueryItems, !items.isEmpty {
             let redacted = items.map { item -> URLQueryItem in
-                let name = (item.name.removingPercentEncoding ?? item.name).lowercased()
-                let base = name.hasSuffix("[]") ? String(name.dropLast(2)) : name
-                guard secretQueryNames.contains(base), item.value != nil else { return item }
+                guard item.value != nil, isSecretQueryName(item.name.removingPercentEncoding ?? item.name) else { return item }
                 changed = true
                 return URLQueryItem(name: item.name, value: Self.placeholder)
             }
@@ -38,4 +74,61 @@ public struct Redaction: Sendable {
         }
         return changed ? (components.string ?? text) : text
     }
+
+    /// Whether a header's value is secret.
+    public func isSecretHeader(_ name: String) -> Bool { secretHeaders.contains(name.lowercased()) }
+
+    /// The value to show for a header.
+    public func redact(header name: String, value: String) -> String {
+        isSecretHeader(name) ? Self.placeholder : value
+    }
+
+    /// Headers with secret values replaced.
+    public func redact(_ headers: Headers) -> Headers {
+        Headers(headers.fields.map { Headers.Field(name: $0.name, value: redact(header: $0.name, value: $0.value)) })
+    }
+
+    /// A body with secret JSON or form fields replaced; other bodies are returned as they are.
+    public func redact(body: Data, contentType: String?) -> Data {
+        guard !secretBodyFields.isEmpty, !body.isEmpty else { return body }
+        let type = contentType?.lowercased() ?? ""
+        if type.contains("json") || (type.isEmpty && body.first.map { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "[") } == true) {
+            guard let value = try? JSONValue(parsing: body) else { return body }
+            return redact(json: value).jsonData()
+        }
+        if type.hasPrefix("application/x-www-form-urlencoded") {
+            let text = String(decoding: body, as: UTF8.self)
+            let pairs = text.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let name = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+                guard parts.count == 2, isSecretBodyField(name) else { return String(pair) }
+                return "\(parts[0])=\(Self.placeholder)"
+            }
+            return Data(pairs.joined(separator: "&").utf8)
+        }
+        return body
+    }
+
+    func redact(json value: JSONValue) -> JSONValue {
+        switch value {
+        case .object(let members):
+            var result: [String: JSONValue] = [:]
+            for (key, member) in members {
+                result[key] = isSecretBodyField(key) && !member.isNull ? .string(Self.placeholder) : redact(json: member)
+            }
+            return .object(result)
+        case .array(let elements):
+            return .array(elements.map { redact(json: $0) })
+        default:
+            return value
+        }
+    }
+
+    private func isSecretQueryName(_ name: String) -> Bool {
+        let lowered = name.lowercased()
+        let base = lowered.hasSuffix("[]") ? String(lowered.dropLast(2)) : lowered
+        return secretQueryNames.contains(base)
+    }
+
+    private func isSecretBodyField(_ name: String) -> Bool { secretBodyFields.contains(name.lowercased()) }
 }

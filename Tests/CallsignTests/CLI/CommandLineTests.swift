@@ -26,8 +26,9 @@ struct CLIRunner {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
     }
 
-    /// Runs the executable. Waiting and reading happen on Dispatch threads, never on the Swift
-    /// concurrency pool, whose few threads also run the in-process server.
+    /// Runs the executable. Waiting and reading happen on threads of their own — never on the
+    /// Swift concurrency pool or Dispatch's global queues, whose few threads also run the
+    /// in-process server and the transports.
     static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
         let process = Process()
         process.executableURL = executable
@@ -37,29 +38,24 @@ struct CLIRunner {
         let error = Pipe()
         process.standardOutput = output
         process.standardError = error
-        return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                do {
-                    try process.run()
-                } catch {
-                    continuation.resume(throwing: error)
-                    return
-                }
-                let group = DispatchGroup()
-                nonisolated(unsafe) var errorData = Data()
-                group.enter()
-                DispatchQueue.global().async {
-                    errorData = error.fileHandleForReading.readDataToEndOfFile()
-                    group.leave()
-                }
-                let outputData = output.fileHandleForReading.readDataToEndOfFile()
-                group.wait()
+        try process.run()
+        async let outputData = readToEnd(output.fileHandleForReading)
+        async let errorData = readToEnd(error.fileHandleForReading)
+        let (out, err) = await (outputData, errorData)
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
                 process.waitUntilExit()
-                continuation.resume(
-                    returning: Result(
-                        status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
-                        standardError: String(decoding: errorData, as: UTF8.self)))
+                continuation.resume()
             }
+        }
+        return Result(
+            status: process.terminationStatus, standardOutput: String(decoding: out, as: UTF8.self),
+            standardError: String(decoding: err, as: UTF8.self))
+    }
+
+    private static func readToEnd(_ handle: FileHandle) async -> Data {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: handle.readDataToEndOfFile()) }
         }
     }
 }

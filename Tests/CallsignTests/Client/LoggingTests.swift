@@ -33,7 +33,7 @@ struct LoggingTests {
     func logs() async throws {
         let handler = CapturingLogHandler()
         let logger = Logger(label: "test") { _ in handler }
-        let yaml = "Thing:\n  path: get\n  Cache Policy: 1\n"
+        let yaml = "Thing:\n  path: json\n  Cache Policy: 1\n"
         try await withServer(
             definitions: { base in
                 var definitions = try APIDefinitions(data: Data(yaml.utf8), format: .yaml)

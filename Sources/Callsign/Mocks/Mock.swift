@@ -1,0 +1,107 @@
+public import Foundation
+import Synchronization
+
+/// A canned answer for a request (Malibu's mocks): data, JSON, a file, an error, or a sequence.
+///
+/// Mocked answers go through validation, envelopes, decoding, retries and every middleware
+/// exactly like real ones — only the transport is replaced.
+///
+/// ```swift
+/// let transport = MockTransport(directory: fixtures) { request in
+///     switch request.apiName {
+///     case "TopicListRecommended": .file("topics.json")
+///     case "UserProfile": .json(["id": 1, "name": "Ann"])
+///     case "Flaky": .sequence([.json(["error": "busy"], status: 503), .json(["ok": true])])
+///     default: nil        // a real request
+///     }
+/// }
+/// ```
+public struct Mock: Sendable {
+    enum Answer: Sendable {
+        case data(Data, status: Int, headers: [String: String])
+        case file(String, status: Int, headers: [String: String])
+        case failure(any Error)
+        case sequence(SequenceState)
+    }
+
+    let answer: Answer
+    /// How long the answer takes; `nil` uses the transport's default delay.
+    public var delay: Duration?
+
+    /// Bytes with a status and headers.
+    public static func data(_ data: Data, status: Int = 200, headers: [String: String] = [:], delay: Duration? = nil) -> Mock {
+        Mock(answer: .data(data, status: status, headers: headers), delay: delay)
+    }
+
+    /// A JSON body (`Content-Type: application/json`).
+    public static func json(_ value: JSONValue, status: Int = 200, headers: [String: String] = [:], delay: Duration? = nil) -> Mock {
+        var headers = headers
+        if !headers.keys.contains(where: { $0.lowercased() == "content-type" }) { headers["Content-Type"] = "application/json" }
+        return Mock(answer: .data(value.jsonData(), status: status, headers: headers), delay: delay)
+    }
+
+    /// A file's contents: a path relative to the transport's directory, or an absolute path. The
+    /// `Content-Type` follows the extension (json, xml, txt, html, png, jpg) unless given.
+    public static func file(_ path: String, status: Int = 200, headers: [String: String] = [:], delay: Duration? = nil) -> Mock {
+        Mock(answer: .file(path, status: status, headers: headers), delay: delay)
+    }
+
+    /// A failure instead of a response, such as `URLError(.notConnectedToInternet)`; reported
+    /// as ``APIError/Code/transport`` unless it is an ``APIError``.
+    public static func error(_ error: any Error, delay: Duration? = nil) -> Mock {
+        Mock(answer: .failure(error), delay: delay)
+    }
+
+    /// Answers in turn, one per request; the last one repeats. Keep the value and return it from
+    /// the provider each time, so the turns are shared.
+    ///
+    /// ```swift
+    /// let flaky = Mock.sequence([.json([:], status: 503), .json(["ok": true])])
+    /// ```
+    public static func sequence(_ mocks: [Mock]) -> Mock {
+        Mock(answer: .sequence(SequenceState(mocks)), delay: nil)
+    }
+
+    /// Hands out a sequence's answers in turn.
+    final class SequenceState: Sendable {
+        private let mocks: [Mock]
+        private let next = Mutex(0)
+        init(_ mocks: [Mock]) { self.mocks = mocks }
+
+        func take() -> Mock? {
+            guard !mocks.isEmpty else { return nil }
+            let index = next.withLock { index -> Int in
+                defer { index += 1 }
+                return min(index, mocks.count - 1)
+            }
+            return mocks[index]
+        }
+    }
+}
+
+/// What a mock provider knows about a request.
+public struct MockRequest: Sendable {
+    /// The request as it would go on the wire.
+    public var method: String
+    /// The full URL.
+    public var url: URL
+    /// The header fields.
+    public var headers: Headers
+    /// The body, if any.
+    public var body: Data?
+    /// The API name, when the call came from a definition.
+    public var apiName: String?
+    /// The endpoint value, when the call came from ``APIClient/send(_:)-(Endpoint)``: cast it to your enum.
+    public var endpoint: (any Endpoint)?
+    /// The request's tag.
+    public var tag: String?
+}
+
+/// Facts about the call running in the current task, for transports that want them (mocks).
+struct CallInfo: Sendable {
+    @TaskLocal static var current: CallInfo?
+
+    var apiName: String?
+    var tag: String?
+    var endpoint: (any Endpoint)?
+}

@@ -1,0 +1,100 @@
+public import Foundation
+public import HTTPTypes
+import Synchronization
+
+/// A transport that answers from a recorded HTTP Archive: how a recorded session becomes test
+/// fixtures.
+///
+/// Requests are matched by method and URL (secret query values, redacted when recording, are
+/// ignored), and by body when several recorded exchanges share both; exchanges with the same key
+/// are served in recorded order, the last one repeating. An unmatched request is an ``APIError``
+/// that names it.
+///
+/// ```swift
+/// let replay = try HARReplayTransport(contentsOf: Bundle.module.url(forResource: "session", withExtension: "har")!)
+/// let client = APIClient(definitions: definitions, transport: replay)
+/// ```
+public final class HARReplayTransport: Transport {
+    private struct Exchange: Sendable {
+        var requestBody: String?
+        var status: Int
+        var headers: [(String, String)]
+        var body: Data
+    }
+
+    private let exchanges: [String: [Exchange]]
+    private let served = Mutex<[String: Int]>([:])
+    private let redaction: Redaction
+
+    /// Loads an archive.
+    ///
+    /// - Throws: ``APIError`` (``APIError/Code/invalidDefinition``) when the file cannot be read or
+    ///   is not a HAR 1.2 archive.
+    public init(contentsOf url: URL, redaction: Redaction = .default) throws(APIError) {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw APIError(.invalidDefinition, "the HAR file \"\(url.lastPathComponent)\" cannot be read", underlyingError: error)
+        }
+        let file: HARFile
+        do {
+            file = try JSONDecoder().decode(HARFile.self, from: data)
+        } catch {
+            throw APIError(
+                .invalidDefinition, "\"\(url.lastPathComponent)\" is not a HAR 1.2 archive: \(Response.describe(error))",
+                underlyingError: error)
+        }
+        self.redaction = redaction
+        var exchanges: [String: [Exchange]] = [:]
+        for entry in file.log.entries where entry.response.status > 0 {
+            let body: Data
+            if entry.response.content.encoding == "base64" {
+                body = Data(base64Encoded: entry.response.content.text ?? "") ?? Data()
+            } else {
+                body = Data((entry.response.content.text ?? "").utf8)
+            }
+            let headers = entry.response.headers
+                .filter { !["content-length", "transfer-encoding", "content-encoding"].contains($0.name.lowercased()) }
+                .map { ($0.name, $0.value) }
+            let key = Self.key(method: entry.request.method, url: entry.request.url, redaction: redaction)
+            exchanges[key, default: []].append(
+                Exchange(requestBody: entry.request.postData?.text, status: entry.response.status, headers: headers, body: body))
+        }
+        self.exchanges = exchanges
+    }
+
+    /// How many recorded exchanges can be served.
+    public var count: Int { exchanges.values.reduce(0) { $0 + $1.count } }
+
+    public func send(_ request: HTTPRequest, body: HTTPBody?) async throws -> TransportResponse {
+        let key = Self.key(method: request.method.rawValue, url: request.urlString, redaction: redaction)
+        guard let candidates = exchanges[key], !candidates.isEmpty else {
+            throw APIError(
+                .transport,
+                "the HAR archive has no recorded exchange for \(request.method.rawValue) \(redaction.redact(url: request.urlString))")
+        }
+        var choices = candidates
+        if candidates.count > 1, let body {
+            let text = String(decoding: redaction.redact(body: try await body.collect(), contentType: request.headerFields[.contentType]), as: UTF8.self)
+            let sameBody = candidates.filter { $0.requestBody == text }
+            if !sameBody.isEmpty { choices = sameBody }
+        }
+        let turn = served.withLock { served -> Int in
+            defer { served[key, default: 0] += 1 }
+            return served[key, default: 0]
+        }
+        let exchange = choices[min(turn, choices.count - 1)]
+        var fields = HTTPFields()
+        for (name, value) in exchange.headers {
+            if let name = HTTPField.Name(name), HTTPField.isValidValue(value) { fields.append(HTTPField(name: name, value: value)) }
+        }
+        fields[.contentLength] = String(exchange.body.count)
+        return TransportResponse(
+            head: HTTPResponse(status: .init(code: exchange.status), headerFields: fields), body: ResponseBodyStream(data: exchange.body))
+    }
+
+    private static func key(method: String, url: String, redaction: Redaction) -> String {
+        "\(method.uppercased()) \(redaction.redact(url: url))"
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import HTTPTypes
+import Metrics
+import Tracing
+
+/// Metrics and tracing for calls: a request counter, a duration timer and a failure counter
+/// (swift-metrics), and a client span per call and per attempt with W3C trace context injected
+/// into the request (swift-distributed-tracing). Silent unless a backend or tracer is bootstrapped
+/// or configured.
+struct Observability: Sendable {
+    let metricsFactory: (any MetricsFactory)?
+    let tracer: (any Tracer)?
+
+    private var factory: any MetricsFactory { metricsFactory ?? MetricsSystem.factory }
+    var activeTracer: any Tracer { tracer ?? InstrumentationSystem.tracer }
+
+    /// Labels stay low-cardinality: the API name (never a URL with ids), the method, the status class.
+    private func dimensions(_ request: Request) -> [(String, String)] {
+        [("api", request.apiName ?? "-"), ("method", request.method.rawValue)]
+    }
+
+    func recordSuccess(_ response: Response) {
+        let request = response.request
+        let statusClass = "\(response.status.code / 100)xx"
+        Counter(label: "callsign_requests_total", dimensions: dimensions(request) + [("status_class", statusClass)], factory: factory)
+            .increment()
+        Metrics.Timer(label: "callsign_request_duration_seconds", dimensions: dimensions(request), factory: factory)
+            .recordNanoseconds(response.duration.nanoseconds)
+    }
+
+    func recordFailure(_ error: APIError, request: Request, duration: Duration) {
+        Counter(
+            label: "callsign_requests_total", dimensions: dimensions(request) + [("status_class", error.statusCode.map { "\($0 / 100)xx" } ?? "none")],
+            factory: factory
+        ).increment()
+        Counter(label: "callsign_request_failures_total", dimensions: dimensions(request) + [("code", error.code.shortDescription)], factory: factory)
+            .increment()
+        Metrics.Timer(label: "callsign_request_duration_seconds", dimensions: dimensions(request), factory: factory)
+            .recordNanoseconds(duration.nanoseconds)
+    }
+}
+
+/// Writes trace context into request header fields.
+struct HTTPFieldsInjector: Injector {
+    func inject(_ value: String, forKey key: String, into carrier: inout HTTPFields) {
+        guard let name = HTTPField.Name(key), HTTPField.isValidValue(value) else { return }
+        carrier[name] = value
+    }
+}
+
+extension Span {
+    /// Records the outcome of an exchange on the span.
+    func record(status code: Int?) {
+        if let code {
+            attributes["http.response.status_code"] = code
+            if code >= 500 { setStatus(SpanStatus(code: .error)) }
+        }
+    }
+
+    func record(failure error: APIError) {
+        attributes["error.type"] = error.code.shortDescription
+        setStatus(SpanStatus(code: .error, message: error.code.shortDescription))
+    }
+}
