@@ -65,12 +65,27 @@ final class SharedCall: Sendable {
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Response, any Error>) in
-                let ready = state.withLock { state -> Result<Response, APIError>? in
-                    if let result = state.result { return result }
+                enum Outcome { case ready(Result<Response, APIError>), cancelled(lastOne: Bool), waiting }
+                let outcome = state.withLock { state -> Outcome in
+                    if let result = state.result { return .ready(result) }
+                    // Cancelled before the continuation existed: the cancellation handler found
+                    // nothing to resume, so leave here.
+                    if Task.isCancelled {
+                        state.activeWaiters -= 1
+                        return .cancelled(lastOne: state.activeWaiters == 0)
+                    }
                     state.waiters[id] = continuation
-                    return nil
+                    return .waiting
                 }
-                if let ready { continuation.resume(with: ready.mapError { $0 as any Error }) }
+                switch outcome {
+                case .ready(let result):
+                    continuation.resume(with: result.mapError { $0 as any Error })
+                case .cancelled(let lastOne):
+                    continuation.resume(throwing: CancellationError())
+                    if lastOne { cancel() }
+                case .waiting:
+                    break
+                }
             }
         } onCancel: {
             let (continuation, lastOne) = state.withLock { state -> (CheckedContinuation<Response, any Error>?, Bool) in

@@ -1,0 +1,216 @@
+import Callsign
+import CallsignTesting
+import Foundation
+import Logging
+import Metrics
+import MetricsTestKit
+import InMemoryTracing
+import Synchronization
+import Testing
+import Tracing
+
+/// Runs a program on a thread of its own and returns its standard output.
+func runProgram(_ path: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = Pipe()
+    try process.run()
+    let data = await withCheckedContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile()) }
+    }
+    await withCheckedContinuation { continuation in
+        Thread.detachNewThread {
+            process.waitUntilExit()
+            continuation.resume()
+        }
+    }
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+/// A tracer that propagates W3C `traceparent`, built on the in-memory tracer.
+struct TraceparentTracer: Tracer {
+    let memory = InMemoryTracer()
+
+    func startSpan<Instant: TracerInstant>(
+        _ operationName: String, context: @autoclosure () -> ServiceContext, ofKind kind: SpanKind, at instant: @autoclosure () -> Instant,
+        function: String, file fileID: String, line: UInt
+    ) -> InMemorySpan {
+        memory.startSpan(operationName, context: context(), ofKind: kind, at: instant(), function: function, file: fileID, line: line)
+    }
+
+    func inject<Carrier, Inject: Injector>(_ context: ServiceContext, into carrier: inout Carrier, using injector: Inject)
+    where Carrier == Inject.Carrier {
+        guard let span = context.inMemorySpanContext else { return }
+        func hex(_ text: String, _ width: Int) -> String {
+            let digits = text.unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) }.map { String($0) }.joined()
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits.suffix(width)
+        }
+        injector.inject("00-\(hex(span.traceID, 32))-\(hex(span.spanID, 16))-01", forKey: "traceparent", into: &carrier)
+    }
+
+    func extract<Carrier, Extract: Extractor>(_ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract)
+    where Carrier == Extract.Carrier {}
+
+    func forceFlush() {}
+}
+
+@Suite("HAR, cURL, redaction, metrics and tracing", .timeLimit(.minutes(2)))
+struct RecordingTests {
+    @Test("a real exchange is written as valid HAR 1.2 and replays the same responses")
+    func harRoundTrip() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-\(UUID().uuidString).har")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let recorder = HARRecorder(fileURL: file)
+        var recorded: [Data] = []
+        try await withServer(configure: { $0.insert(recorder, before: .transport) }) { server, client in
+            recorded.append(try await client.get("/json").send().body)
+            recorded.append(try await client.post("/anything/post").parameters(["title": "Balsa"]).send().body)
+            recorded.append(try await client.get("/bytes/64").send().body)
+            _ = try await client.get("/status/404").send()
+        }
+        #expect(recorder.count == 4)
+
+        // The required fields of HAR 1.2.
+        let har = try JSONValue(parsing: Data(contentsOf: file))
+        #expect(har["log"]?["version"] == "1.2")
+        #expect(har["log"]?["creator"]?["name"] == "Callsign")
+        let entries = try #require(har["log"]?["entries"]?.arrayValue)
+        #expect(entries.count == 4)
+        for entry in entries {
+            for key in ["startedDateTime", "time", "request", "response", "cache", "timings"] {
+                #expect(entry[key] != nil, "entry.\(key)")
+            }
+            for key in ["method", "url", "httpVersion", "cookies", "headers", "queryString", "headersSize", "bodySize"] {
+                #expect(entry["request"]?[key] != nil, "request.\(key)")
+            }
+            for key in ["status", "statusText", "httpVersion", "cookies", "headers", "content", "redirectURL", "headersSize", "bodySize"] {
+                #expect(entry["response"]?[key] != nil, "response.\(key)")
+            }
+            #expect(entry["response"]?["content"]?["mimeType"] != nil)
+            for key in ["send", "wait", "receive"] { #expect(entry["timings"]?[key] != nil) }
+        }
+        #expect(entries[1]["request"]?["postData"]?["text"] == #"{"title":"Balsa"}"#)
+        #expect(entries[2]["response"]?["content"]?["encoding"] == "base64")
+
+        // Replay: the same URLs give the same bodies, with no server at all.
+        let replay = try HARReplayTransport(contentsOf: file)
+        let firstURL = try #require(entries[0]["request"]?["url"]?.stringValue)
+        let port = try #require(URL(string: firstURL)?.port)
+        let offline = APIClient(configuration: .init { $0.baseURL = URL(string: "http://127.0.0.1:\(port)/"); $0.retry = .none }, transport: replay)
+        #expect(try await offline.get("/json").send().body == recorded[0])
+        #expect(try await offline.post("/anything/post").parameters(["title": "Balsa"]).send().body == recorded[1])
+        #expect(try await offline.get("/bytes/64").send().body == recorded[2])
+        #expect(try await offline.get("/status/404").send().status.code == 404)
+        let unmatched = await apiError { _ = try await offline.get("/never-recorded").send() }
+        #expect(unmatched?.code == .transport)
+        #expect(unmatched?.message.contains("no recorded exchange for GET") == true)
+    }
+
+    @Test("the cURL line reproduces the request when run with the system curl")
+    func curl() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/curl"), "curl is not installed")
+        try await withServer { server, client in
+            let request = Request.post("anything/curl", parameters: ["title": "it's \"quoted\"", "n": 1]).adding(headers: ["X-Trace": "t-1"])
+            let command = try await client.curlCommand(for: request)
+            #expect(command.text.hasPrefix("curl -sS -X POST"))
+            // Run it through a shell exactly as printed.
+            let result = try await runProgram("/bin/sh", ["-c", command.text])
+            #expect(result.status == 0)
+            let echo = try JSONValue(parsing: Data(result.output.utf8))
+            #expect(echo["method"] == "POST")
+            #expect(echo["path"] == "/anything/curl")
+            #expect(echo["json"] == ["title": "it's \"quoted\"", "n": 1])
+            #expect(echo["headers"]?["X-Trace"] == "t-1")
+            #expect(echo["headers"]?["Content-Type"] == "application/json")
+        }
+    }
+
+    @Test("a sentinel secret appears in no log, error, cURL line or HAR file, at the most verbose level")
+    func redactionSentinel() async throws {
+        let sentinel = "s3ntinel-\(UUID().uuidString)"
+        let handler = CapturingLogHandler()
+        var logger = Logger(label: "sentinel") { _ in handler }
+        logger.logLevel = .trace
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-sentinel-\(UUID().uuidString).har")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let recorder = HARRecorder(fileURL: file)
+        var texts: [String] = []
+        try await withServer(configure: { configuration in
+            configuration.logger = logger
+            configuration.authentication = .bearer(sentinel)
+            configuration.headers["Cookie"] = "session=\(sentinel)"
+            configuration.headers["X-Api-Key"] = sentinel
+            configuration.insert(recorder, before: .transport)
+        }) { server, client in
+            server.route("/login") { _ in .json(["token": .string(sentinel), "user": "ann"], status: 500) }
+            var request = Request.post("login", parameters: ["password": .string(sentinel), "name": "ann"])
+            request.query = ["access_token": .string(sentinel)]
+            request.needsAuthorization = true
+            request.headers["Proxy-Authorization"] = "Basic \(sentinel)"
+            let error = await apiError { _ = try await client.send(request).validate() }
+            texts.append(error?.description ?? "")
+            texts.append(error?.localizedDescription ?? "")
+            texts.append(try await client.curlCommand(for: request).text)
+            var form = request
+            form.contentType = .formURLEncoded
+            texts.append(try await client.curlCommand(for: form).text)
+            let failing = Request.get("https://user:\(sentinel)@127.0.0.1:1/x?sig=\(sentinel)")
+            texts.append((await apiError { _ = try await client.send(failing) })?.description ?? "")
+        }
+        texts += handler.lines.withLock { $0 }
+        texts.append(String(decoding: try Data(contentsOf: file), as: UTF8.self))
+        #expect(texts.count > 6)
+        for text in texts {
+            #expect(!text.contains(sentinel), "\(text.prefix(300))")
+        }
+        #expect(texts.joined().contains("REDACTED"))
+    }
+
+    @Test("metrics: count, duration and failures, labelled by API, method, status class and error code")
+    func metrics() async throws {
+        let metrics = TestMetrics()
+        let yaml = "Ok:\n  path: get\nMissing:\n  path: status/404\n"
+        try await withServer(
+            definitions: { base in
+                var definitions = try APIDefinitions(data: Data(yaml.utf8), format: .yaml)
+                definitions.defaultDefinition.baseURL = base
+                return definitions
+            },
+            configure: { $0.metricsFactory = metrics }
+        ) { server, client in
+            _ = try await client.call("Ok")
+            _ = try await client.call("Ok")
+            _ = await apiError { try await client.call("Missing") }
+            _ = await apiError { _ = try await client.get("/misbehave/close").send() }
+        }
+        let ok = try metrics.expectCounter("callsign_requests_total", [("api", "Ok"), ("method", "GET"), ("status_class", "2xx")])
+        #expect(ok.totalValue == 2)
+        let timer = try metrics.expectTimer("callsign_request_duration_seconds", [("api", "Ok"), ("method", "GET")])
+        #expect(timer.values.count == 2)
+        let failure = try metrics.expectCounter("callsign_request_failures_total", [("api", "-"), ("method", "GET"), ("code", "transport")])
+        #expect(failure.totalValue == 1)
+        // A 404 from call(_:) is a validation failure, counted with its status class.
+        let missing = try metrics.expectCounter("callsign_requests_total", [("api", "Missing"), ("method", "GET"), ("status_class", "4xx")])
+        #expect(missing.totalValue == 1)
+    }
+
+    @Test("tracing: the server receives a traceparent when a tracer is set, and nothing without one")
+    func tracing() async throws {
+        let tracer = TraceparentTracer()
+        try await withServer(configure: { $0.tracer = tracer }) { server, client in
+            _ = try await client.get("/get").send()
+            let traceparent = try #require(server.requests.last?.header("traceparent"))
+            #expect(traceparent.range(of: "^00-[0-9a-z]{32}-[0-9a-z]{16}-01$", options: .regularExpression) != nil)
+        }
+        let spans = tracer.memory.finishedSpans
+        #expect(spans.contains { $0.operationName == "HTTP GET" && $0.kind == .client })
+        #expect(spans.contains { $0.operationName == "HTTP GET attempt" })
+        try await withServer { server, client in
+            _ = try await client.get("/get").send()
+            #expect(server.requests.last?.header("traceparent") == nil)
+        }
+    }
+}
