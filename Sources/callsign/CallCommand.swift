@@ -50,6 +50,12 @@ struct CallCommand: AsyncParsableCommand {
     @Flag(name: [.short, .long], help: "Print each attempt (status or error, and the wait before the next) to stderr.")
     var verbose = false
 
+    @Option(help: "Record the exchange to this HAR file (secrets redacted).")
+    var har: String?
+
+    @Option(help: "Answer from mocks instead of the network: a HAR file to replay, or a folder of fixtures (a definition's `mock:` file, else <API name>.json).")
+    var mock: String?
+
     @Flag(name: [.short, .long], help: "Print the status line and headers before the body.")
     var include = false
 
@@ -71,7 +77,9 @@ struct CallCommand: AsyncParsableCommand {
             if verbose { AttemptPrinter.install(in: &configuration) }
             let explicit = try explicitAuthentication()
             configuration.authentication = try explicit ?? definitions.authenticationSource?.authentication()
-            let client = APIClient(definitions: definitions, configuration: configuration)
+            if let har { configuration.insert(HARRecorder(fileURL: URL(fileURLWithPath: har)), before: .transport) }
+            let client = APIClient(
+                definitions: definitions, configuration: configuration, transport: try mock.map { try MockArgument.transport($0, definitions: definitions) })
             let definition = try definitions.definition(named: name)
             var request = definition.request(
                 parameters: try ParameterArguments.parse(parameters), headers: try ParameterArguments.headers(headers))

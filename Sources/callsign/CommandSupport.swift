@@ -140,3 +140,21 @@ enum AttemptPrinter {
         Int(Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15)
     }
 }
+
+/// `--mock`: a HAR file to replay, or a folder of fixtures.
+enum MockArgument {
+    static func transport(_ path: String, definitions: APIDefinitions) throws(APIError) -> any Transport {
+        let url = URL(fileURLWithPath: path)
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {
+            throw APIError(.invalidRequest, "--mock: \(path) does not exist")
+        }
+        guard isFolder.boolValue else { return try HARReplayTransport(contentsOf: url) }
+        let files = Dictionary(uniqueKeysWithValues: definitions.names.map { name in
+            (name, definitions[name]?.mock ?? "\(name).json")
+        })
+        return MockTransport(directory: url, realRequests: false) { request in
+            request.apiName.flatMap { files[$0] }.map { Mock.file($0) }
+        }
+    }
+}

@@ -59,7 +59,11 @@ struct DemoTour {
         let file = folder.appendingPathComponent("demo-api.yaml")
         try Data(DemoAPI.definitionsYAML(baseURL: server.baseURL).utf8).write(to: file)
         let definitions = try APIDefinitions(contentsOf: file)
-        let client = APIClient(definitions: definitions, configuration: .init { $0.baseURL = server.baseURL })
+        let recorder = HARRecorder(fileURL: FileManager.default.temporaryDirectory.appendingPathComponent("callsign-demo.har"))
+        let client = APIClient(definitions: definitions, configuration: .init {
+            $0.baseURL = server.baseURL
+            $0.insert(recorder, before: .transport)
+        })
 
         step("Load API definitions from a YAML file")
         say("file: \(file.path)")
@@ -179,6 +183,17 @@ struct DemoTour {
         }
         await expectFailure { _ = try await client.call("UserProfil") }
         say("requests sent for these: \(server.requests.count - before)")
+
+        step("Mocks: the same call answered by a mock, through the same validation and decoding")
+        let mocked = APIClient(definitions: definitions, transport: MockTransport(realRequests: false) { request in
+            request.apiName == "UserProfile" ? .json(["id": 42, "name": "Mock User", "bio": "Never left this process."]) : nil
+        })
+        let mockProfile = try await mocked.call("UserProfile", parameters: ["user_id": 42], as: DemoProfile.self)
+        say("profile: \(mockProfile.name) — \(mockProfile.bio)")
+
+        step("Recording: the main client wrote every exchange to a HAR file (secrets redacted)")
+        say("\(recorder.count) exchanges in \(recorder.fileURL.path)")
+        say("open it in a browser's developer tools, or replay it: callsign call … --mock \(recorder.fileURL.lastPathComponent)")
 
         Terminal.out("")
         Terminal.out("Done: \(server.requests.count) requests served by the demo API.")

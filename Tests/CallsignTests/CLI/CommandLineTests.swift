@@ -171,6 +171,28 @@ struct CommandLineTests {
         }
     }
 
+    @Test("--har records a call; --mock replays it with the server gone, or answers from a fixture folder")
+    func harAndMock() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-cli-har-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("api.yaml")
+        let har = folder.appendingPathComponent("session.har")
+        let recorded = try await TestServer.withRunning { server in
+            try Data(DemoAPI.definitionsYAML(baseURL: server.baseURL).utf8).write(to: file)
+            return try await CLIRunner.run(["call", "UserProfile", "-d", file.path, "-p", "user_id=7", "--har", har.path])
+        }
+        #expect(recorded.status == 0)
+        let replayed = try await CLIRunner.run(["call", "UserProfile", "-d", file.path, "-p", "user_id=7", "--mock", har.path])
+        #expect(replayed.status == 0)
+        #expect(replayed.standardOutput == recorded.standardOutput)
+
+        try Data(#"{"id": 1, "name": "Fixture", "bio": "from a folder"}"#.utf8).write(to: folder.appendingPathComponent("UserProfile.json"))
+        let fixture = try await CLIRunner.run(["call", "UserProfile", "-d", file.path, "-p", "user_id=1", "--mock", folder.path])
+        #expect(fixture.standardOutput.contains("from a folder"))
+    }
+
     @Test("a malformed definitions file is one clear line and exit 1")
     func badFile() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
