@@ -1,3 +1,5 @@
+import Foundation
+
 /// A path with `{name}` placeholders, such as `user/{user_id}/profile`.
 ///
 /// Each value fills exactly one path segment: only RFC 3986 unreserved characters pass
@@ -97,28 +99,7 @@ struct PathTemplate: Sendable {
     /// path (RFC 3986 `pchar`, `/` and `?`) and valid `%XX` escapes pass, anything else is
     /// percent-encoded.
     static func encodeLiteral(_ text: String) -> String {
-        let bytes = Array(text.utf8)
-        var result = [UInt8]()
-        result.reserveCapacity(bytes.count)
-        let hex = Array("0123456789ABCDEF".utf8)
-        var index = 0
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "%"), index + 2 < bytes.count, bytes[index + 1].isHexDigit, bytes[index + 2].isHexDigit {
-                result.append(contentsOf: bytes[index...(index + 2)])
-                index += 3
-                continue
-            }
-            if QueryEncoder.isUnreserved(byte) || Self.literalAllowed.contains(byte) {
-                result.append(byte)
-            } else {
-                result.append(UInt8(ascii: "%"))
-                result.append(hex[Int(byte >> 4)])
-                result.append(hex[Int(byte & 0x0F)])
-            }
-            index += 1
-        }
-        return String(decoding: result, as: UTF8.self)
+        PercentEncoding.encode(text, keepsEscapes: true) { QueryEncoder.isUnreserved($0) || literalAllowed.contains($0) }
     }
 
     private static let literalAllowed: Set<UInt8> = Set("!$&'()*+,;=:@/?".utf8)
@@ -131,4 +112,3 @@ extension UInt8 {
     }
 }
 
-import Foundation

@@ -108,25 +108,7 @@ public struct QueryEncoder: Sendable {
 
     /// Percent-encodes every byte outside RFC 3986's unreserved set.
     static func percentEncode(_ text: String) -> String {
-        var needsEncoding = false
-        for byte in text.utf8 where !isUnreserved(byte) {
-            needsEncoding = true
-            break
-        }
-        guard needsEncoding else { return text }
-        var result = [UInt8]()
-        result.reserveCapacity(text.utf8.count * 3)
-        let hex = Array("0123456789ABCDEF".utf8)
-        for byte in text.utf8 {
-            if isUnreserved(byte) {
-                result.append(byte)
-            } else {
-                result.append(UInt8(ascii: "%"))
-                result.append(hex[Int(byte >> 4)])
-                result.append(hex[Int(byte & 0x0F)])
-            }
-        }
-        return String(decoding: result, as: UTF8.self)
+        PercentEncoding.encode(text) { isUnreserved($0) }
     }
 
     static func isUnreserved(_ byte: UInt8) -> Bool {
@@ -189,5 +171,46 @@ public struct MultipartParameterEncoder: ParameterEncoder {
         var form = MultipartFormData()
         form.appendFields(parameters)
         return .multipart(form)
+    }
+}
+
+/// Percent-encoding with a choice of bytes that pass.
+enum PercentEncoding {
+    /// Encodes every byte for which `passes` is false; `keepsEscapes` leaves valid `%XX` as they are.
+    static func encode(_ text: String, keepsEscapes: Bool = false, passes: (UInt8) -> Bool) -> String {
+        let bytes = Array(text.utf8)
+        var index = 0
+        var needsWork = false
+        while index < bytes.count {
+            if !passes(bytes[index]) {
+                needsWork = true
+                break
+            }
+            index += 1
+        }
+        guard needsWork else { return text }
+        var result = [UInt8]()
+        result.reserveCapacity(bytes.count * 3)
+        let hex = Array("0123456789ABCDEF".utf8)
+        index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if keepsEscapes, byte == UInt8(ascii: "%"), index + 2 < bytes.count, bytes[index + 1].isHexDigit,
+                bytes[index + 2].isHexDigit
+            {
+                result.append(contentsOf: bytes[index...(index + 2)])
+                index += 3
+                continue
+            }
+            if passes(byte) {
+                result.append(byte)
+            } else {
+                result.append(UInt8(ascii: "%"))
+                result.append(hex[Int(byte >> 4)])
+                result.append(hex[Int(byte & 0x0F)])
+            }
+            index += 1
+        }
+        return String(decoding: result, as: UTF8.self)
     }
 }

@@ -9,11 +9,7 @@ private final class BundleMarker {}
 
 /// Runs the built `callsign` executable, as a user would.
 struct CLIRunner {
-    struct Result {
-        var status: Int32
-        var standardOutput: String
-        var standardError: String
-    }
+    typealias Result = ProcessRunner.Result
 
     /// The executable in the build folder, next to the test bundle (whose location differs by platform).
     static var executable: URL {
@@ -26,37 +22,9 @@ struct CLIRunner {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
     }
 
-    /// Runs the executable. Waiting and reading happen on threads of their own — never on the
-    /// Swift concurrency pool or Dispatch's global queues, whose few threads also run the
-    /// in-process server and the transports.
+    /// Runs the executable with extra environment variables.
     static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        async let outputData = readToEnd(output.fileHandleForReading)
-        async let errorData = readToEnd(error.fileHandleForReading)
-        let (out, err) = await (outputData, errorData)
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                process.waitUntilExit()
-                continuation.resume()
-            }
-        }
-        return Result(
-            status: process.terminationStatus, standardOutput: String(decoding: out, as: UTF8.self),
-            standardError: String(decoding: err, as: UTF8.self))
-    }
-
-    private static func readToEnd(_ handle: FileHandle) async -> Data {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: handle.readDataToEndOfFile()) }
-        }
+        try await ProcessRunner.run(executable.path, arguments, environment: environment)
     }
 }
 

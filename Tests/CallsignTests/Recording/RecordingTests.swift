@@ -9,27 +9,6 @@ import Synchronization
 import Testing
 import Tracing
 
-/// Runs a program on a thread of its own and returns its standard output.
-func runProgram(_ path: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = Pipe()
-    try process.run()
-    let data = await withCheckedContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile()) }
-    }
-    await withCheckedContinuation { continuation in
-        Thread.detachNewThread {
-            process.waitUntilExit()
-            continuation.resume()
-        }
-    }
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-}
-
 /// A tracer that propagates W3C `traceparent`, built on the in-memory tracer.
 struct TraceparentTracer: Tracer {
     let memory = InMemoryTracer()
@@ -117,9 +96,9 @@ struct RecordingTests {
             let command = try await client.curlCommand(for: request)
             #expect(command.text.hasPrefix("curl -sS -X POST"))
             // Run it through a shell exactly as printed.
-            let result = try await runProgram("/bin/sh", ["-c", command.text])
+            let result = try await ProcessRunner.run("/bin/sh", ["-c", command.text])
             #expect(result.status == 0)
-            let echo = try JSONValue(parsing: Data(result.output.utf8))
+            let echo = try JSONValue(parsing: Data(result.standardOutput.utf8))
             #expect(echo["method"] == "POST")
             #expect(echo["path"] == "/anything/curl")
             #expect(echo["json"] == ["title": "it's \"quoted\"", "n": 1])

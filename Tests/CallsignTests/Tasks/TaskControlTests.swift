@@ -55,7 +55,7 @@ struct TaskControlTests {
             gate.release()
             let response1 = try await survivor.response
 
-            #expect(try response1.status == .ok)
+            #expect(response1.status == .ok)
             #expect(!client.isRunning(identifier: "login"))
         }
     }
@@ -167,7 +167,7 @@ struct TaskControlTests {
             for await update in task.progress { updates.append(update) }
             let response6 = try await task.response
 
-            #expect(try response6.body.count == 1_000_000)
+            #expect(response6.body.count == 1_000_000)
             let downloads = updates.filter { $0.direction == .download }
             #expect(downloads.last?.fraction == 1)
             #expect(downloads.allSatisfy { ($0.fraction ?? 0) <= 1 })

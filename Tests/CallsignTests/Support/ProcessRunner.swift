@@ -1,0 +1,43 @@
+import Foundation
+
+/// Runs a program as a user would, and collects what it prints.
+///
+/// Waiting and reading happen on threads of their own — never on the Swift concurrency pool or
+/// Dispatch's global queues, whose few threads also run the in-process server and the transports.
+enum ProcessRunner {
+    struct Result {
+        var status: Int32
+        var standardOutput: String
+        var standardError: String
+    }
+
+    static func run(_ path: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        async let outputData = readToEnd(output.fileHandleForReading)
+        async let errorData = readToEnd(error.fileHandleForReading)
+        let (out, err) = await (outputData, errorData)
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                process.waitUntilExit()
+                continuation.resume()
+            }
+        }
+        return Result(
+            status: process.terminationStatus, standardOutput: String(decoding: out, as: UTF8.self),
+            standardError: String(decoding: err, as: UTF8.self))
+    }
+
+    private static func readToEnd(_ handle: FileHandle) async -> Data {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: handle.readDataToEndOfFile()) }
+        }
+    }
+}
