@@ -293,12 +293,14 @@ public final class APIClient: Sendable {
         let startedAt = Date()
         let clock = ContinuousClock()
         let start = clock.now
-        let timeout = request.timeout ?? configuration.timeout
+        // A download's length has no natural bound: only an explicit timeout limits one attempt.
+        let timeout = request.timeout ?? (request.downloadDestination == nil ? configuration.timeout : .seconds(86_400))
         let limit = configuration.maxResponseBodySize
         let transport = self.transport
         let head = prepared.head
         let body = prepared.body
         let progress = ProgressSink.current
+        let downloadDestination = request.downloadDestination
         do {
             let (responseHead, responseBody) = try await Deadline.run(within: timeout) {
                 let uploadTotal = body?.count.map(Int64.init)
@@ -310,6 +312,16 @@ public final class APIClient: Sendable {
                     progress.report(TransferProgress(direction: .upload, completedBytes: uploadTotal, totalBytes: uploadTotal))
                 }
                 let length = response.head.headerFields[.contentLength].flatMap(Int.init)
+                if let destination = downloadDestination, (200..<300).contains(response.head.status.code) {
+                    do {
+                        try await FileDownload.write(response.body, to: destination, expectedLength: length, progress: progress)
+                    } catch let error as APIError {
+                        throw error
+                    } catch {
+                        throw BodyReadError(underlying: error)
+                    }
+                    return (response.head, Data())
+                }
                 if let length, length > limit { throw ResponseBodyStream.tooLarge(limit) }
                 do {
                     guard let progress else { return (response.head, try await response.body.collect(upTo: limit)) }
@@ -325,6 +337,7 @@ public final class APIClient: Sendable {
                 startedAt: startedAt, duration: clock.now - start)
             response.settings = responseSettings
             response.sentBody = body
+            if (200..<300).contains(responseHead.status.code) { response.fileURL = request.downloadDestination }
             span.record(status: response.status.code)
             logAttemptResponse(response)
             return response

@@ -77,6 +77,8 @@ public struct Request: Sendable {
     var deadlineInstant: ContinuousClock.Instant?
     /// The endpoint value the request came from, for mock providers.
     var endpoint: (any Endpoint)?
+    /// Where a download's body goes, instead of memory.
+    var downloadDestination: URL?
 
     /// Creates a request.
     ///

@@ -21,6 +21,8 @@ public struct Response: Sendable {
     public var startedAt: Date
     /// How long the exchange took, from the first byte sent to the last byte read.
     public var duration: Duration
+    /// For a download, the file that holds the body (``body`` is then empty).
+    public var fileURL: URL?
 
     /// Settings from the client that decide how this response is validated and decoded.
     var settings: ResponseSettings

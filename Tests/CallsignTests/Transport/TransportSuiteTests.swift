@@ -147,3 +147,37 @@ struct TransportSuiteTests {
         }
     }
 }
+
+@Suite("Downloads to file")
+struct DownloadTests {
+    @Test("the body goes to the file byte-exact, atomically, readable only by this user", arguments: TransportKind.allCases)
+    func download(kind: TransportKind) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-dl-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("bytes.bin")
+        try await withServer(transport: kind, configure: { $0.maxResponseBodySize = 1024 }) { server, client in
+            let task = client.startDownload(.get("bytes/3000000"), to: destination)
+            var last: TransferProgress?
+            for await update in task.progress { last = update }
+            let response = try await task.response
+            #expect(response.fileURL == destination)
+            #expect(response.body.isEmpty)
+            #expect(try Data(contentsOf: destination) == TestServer.expectedBytes(count: 3_000_000))
+            #expect(last?.fraction == 1)
+            let permissions = try FileManager.default.attributesOfItem(atPath: destination.path)[.posixPermissions] as? Int
+            #expect(permissions == 0o600)
+
+            // A short body leaves the destination as it was, and no partial file behind.
+            let error = await apiError {
+                _ = try await client.download(.get("misbehave/truncated").adding(parameters: ["bytes": 5000, "after": 100]), to: destination)
+            }
+            #expect(error != nil)
+            #expect(try Data(contentsOf: destination).count == 3_000_000)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["bytes.bin"])
+
+            let notFound = await apiError { _ = try await client.download(.get("status/404"), to: folder.appendingPathComponent("x")) }
+            #expect(notFound?.code == .unacceptableStatus)
+        }
+    }
+}
