@@ -57,6 +57,18 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Benchmarks: an executable beside the products, adding no dependency to them.
+        // Run with `swift run -c release CallsignBenchmarks`.
+        .executableTarget(
+            name: "CallsignBenchmarks",
+            dependencies: [
+                "Callsign",
+                "CallsignTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Benchmarks/Sources/CallsignBenchmarks"
+        ),
         .testTarget(
             name: "CallsignTests",
             dependencies: [

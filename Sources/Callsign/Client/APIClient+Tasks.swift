@@ -26,7 +26,10 @@ extension APIClient {
         return calls.count
     }
 
-    /// Cancels every running or waiting call of this client.
+    /// Cancels every running or waiting call of this client that can be cancelled from outside:
+    /// calls with an identifier or a group, calls started with ``start(_:)`` or
+    /// ``request(_:configure:)``, and de-duplicated calls. A plain `try await client.send(…)`
+    /// runs in its caller's task; cancel that task to cancel it.
     @discardableResult
     public func cancelAll() -> Int {
         let calls = registry.calls { _ in true }
@@ -34,7 +37,7 @@ extension APIClient {
         return calls.count
     }
 
-    /// The calls running or waiting for their turn.
+    /// The calls running or waiting for their turn that can be cancelled from outside (see ``cancelAll()``).
     public var runningCalls: [RunningCall] {
         registry.calls { _ in true }.map { RunningCall(identifier: $0.identifier, group: $0.group, apiName: $0.apiName) }
     }
@@ -59,11 +62,13 @@ extension APIClient {
         let sink = ProgressSink(continuation: continuation)
         let task = Task { [self] () -> Result<Response, APIError> in
             defer { sink.finish() }
-            return await ProgressSink.$current.withValue(sink) {
-                do throws(APIError) {
-                    return .success(try await perform(request))
-                } catch {
-                    return .failure(error)
+            return await ProgressSink.$requestsHandle.withValue(true) {
+                await ProgressSink.$current.withValue(sink) {
+                    do throws(APIError) {
+                        return .success(try await perform(request))
+                    } catch {
+                        return .failure(error)
+                    }
                 }
             }
         }

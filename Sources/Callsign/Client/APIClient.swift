@@ -153,6 +153,12 @@ public final class APIClient: Sendable {
         var request = request
         try RequestFactory.resolveTarget(&request, configuration: configuration)
         let key = deduplicationKey(for: request)
+        // A call nobody can join or cancel from outside runs in the caller's own task: no task
+        // hop, and nothing allocated while it waits for a concurrency slot. The caller cancels it
+        // by cancelling its task.
+        if key == nil, request.identifier == nil, request.group == nil, !ProgressSink.requestsHandle {
+            return try await runLimited(request)
+        }
         let call = SharedCall(identifier: request.identifier, group: request.group, apiName: request.apiName)
         let (chosen, isNew) = registry.admit(call, key: key, conflict: configuration.identifierConflict)
         if isNew {
@@ -211,7 +217,7 @@ public final class APIClient: Sendable {
         let span = observability.activeTracer.startSpan(
             "HTTP \(request.method.rawValue)", context: ServiceContext.current ?? .topLevel, ofKind: .client)
         span.attributes["http.request.method"] = request.method.rawValue
-        span.attributes["url.full"] = configuration.redaction.redact(url: request.path)
+        if !(span is NoOpTracer.NoOpSpan) { span.attributes["url.full"] = configuration.redaction.redact(url: request.path) }
         if let apiName = request.apiName { span.attributes["callsign.api"] = apiName }
         defer { span.end() }
         let clock = ContinuousClock()

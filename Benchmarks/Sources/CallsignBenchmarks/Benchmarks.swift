@@ -1,0 +1,244 @@
+import AsyncHTTPClient
+import Callsign
+import CallsignTesting
+import Foundation
+import NIOCore
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Callsign side by side with raw AsyncHTTPClient and raw URLSession, against the in-process test
+// server on 127.0.0.1, interleaved in one run. The server shares the process, so CPU figures
+// include its work — equally for every row; compare ratios, not absolute numbers.
+
+/// The ~1 KB object every request returns.
+struct Item: Decodable, Sendable {
+    struct Owner: Decodable, Sendable { let id: Int; let name: String; let email: String }
+    let id: Int
+    let title: String
+    let summary: String
+    let tags: [String]
+    let owner: Owner
+    let scores: [Double]
+    let createdAt: String
+    let active: Bool
+}
+
+let itemJSON: JSONValue = [
+    "id": 42, "title": "Balsa Fish longboard, 9 foot 2",
+    "summary": .string(String(repeating: "A classic single-fin longboard for small, clean waves. ", count: 8)),
+    "tags": ["longboard", "single-fin", "balsa", "classic", "noserider", "glassed", "vintage"],
+    "owner": ["id": 7, "name": "Ann Surfer", "email": "ann@example.com"],
+    "scores": [9.5, 8.75, 9.0, 7.25, 8.5, 9.25, 6.75, 8.0], "createdAt": "2026-11-22T10:00:00Z", "active": true,
+]
+
+struct Sample {
+    var seconds: Double
+    var cpuMicroseconds: Double
+    var requests: Int
+    var requestsPerSecond: Double { Double(requests) / seconds }
+    var cpuPerRequest: Double { cpuMicroseconds / Double(requests) }
+}
+
+enum Measure {
+    static func cpuMicroseconds() -> Double {
+        var usage = rusage()
+        #if canImport(Glibc)
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        #else
+        getrusage(RUSAGE_SELF, &usage)
+        #endif
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
+    }
+
+    /// Peak resident set size in MiB since the last reset (Linux: VmHWM).
+    static func peakRSS() -> Double { statusValue("VmHWM") / 1024 }
+    static func currentRSS() -> Double { statusValue("VmRSS") / 1024 }
+
+    /// Resets the peak to the current RSS (Linux ≥ 4.0).
+    static func resetPeak() { try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8) }
+
+    private static func statusValue(_ key: String) -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in text.split(separator: "\n") where line.hasPrefix(key + ":") {
+            return Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+        }
+        return 0
+    }
+
+    /// Runs `requests` calls with `concurrency` workers and returns time and CPU.
+    static func run(requests: Int, concurrency: Int, _ call: @escaping @Sendable () async throws -> Void) async throws -> Sample {
+        let cpu = cpuMicroseconds()
+        let clock = ContinuousClock()
+        let start = clock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<concurrency {
+                let share = requests / concurrency + (worker < requests % concurrency ? 1 : 0)
+                group.addTask { for _ in 0..<share { try await call() } }
+            }
+            try await group.waitForAll()
+        }
+        let elapsed = clock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return Sample(seconds: seconds, cpuMicroseconds: cpuMicroseconds() - cpu, requests: requests)
+    }
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return .nan }
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+func format(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
+
+func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
+    let padding = String(repeating: " ", count: max(0, width - text.count))
+    return right ? padding + text : text + padding
+}
+
+@main
+struct Benchmarks {
+    static func main() async throws {
+        let rounds = Int(ProcessInfo.processInfo.environment["CALLSIGN_BENCH_ROUNDS"] ?? "") ?? 5
+        let scale = Double(ProcessInfo.processInfo.environment["CALLSIGN_BENCH_SCALE"] ?? "") ?? 1
+        let server = try await TestServer.start()
+        let body = itemJSON.jsonData()
+        server.route("/bench/item") { _ in ServerResponse(headers: [("Content-Type", "application/json")], body: .data(body)) }
+        print("Callsign \(APIClient.version) benchmarks — \(ProcessInfo.processInfo.activeProcessorCount) cores, "
+            + "server on \(server.baseURL.absoluteString), body \(body.count) bytes, \(rounds) interleaved rounds")
+
+        var ahcConfiguration = HTTPClient.Configuration()
+        ahcConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 32
+        ahcConfiguration.redirectConfiguration = .disallow
+        let rawAHC = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: ahcConfiguration)
+        do {
+            try await run(server: server, rawAHC: rawAHC, rounds: rounds, scale: scale, body: body)
+        } catch {
+            print("benchmark failed: \(error)")
+        }
+        try await rawAHC.shutdown()
+        await server.stop()
+    }
+
+    static func run(server: TestServer, rawAHC: HTTPClient, rounds: Int, scale: Double, body: Data) async throws {
+        let session = URLSession(configuration: .ephemeral)
+        let itemURL = server.url("/bench/item")
+        let decoder = JSONDecoder()
+
+        let definitions = try APIDefinitions(values: ["DEFAULT": ["baseURL": .string(server.baseURL.absoluteString)], "Item": ["path": "bench/item", "responseType": "object"]])
+        let ahcTransport = AsyncHTTPClientTransport()
+        let callsignAHC = APIClient(definitions: definitions, configuration: .init { $0.baseURL = server.baseURL }, transport: ahcTransport)
+        let sessionTransport = URLSessionTransport()
+        let callsignSession = APIClient(definitions: definitions, transport: sessionTransport)
+
+        typealias Call = @Sendable () async throws -> Void
+        let rawAHCCall: Call = {
+            let response = try await rawAHC.execute(HTTPClientRequest(url: itemURL.absoluteString), timeout: .seconds(30))
+            guard response.status == .ok else { throw URLError(.badServerResponse) }
+            _ = try await response.body.collect(upTo: 1 << 20)
+        }
+        let rawAHCDecode: Call = {
+            let response = try await rawAHC.execute(HTTPClientRequest(url: itemURL.absoluteString), timeout: .seconds(30))
+            let buffer = try await response.body.collect(upTo: 1 << 20)
+            _ = try decoder.decode(Item.self, from: Data(buffer.readableBytesView))
+        }
+        let rawSession: Call = {
+            let (_, response) = try await session.data(from: itemURL)
+            guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw URLError(.badServerResponse) }
+        }
+        let callsignAHCCall: Call = { _ = try await callsignAHC.call("Item") }
+        let callsignAHCDecode: Call = { _ = try await callsignAHC.call("Item", as: Item.self) }
+        let callsignSessionCall: Call = { _ = try await callsignSession.call("Item") }
+
+        struct Row { let name: String; let reference: String?; let call: Call }
+        let rows = [
+            Row(name: "raw AsyncHTTPClient", reference: nil, call: rawAHCCall),
+            Row(name: "raw URLSession", reference: nil, call: rawSession),
+            Row(name: "Callsign + AHC transport", reference: "raw AsyncHTTPClient", call: callsignAHCCall),
+            Row(name: "Callsign + URLSession transport", reference: "raw URLSession", call: callsignSessionCall),
+            Row(name: "raw AsyncHTTPClient + decode", reference: nil, call: rawAHCDecode),
+            Row(name: "Callsign + AHC + decode", reference: "raw AsyncHTTPClient + decode", call: callsignAHCDecode),
+        ]
+
+        for concurrency in [1, 32] {
+            let requests = Int(Double(concurrency == 1 ? 1500 : 6000) * scale)
+            // Warm-up: connections, caches, lazy initialisation.
+            for row in rows { _ = try await Measure.run(requests: max(100, requests / 10), concurrency: concurrency, row.call) }
+            var samples: [String: [Sample]] = [:]
+            for _ in 0..<rounds {
+                for row in rows { samples[row.name, default: []].append(try await Measure.run(requests: requests, concurrency: concurrency, row.call)) }
+            }
+            print("")
+            print("c=\(concurrency), \(requests) requests per round (medians)")
+            print("\(pad("", 34)) \(pad("req/s", 9, right: true)) \(pad("CPU µs/req", 11, right: true)) \(pad("ratio req/s", 12, right: true)) \(pad("Δ CPU µs", 9, right: true))")
+            for row in rows {
+                let rps = median(samples[row.name, default: []].map(\.requestsPerSecond))
+                let cpu = median(samples[row.name, default: []].map(\.cpuPerRequest))
+                var ratio = ""
+                var delta = ""
+                if let reference = row.reference {
+                    ratio = format(rps / median(samples[reference, default: []].map(\.requestsPerSecond)), 2) + "×"
+                    delta = (cpu - median(samples[reference, default: []].map(\.cpuPerRequest)) >= 0 ? "+" : "") + format(cpu - median(samples[reference, default: []].map(\.cpuPerRequest)), 1)
+                }
+                print("\(pad(row.name, 34)) \(pad(format(rps), 9, right: true)) \(pad(format(cpu, 1), 11, right: true)) \(pad(ratio, 12, right: true)) \(pad(delta, 9, right: true))")
+            }
+        }
+
+        // 10,000 calls queued under .limited(32).
+        print("")
+        let queued = APIClient(definitions: definitions, configuration: .init { $0.concurrency = .limited(32) }, transport: ahcTransport)
+        Measure.resetPeak()
+        let before = Measure.currentRSS()
+        let queuedSample = try await Measure.run(requests: 10_000, concurrency: 10_000) { _ = try await queued.call("Item") }
+        print("10,000 calls queued under .limited(32): \(format(queuedSample.seconds, 2)) s, peak RSS \(format(Measure.peakRSS(), 1)) MiB (+\(format(Measure.peakRSS() - before, 1)) MiB over \(format(before, 1)) MiB), max in flight at the server \(server.maxConcurrentRequests)")
+
+        // A 100 MiB download streamed to a file.
+        let size = Int(100 * 1024 * 1024 * min(scale, 1))
+        let folder = FileManager.default.temporaryDirectory
+        let rawFile = folder.appendingPathComponent("callsign-bench-raw.bin")
+        let callsignFile = folder.appendingPathComponent("callsign-bench-callsign.bin")
+        var rawRates: [Double] = []
+        var callsignRates: [Double] = []
+        var rawPeak = 0.0
+        var callsignPeak = 0.0
+        for _ in 0..<max(1, rounds / 2) {
+            Measure.resetPeak()
+            var start = Measure.currentRSS()
+            var clock = ContinuousClock.now
+            let response = try await rawAHC.execute(HTTPClientRequest(url: server.url("/bytes/\(size)").absoluteString), timeout: .seconds(600))
+            _ = FileManager.default.createFile(atPath: rawFile.path, contents: nil)
+            let handle = try FileHandle(forWritingTo: rawFile)
+            for try await buffer in response.body { try handle.write(contentsOf: Data(buffer.readableBytesView)) }
+            try handle.close()
+            rawRates.append(Double(size) / 1_048_576 / (ContinuousClock.now - clock).secondsValue)
+            rawPeak = max(rawPeak, Measure.peakRSS() - start)
+
+            Measure.resetPeak()
+            start = Measure.currentRSS()
+            clock = ContinuousClock.now
+            _ = try await callsignAHC.download(.get("bytes/\(size)"), to: callsignFile)
+            callsignRates.append(Double(size) / 1_048_576 / (ContinuousClock.now - clock).secondsValue)
+            callsignPeak = max(callsignPeak, Measure.peakRSS() - start)
+        }
+        try? FileManager.default.removeItem(at: rawFile)
+        try? FileManager.default.removeItem(at: callsignFile)
+        print("\(size / 1_048_576) MiB download to a file: raw AHC \(format(median(rawRates))) MiB/s (peak RSS +\(format(rawPeak, 1)) MiB), "
+            + "Callsign \(format(median(callsignRates))) MiB/s (peak RSS +\(format(callsignPeak, 1)) MiB), ratio \(format(median(callsignRates) / median(rawRates), 2))×")
+        print("cache fresh hit, offline enqueue: not measured yet (the cache and the offline queue do not exist yet)")
+
+        try await ahcTransport.shutdown()
+        try await sessionTransport.shutdown()
+        session.invalidateAndCancel()
+    }
+}
+
+extension Duration {
+    var secondsValue: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
