@@ -167,7 +167,8 @@ struct Benchmarks {
             Row(name: "Callsign + AHC + decode", reference: "raw AsyncHTTPClient + decode", call: callsignAHCDecode),
         ]
 
-        for concurrency in [1, 32] {
+        let only = ProcessInfo.processInfo.environment["CALLSIGN_BENCH_ONLY"]
+        for concurrency in [1, 32] where only == nil || only == "requests" {
             let requests = Int(Double(concurrency == 1 ? 1500 : 6000) * scale)
             // Warm-up: connections, caches, lazy initialisation.
             for row in rows { _ = try await Measure.run(requests: max(100, requests / 10), concurrency: concurrency, row.call) }
@@ -193,11 +194,13 @@ struct Benchmarks {
 
         // 10,000 calls queued under .limited(32).
         print("")
+        if only == nil || only == "queued" {
         let queued = APIClient(definitions: definitions, configuration: .init { $0.concurrency = .limited(32) }, transport: ahcTransport)
         Measure.resetPeak()
         let before = Measure.currentRSS()
         let queuedSample = try await Measure.run(requests: 10_000, concurrency: 10_000) { _ = try await queued.call("Item") }
         print("10,000 calls queued under .limited(32): \(format(queuedSample.seconds, 2)) s, peak RSS \(format(Measure.peakRSS(), 1)) MiB (+\(format(Measure.peakRSS() - before, 1)) MiB over \(format(before, 1)) MiB), max in flight at the server \(server.maxConcurrentRequests)")
+        }
 
         // A 100 MiB download streamed to a file.
         let size = Int(100 * 1024 * 1024 * min(scale, 1))
@@ -208,7 +211,7 @@ struct Benchmarks {
         var callsignRates: [Double] = []
         var rawPeak = 0.0
         var callsignPeak = 0.0
-        for _ in 0..<max(1, rounds / 2) {
+        for _ in 0..<(only == nil || only == "download" ? max(1, rounds / 2) : 0) {
             Measure.resetPeak()
             var start = Measure.currentRSS()
             var clock = ContinuousClock.now

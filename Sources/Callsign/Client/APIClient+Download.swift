@@ -1,5 +1,11 @@
 public import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 extension APIClient {
     /// Downloads a response body to a file as it arrives, without holding it in memory.
     ///
@@ -51,14 +57,14 @@ enum FileDownload {
         if let total, written != total {
             throw APIError(.transport, "the download ended after \(written) of \(total) bytes")
         }
-        try handle.synchronize()
+        // No fsync: it would cost more than the transfer; the rename is still atomic for readers.
         if total == nil {
             progress?.report(TransferProgress(direction: .download, completedBytes: written, totalBytes: written))
         }
-        if FileManager.default.fileExists(atPath: destination.path) {
-            _ = try FileManager.default.replaceItemAt(destination, withItemAt: temporary)
-        } else {
-            try FileManager.default.moveItem(at: temporary, to: destination)
+        // rename(2) replaces an existing destination atomically (FileManager.replaceItemAt does not
+        // work on every platform's Foundation).
+        guard rename(temporary.path, destination.path) == 0 else {
+            throw APIError(.invalidRequest, "the download could not be moved to \(destination.path) (error \(errno))")
         }
         keep = true
     }

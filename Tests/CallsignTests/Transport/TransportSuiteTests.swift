@@ -168,6 +168,10 @@ struct DownloadTests {
             let permissions = try FileManager.default.attributesOfItem(atPath: destination.path)[.posixPermissions] as? Int
             #expect(permissions == 0o600)
 
+            // A second download replaces the file in one step.
+            _ = try await client.download(.get("bytes/3000000"), to: destination)
+            #expect(try Data(contentsOf: destination) == TestServer.expectedBytes(count: 3_000_000))
+
             // A short body leaves the destination as it was, and no partial file behind.
             let error = await apiError {
                 _ = try await client.download(.get("misbehave/truncated").adding(parameters: ["bytes": 5000, "after": 100]), to: destination)
