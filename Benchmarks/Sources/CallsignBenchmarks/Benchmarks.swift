@@ -192,6 +192,32 @@ struct Benchmarks {
             }
         }
 
+        if only == "queued-mock" {
+            let mocked = APIClient(
+                definitions: definitions,
+                configuration: .init { $0.concurrency = .limited(32) },
+                transport: MockTransport(realRequests: false) { _ in .json(["id": 1]) })
+            Measure.resetPeak()
+            let before = Measure.currentRSS()
+            let sample = try await Measure.run(requests: 10_000, concurrency: 10_000) { _ = try await mocked.call("Item") }
+            print("10,000 mocked calls queued under .limited(32): \(format(sample.seconds, 2)) s, peak RSS +\(format(Measure.peakRSS() - before, 1)) MiB")
+        }
+        if only == "baseline" {
+            // What 10,000 suspended tasks cost by themselves, for comparison with the queued row.
+            Measure.resetPeak()
+            let before = Measure.currentRSS()
+            let (gate, open) = AsyncStream<Void>.makeStream()
+            let waiting = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    for _ in 0..<10_000 { group.addTask { for await _ in gate { return } } }
+                }
+            }
+            try await Task.sleep(for: .seconds(1))
+            print("10,000 suspended tasks: peak RSS +\(format(Measure.peakRSS() - before, 1)) MiB")
+            open.finish()
+            await waiting.value
+        }
+
         // 10,000 calls queued under .limited(32).
         print("")
         if only == nil || only == "queued" {
