@@ -199,7 +199,10 @@ struct Benchmarks {
                 transport: MockTransport(realRequests: false) { _ in .json(["id": 1]) })
             Measure.resetPeak()
             let before = Measure.currentRSS()
-            let sample = try await Measure.run(requests: 10_000, concurrency: 10_000) { _ = try await mocked.call("Item") }
+            let viaSend = ProcessInfo.processInfo.environment["CALLSIGN_BENCH_SEND"] != nil
+            let sample = try await Measure.run(requests: 10_000, concurrency: 10_000) {
+                if viaSend { _ = try await mocked.send(.get(itemURL.absoluteString)) } else { _ = try await mocked.call("Item") }
+            }
             print("10,000 mocked calls queued under .limited(32): \(format(sample.seconds, 2)) s, peak RSS +\(format(Measure.peakRSS() - before, 1)) MiB")
         }
         if only == "baseline" {
