@@ -35,11 +35,7 @@ struct LoggingTests {
         let logger = Logger(label: "test") { _ in handler }
         let yaml = "Thing:\n  path: json\n  Cache Policy: 1\n"
         try await withServer(
-            definitions: { base in
-                var definitions = try APIDefinitions(data: Data(yaml.utf8), format: .yaml)
-                definitions.defaultDefinition.baseURL = base
-                return definitions
-            },
+            definitions: yamlDefinitions(yaml),
             configure: { $0.logger = logger }
         ) { server, client in
             _ = try await client.call("Thing", parameters: ["token": "s3cr3t-sentinel"])

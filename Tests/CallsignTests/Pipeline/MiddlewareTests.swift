@@ -30,11 +30,7 @@ struct MiddlewareTests {
         let trail = Trail()
         let yaml = "Thing:\n  path: anything/thing\n  needsAuthorization: true\n"
         try await withServer(
-            definitions: { base in
-                var definitions = try APIDefinitions(data: Data(yaml.utf8), format: .yaml)
-                definitions.defaultDefinition.baseURL = base
-                return definitions
-            },
+            definitions: yamlDefinitions(yaml),
             configure: { configuration in
                 configuration.beforeEach = { request in
                     trail.add("beforeEach")

@@ -153,11 +153,7 @@ struct RecordingTests {
         let metrics = TestMetrics()
         let yaml = "Ok:\n  path: get\nMissing:\n  path: status/404\n"
         try await withServer(
-            definitions: { base in
-                var definitions = try APIDefinitions(data: Data(yaml.utf8), format: .yaml)
-                definitions.defaultDefinition.baseURL = base
-                return definitions
-            },
+            definitions: yamlDefinitions(yaml),
             configure: { $0.metricsFactory = metrics }
         ) { server, client in
             _ = try await client.call("Ok")

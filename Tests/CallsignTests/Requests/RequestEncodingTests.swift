@@ -140,11 +140,7 @@ struct RequestEncodingTests {
               path: anything
             """
         try await withServer(
-            definitions: { base in
-                var definitions = try APIDefinitions(data: Data(yaml.utf8), format: .yaml)
-                definitions.defaultDefinition.baseURL = base
-                return definitions
-            },
+            definitions: yamlDefinitions(yaml),
             configure: { $0.headers["X-Level"] = "configuration"; $0.headers["X-Config"] = "c" }
         ) { server, client in
             let own = try await client.call("WithOwn").json()["headers"]

@@ -121,11 +121,7 @@ struct ResponseTests {
               path: nothing
               acceptsNullResponse: true
             """
-        try await withServer(definitions: { base in
-            var definitions = try APIDefinitions(data: Data(yaml.utf8), format: .yaml)
-            definitions.defaultDefinition.baseURL = base
-            return definitions
-        }) { server, client in
+        try await withServer(definitions: yamlDefinitions(yaml)) { server, client in
             server.route("/nothing") { _ in ServerResponse(status: 200) }
             let many = try await client.call("Many", as: [Board].self)
             #expect(many.count == 2)

@@ -47,6 +47,15 @@ func withServer<T>(
     }
 }
 
+/// Definitions from YAML whose DEFAULT base URL is the test server's, for ``withServer``.
+func yamlDefinitions(_ yaml: String) -> (URL) throws -> APIDefinitions {
+    { base in
+        var definitions = try APIDefinitions(data: Data(yaml.utf8), format: .yaml)
+        definitions.defaultDefinition.baseURL = base
+        return definitions
+    }
+}
+
 /// Runs `body` and returns the `APIError` it throws, or `nil` if it did not throw.
 func apiError(_ body: () async throws -> Void) async -> APIError? {
     do {
