@@ -205,6 +205,9 @@ struct Benchmarks {
             }
             print("10,000 mocked calls queued under .limited(32): \(format(sample.seconds, 2)) s, peak RSS +\(format(Measure.peakRSS() - before, 1)) MiB")
         }
+        if only == "sizes" {
+            print("Request \(MemoryLayout<Request>.size) B, Response \(MemoryLayout<Response>.size) B, APIError \(MemoryLayout<APIError>.size) B, APIDefinition \(MemoryLayout<APIDefinition>.size) B, Configuration \(MemoryLayout<APIClient.Configuration>.size) B")
+        }
         if only == "baseline" {
             // What 10,000 suspended tasks cost by themselves, for comparison with the queued row.
             Measure.resetPeak()

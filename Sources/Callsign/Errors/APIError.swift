@@ -82,9 +82,19 @@ public struct APIError: Error, Sendable {
     /// A sentence a person can act on. Never contains a credential.
     public var message: String
     /// The request that failed, when one had been built.
-    public var request: Request?
+    public var request: Request? {
+        get { requestBox?.value }
+        set { requestBox = newValue.map(Box.init) }
+    }
     /// The response, when one arrived (for example with ``Code/unacceptableStatus``).
-    public var response: Response?
+    public var response: Response? {
+        get { responseBox?.value }
+        set { responseBox = newValue.map(Box.init) }
+    }
+    // Requests and responses are large values; boxed, an error stays a few words wide, which
+    // keeps every `throws(APIError)` async frame small (and with it each waiting call's memory).
+    private var requestBox: Box<Request>?
+    private var responseBox: Box<Response>?
     /// The error that caused this one, if any (a transport error, a `DecodingError`, …).
     public var underlyingError: (any Error)?
     /// For ``Code/envelope``: the code the envelope carried.
@@ -177,4 +187,10 @@ extension APIError {
         if error is CancellationError { return wrap(error, request: request) }
         return APIError(defaultCode, "\(context): \(error)", request: request, underlyingError: error)
     }
+}
+
+/// An immutable reference holder for a large value.
+final class Box<Value: Sendable>: Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
