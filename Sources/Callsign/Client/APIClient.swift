@@ -173,8 +173,15 @@ public final class APIClient: Sendable {
         } catch let error as APIError {
             throw error
         } catch {
-            throw APIError(.cancelled, "the call was cancelled", request: request, underlyingError: error)
+            throw Self.cancelledWhileWaiting(request)
         }
+    }
+
+    /// Built out of line: an error built inline makes the calling async function's frame — held
+    /// by every call waiting for a slot — much larger.
+    @inline(never)
+    static func cancelledWhileWaiting(_ request: Request) -> APIError {
+        APIError(.cancelled, "the call was cancelled while it waited", request: request)
     }
 
     /// Waits for the tag's and the client's concurrency slots, reports activity, runs the chain.
@@ -185,13 +192,13 @@ public final class APIClient: Sendable {
         do {
             try await tagLimiter?.acquire()
         } catch {
-            throw APIError(.cancelled, "the call was cancelled while it waited for its turn", request: request)
+            throw Self.cancelledWhileWaiting(request)
         }
         defer { tagLimiter?.release() }
         do {
             try await limiter?.acquire()
         } catch {
-            throw APIError(.cancelled, "the call was cancelled while it waited for its turn", request: request)
+            throw Self.cancelledWhileWaiting(request)
         }
         defer { limiter?.release() }
         if let activity, let observer = configuration.activityObserver {

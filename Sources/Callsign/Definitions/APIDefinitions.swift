@@ -157,6 +157,12 @@ public struct APIDefinitions: Sendable {
     ///   is not defined.
     public func definition(named name: String) throws(APIError) -> APIDefinition {
         if let definition = self[name] { return definition }
+        throw unknownAPI(name)
+    }
+
+    /// Out of line, so callers' async frames stay small.
+    @inline(never)
+    private func unknownAPI(_ name: String) -> APIError {
         let suggestions = NearMatch.suggestions(for: name, among: Array(definitions.keys))
         var message = "no API is defined with the name \"\(name)\""
         if !suggestions.isEmpty {
@@ -166,7 +172,7 @@ public struct APIDefinitions: Sendable {
         }
         var error = APIError(.unknownAPI, message)
         error.apiName = name
-        throw error
+        return error
     }
 
     /// Adds or replaces a named definition.
@@ -208,7 +214,7 @@ enum BaseURLRule {
         else {
             return "the base URL \"\(url.absoluteString)\" must start with http:// or https://"
         }
-        guard let host = components.host, !host.isEmpty else {
+        guard let host = components.percentEncodedHost, !host.isEmpty else {  // no IDNA work per request
             return "the base URL \"\(url.absoluteString)\" has no host"
         }
         if components.query != nil || components.fragment != nil {

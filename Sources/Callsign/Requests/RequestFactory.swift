@@ -26,6 +26,7 @@ enum RequestFactory {
 
     /// Fills the path template and resolves the path against the base URL, so that every
     /// middleware sees the absolute URL (without the query) in ``Request/path``.
+    @inline(never)  // keeps the large temporaries out of the caller's async frame
     static func resolveTarget(_ request: inout Request, configuration: APIClient.Configuration) throws(APIError) {
         do throws(APIError) {
             let template: PathTemplate
