@@ -125,9 +125,9 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
     }
 }
 
-/// Holds an async iterator so a non-mutating closure can advance it. Used by exactly one
-/// reader at a time: a body stream is read once, by the task that owns the response.
-private final class IteratorBox<Base: AsyncIteratorProtocol>: @unchecked Sendable where Base.Element == Data {
+/// Holds an async iterator so a non-mutating closure can advance it. Not `Sendable`: it lives
+/// inside the one iterator closure that reads the body.
+private final class IteratorBox<Base: AsyncIteratorProtocol> where Base.Element == Data {
     private var base: Base
     init(_ base: Base) { self.base = base }
     func next() async throws -> Data? { try await base.next() }
