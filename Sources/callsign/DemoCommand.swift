@@ -150,14 +150,18 @@ struct DemoTour {
         say("attempt 2: 200 OK — board \(calm.id ?? 0): \(calm.title)")
 
         step("Task control: a group of calls cancelled together, queued ones never sent")
-        server.route("/demo/slow") { _ in ServerResponse(status: 200).with(.delay(.seconds(30))) }
+        let (arrivals, arrived) = AsyncStream<Void>.makeStream()
+        server.route("/demo/slow") { _ in
+            arrived.yield()
+            return ServerResponse(status: 200).with(.delay(.seconds(30)))
+        }
         let queued = APIClient(configuration: .init { $0.baseURL = server.baseURL; $0.concurrency = .serial; $0.retry = .none })
         let feed = (1...3).map { index in
             var request = Request.get("demo/slow", parameters: ["item": .int(index)])
             request.group = "feed"
             return queued.start(request)
         }
-        while server.hits("/demo/slow") == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        for await _ in arrivals { break }  // the first call has reached the server; the others wait their turn
         say("running or waiting in group \"feed\": \(queued.runningCalls(group: "feed").count)")
         say("cancel(group: \"feed\") cancelled \(queued.cancel(group: "feed")) calls")
         for (index, task) in feed.enumerated() {

@@ -264,7 +264,10 @@ public final class APIClient: Sendable {
     /// The key under which identical safe requests share one transport request, or `nil`.
     private func deduplicationKey(for request: Request) -> String? {
         guard configuration.deduplicatesRequests, request.method == .get || request.method == .head, request.body == nil,
-            let prepared = try? RequestFactory.prepare(request, configuration: configuration)
+            let prepared = try? { () throws(APIError) -> PreparedRequest in
+                var copy = request
+                return try RequestFactory.prepare(&copy, configuration: configuration)
+            }()
         else { return nil }
         let headers = prepared.headers.fields.map { "\($0.name.lowercased()):\($0.value)" }.sorted().joined(separator: "\n")
         return "\(request.method.rawValue) \(prepared.url.absoluteString)\n\(request.tag ?? "")\n\(request.needsAuthorization)\n\(headers)"
@@ -287,9 +290,7 @@ public final class APIClient: Sendable {
     /// The end of the chain: encode, `preProcess`, send, and read the body within the timeout.
     private func sendToTransport(_ request: Request) async throws(APIError) -> Response {
         var request = request
-        var prepared = try RequestFactory.prepare(request, configuration: configuration)
-        request.url = prepared.url
-        request.headers = prepared.headers
+        var prepared = try RequestFactory.prepare(&request, configuration: configuration)
         let tracer = observability.activeTracer
         let span = tracer.startSpan(
             "HTTP \(request.method.rawValue) attempt", context: ServiceContext.current ?? .topLevel, ofKind: .client)

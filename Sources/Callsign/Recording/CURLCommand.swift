@@ -47,9 +47,7 @@ extension APIClient {
     public func curlCommand(for request: Request, redaction: Redaction? = nil) async throws(APIError) -> CURLCommand {
         var request = request
         try RequestFactory.resolveTarget(&request, configuration: configuration)
-        let prepared = try RequestFactory.prepare(request, configuration: configuration)
-        request.url = prepared.url
-        request.headers = prepared.headers
+        let prepared = try RequestFactory.prepare(&request, configuration: configuration)
         let body = try await prepared.body?.collect()
         return CURLCommand(request: request, body: body, redaction: redaction ?? configuration.redaction)
     }

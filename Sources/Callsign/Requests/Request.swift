@@ -79,6 +79,8 @@ public struct Request: Sendable {
     var endpoint: (any Endpoint)?
     /// Where a download's body goes, instead of memory.
     var downloadDestination: URL?
+    /// The resolved target of ``path``, so the transport stage does not resolve it again.
+    var resolvedTarget: RequestFactory.Target?
 
     /// Creates a request.
     ///

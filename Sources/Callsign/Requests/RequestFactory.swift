@@ -13,32 +13,29 @@ struct PreparedRequest: Sendable {
 /// Turns a ``Request`` value into bytes-on-the-wire form, checking everything that could make
 /// it mean something other than what was written.
 enum RequestFactory {
-    static func prepare(_ request: Request, configuration: APIClient.Configuration) throws(APIError) -> PreparedRequest {
-        do {
-            return try build(request, configuration: configuration)
-        } catch {
-            var error = error
-            if error.request == nil { error.request = request }
-            if error.apiName == nil { error.apiName = request.apiName }
-            throw error
-        }
+    /// Builds the wire form of `request` and records in it the URL and every header that will be
+    /// sent, as a ``Response``'s request reports them.
+    static func prepare(_ request: inout Request, configuration: APIClient.Configuration) throws(APIError) -> PreparedRequest {
+        let prepared = try annotated(request) { () throws(APIError) in try build(&request, configuration: configuration) }
+        request.url = prepared.url
+        request.headers = prepared.headers
+        return prepared
     }
 
     /// Fills the path template and resolves the path against the base URL, so that every
     /// middleware sees the absolute URL (without the query) in ``Request/path``.
     @inline(never)  // keeps the large temporaries out of the caller's async frame
     static func resolveTarget(_ request: inout Request, configuration: APIClient.Configuration) throws(APIError) {
+        let target = try annotated(request) { () throws(APIError) in try expandAndResolve(&request, configuration: configuration) }
+        request.path = target.absolute
+        request.url = URL(string: request.path)
+        request.resolvedTarget = target
+    }
+
+    /// Adds the request and API name to an error that lacks them.
+    private static func annotated<T>(_ request: Request, _ body: () throws(APIError) -> T) throws(APIError) -> T {
         do throws(APIError) {
-            let template: PathTemplate
-            do {
-                template = try PathTemplate(parsing: request.path)
-            } catch {
-                throw APIError(.invalidRequest, "the path template \"\(request.path)\" has \(error.reason)")
-            }
-            let expanded = try template.expand(consuming: &request.parameters, query: &request.query)
-            let target = try resolve(expanded, base: request.baseURL ?? configuration.baseURL)
-            request.path = "\(target.scheme)://\(target.authority)\(target.path)"
-            request.url = URL(string: request.path)
+            return try body()
         } catch {
             var error = error
             if error.request == nil { error.request = request }
@@ -47,18 +44,28 @@ enum RequestFactory {
         }
     }
 
-    private static func build(_ request: Request, configuration: APIClient.Configuration) throws(APIError) -> PreparedRequest {
-        var parameters = request.parameters
-        var query = request.query
-
+    /// Fills the template (consuming its values from the parameters) and resolves the result.
+    private static func expandAndResolve(_ request: inout Request, configuration: APIClient.Configuration) throws(APIError) -> Target {
         let template: PathTemplate
         do {
             template = try PathTemplate(parsing: request.path)
         } catch {
             throw APIError(.invalidRequest, "the path template \"\(request.path)\" has \(error.reason)")
         }
-        let expandedPath = try template.expand(consuming: &parameters, query: &query)
-        var target = try resolve(expandedPath, base: request.baseURL ?? configuration.baseURL)
+        let expanded = try template.expand(consuming: &request.parameters, query: &request.query)
+        return try resolve(expanded, base: request.baseURL ?? configuration.baseURL)
+    }
+
+    private static func build(_ request: inout Request, configuration: APIClient.Configuration) throws(APIError) -> PreparedRequest {
+        // Usually resolved once before the middleware chain; again only if a middleware changed the path.
+        var target: Target
+        if let resolved = request.resolvedTarget, resolved.absolute == request.path {
+            target = resolved
+        } else {
+            target = try expandAndResolve(&request, configuration: configuration)
+        }
+        var parameters = request.parameters
+        var query = request.query
 
         var body: HTTPBody?
         var contentTypeHeader: String?
@@ -131,16 +138,19 @@ enum RequestFactory {
         let fields = try headers.httpFields()
         let head = HTTPRequest(
             method: method, scheme: target.scheme, authority: target.authority, path: target.path, headerFields: fields)
-        guard let url = URL(string: "\(target.scheme)://\(target.authority)\(target.path)") else {
+        guard let url = URL(string: target.absolute) else {
             throw APIError(.invalidRequest, "the URL built from \"\(request.path)\" is not valid")
         }
         return PreparedRequest(head: head, body: body, url: url, headers: headers)
     }
 
-    struct Target {
+    struct Target: Sendable {
         var scheme: String
         var authority: String
         var path: String
+
+        /// The absolute URL text.
+        var absolute: String { "\(scheme)://\(authority)\(path)" }
     }
 
     /// Resolves a path against a base without Foundation's relative resolution, so the result

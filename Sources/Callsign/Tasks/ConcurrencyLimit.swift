@@ -90,11 +90,4 @@ final class AsyncLimiter: Sendable {
         }
         next?.continuation.resume()
     }
-
-    /// Runs `body` holding a slot.
-    func withSlot<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-        try await acquire()
-        defer { release() }
-        return try await body()
-    }
 }

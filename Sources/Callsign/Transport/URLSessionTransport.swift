@@ -79,8 +79,10 @@ public final class URLSessionTransport: Transport {
     }
 }
 
-/// `URLSessionTask` is thread-safe for `resume()` and `cancel()`; this box lets closures that
-/// run on other threads call them under Swift 6 checking.
+/// Safe to share: its one stored property is a `let`, and the only calls made through it are
+/// `URLSessionTask.resume()` and `cancel()`, which Foundation documents as callable from any
+/// thread (the task synchronises its own state). `URLSessionDataTask` itself is not declared
+/// `Sendable` in FoundationNetworking, hence the box.
 private final class TaskBox: @unchecked Sendable {
     let task: URLSessionDataTask
     init(_ task: URLSessionDataTask) { self.task = task }
