@@ -13,6 +13,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Callsign", targets: ["Callsign"]),
+        .library(name: "CallsignSQLite", targets: ["CallsignSQLite"]),
         .library(name: "CallsignTesting", targets: ["CallsignTesting"]),
         .executable(name: "callsign", targets: ["callsign"]),
     ],
@@ -25,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         .target(
@@ -40,6 +42,16 @@ let package = Package(
                     condition: .when(platforms: [.linux, .android, .windows])),
             ]
         ),
+        // The durable offline queue and HTTP cache on SQLite: its own product, so apps that
+        // need neither never build GRDB.
+        .target(
+            name: "CallsignSQLite",
+            dependencies: [
+                "Callsign",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         .target(
             name: "CallsignTesting",
             dependencies: [
@@ -53,6 +65,7 @@ let package = Package(
             name: "callsign",
             dependencies: [
                 "Callsign",
+                "CallsignSQLite",
                 "CallsignTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -72,7 +85,7 @@ let package = Package(
         .testTarget(
             name: "CallsignTests",
             dependencies: [
-                "Callsign", "CallsignTesting", "callsign",
+                "Callsign", "CallsignSQLite", "CallsignTesting", "callsign",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],

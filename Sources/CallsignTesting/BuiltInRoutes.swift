@@ -50,6 +50,8 @@ enum BuiltInRoutes {
             return envelope(request, segments: segments)
         case "misbehave":
             return misbehave(request, segments: segments)
+        case "cache":
+            return CacheRoutes.respond(to: request, segments: Array(segments.dropFirst()))
         case "demo":
             return DemoAPI.respond(to: request, segments: Array(segments.dropFirst()))
         default:
@@ -61,7 +63,7 @@ enum BuiltInRoutes {
         "/get", "/anything/{anything}", "/post", "/put", "/patch", "/delete", "/headers", "/json", "/status/{code}",
         "/delay/{seconds}", "/redirect/{n}", "/redirect-to?url=&status_code=", "/basic-auth/{user}/{password}",
         "/bytes/{n}", "/envelope/{ok|list|error|custom}", "/misbehave/{slow-body|reset|truncated|wrong-content-type|retry-after|close}",
-        "/demo/…",
+        "/cache/{etag|last-modified|max-age|no-store|vary|private|stale-if-error|status}/…", "/demo/…",
     ]
 
     static func methodNotAllowed(_ request: ServerRequest) -> ServerResponse {

@@ -39,6 +39,7 @@ public final class TestServer: Sendable {
     struct State {
         var requests: [ServerRequest] = []
         var hits: [String: Int] = [:]
+        var statuses: [String: [Int: Int]] = [:]
         var routes: [(prefix: String, handler: Handler)] = []
         var inFlight = 0
         var maxInFlight = 0
@@ -138,6 +139,10 @@ public final class TestServer: Sendable {
     /// How many requests arrived for this exact path (without the query).
     public func hits(_ path: String) -> Int { state.withLock { $0.hits[path] ?? 0 } }
 
+    /// How many responses with this status were sent for this exact path (without the query):
+    /// `server.responses("/cache/etag/a", status: 304)`.
+    public func responses(_ path: String, status: Int) -> Int { state.withLock { $0.statuses[path]?[status] ?? 0 } }
+
     /// The largest number of requests the server was handling at once.
     public var maxConcurrentRequests: Int { state.withLock { $0.maxInFlight } }
 
@@ -146,6 +151,7 @@ public final class TestServer: Sendable {
         state.withLock {
             $0.requests.removeAll()
             $0.hits.removeAll()
+            $0.statuses.removeAll()
             $0.maxInFlight = 0
         }
     }
@@ -224,6 +230,7 @@ public final class TestServer: Sendable {
         } else {
             response = await BuiltInRoutes.respond(to: request)
         }
+        state.withLock { $0.statuses[request.rawPath, default: [:]][response.status, default: 0] += 1 }
         return try await write(response, keepAlive: keepAlive, isHead: request.method == "HEAD", connection: connection, outbound: outbound)
     }
 

@@ -29,6 +29,9 @@ public final class APIClient: Sendable {
     public let configuration: Configuration
     /// The transport that sends requests.
     public let transport: any Transport
+    /// Where ``StorePolicy/offline`` requests wait: the configuration's, or this client's own
+    /// in-memory queue.
+    public let offlineQueue: any OfflineQueueStorage
     /// The fixed parts of the middleware chain, built once.
     private let pipeline: Pipeline
     /// How responses are judged, from the configuration.
@@ -58,7 +61,9 @@ public final class APIClient: Sendable {
         self.definitions = definitions
         self.configuration = configuration
         self.transport = transport ?? Self.defaultTransport
-        self.pipeline = Pipeline(configuration: configuration, definitions: definitions)
+        let offlineQueue = configuration.offlineQueue ?? MemoryOfflineQueue()
+        self.offlineQueue = offlineQueue
+        self.pipeline = Pipeline(configuration: configuration, definitions: definitions, offlineQueue: offlineQueue)
         self.observability = Observability(metricsFactory: configuration.metricsFactory, tracer: configuration.tracer)
         self.limiter = configuration.concurrency.maximum.map(AsyncLimiter.init(limit:))
         self.tagLimiters = configuration.tagConcurrency.compactMapValues { $0.maximum.map(AsyncLimiter.init(limit:)) }
@@ -230,9 +235,11 @@ public final class APIClient: Sendable {
         let clock = ContinuousClock()
         let started = clock.now
         do {
-            let response = try await ServiceContext.withValue(span.context) {
+            var response = try await ServiceContext.withValue(span.context) {
                 try await CallInfo.$current.withValue(info) { try await chain(request) }
             }
+            // Responses made by middlewares (the cache, your own) are judged like the transport's.
+            response.settings = responseSettings
             span.record(status: response.status.code)
             observability.recordSuccess(response)
             log(response)
@@ -275,10 +282,15 @@ public final class APIClient: Sendable {
 
     /// The chain for one request: the client's fixed stages around the request's own middlewares.
     private func makeChain(for request: Request, context: MiddlewareContext) -> MiddlewareNext {
-        var stages = pipeline.leading
-        if let name = request.apiName, let extra = configuration.definitionMiddlewares[name] { stages += extra }
-        stages += request.middlewares
-        stages += pipeline.builtIns
+        var stages: [any Middleware]
+        if request.isReplay {
+            stages = pipeline.belowOffline
+        } else {
+            stages = pipeline.leading
+            if let name = request.apiName, let extra = configuration.definitionMiddlewares[name] { stages += extra }
+            stages += request.middlewares
+            stages += pipeline.builtIns
+        }
         var next = MiddlewareNext { [self] request in try await self.sendToTransport(request) }
         for middleware in stages.reversed() {
             let inner = next

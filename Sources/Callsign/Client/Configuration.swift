@@ -78,6 +78,17 @@ extension APIClient {
         public var redirects: RedirectPolicy
         /// Credentials for requests that need authorization. Default `nil`.
         public var authentication: Authentication?
+        /// The HTTP cache (RFC 9111). Default `nil`: no cache.
+        ///
+        /// ```swift
+        /// configuration.cache = .memory(byteBudget: 16 << 20)
+        /// configuration.cache = HTTPCache(storage: SQLiteCacheStorage(directory: cacheDirectory))   // CallsignSQLite
+        /// ```
+        public var cache: HTTPCache?
+        /// Where requests with ``StorePolicy/offline`` wait while the server cannot be reached.
+        /// Default `nil`: each client keeps its own ``MemoryOfflineQueue`` (lost when the process
+        /// ends); `SQLiteOfflineQueue` from `CallsignSQLite` keeps them on disk.
+        public var offlineQueue: (any OfflineQueueStorage)?
         /// Middlewares inserted relative to built-in stages.
         var insertions: [Insertion]
 
@@ -148,6 +159,8 @@ extension APIClient {
             redirects = .default
             authentication = nil
             insertions = []
+            cache = nil
+            offlineQueue = nil
             retry = .default
             deadline = nil
             clock = SystemClock()

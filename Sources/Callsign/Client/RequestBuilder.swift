@@ -91,6 +91,27 @@ public struct RequestBuilder: Sendable {
     /// Turns the adaptive envelope on or off for this request.
     public func envelope(_ enabled: Bool = true) -> RequestBuilder { with { $0.request.usesEnvelope = enabled } }
 
+    /// Sends the client's credentials with this request (a definition's "Authorization").
+    ///
+    /// ```swift
+    /// let me = try await client.get("me").authorized().decode(User.self)
+    /// ```
+    public func authorized(_ enabled: Bool = true) -> RequestBuilder { with { $0.request.needsAuthorization = enabled } }
+
+    /// Sets how this request uses the client's HTTP cache.
+    ///
+    /// ```swift
+    /// let boards = try await client.get("boards").cachePolicy(.returnCacheElseLoad).decode([Board].self)
+    /// ```
+    public func cachePolicy(_ policy: CachePolicy) -> RequestBuilder { with { $0.request.cachePolicy = policy } }
+
+    /// Sets whether this request is queued offline when the server cannot be reached.
+    ///
+    /// ```swift
+    /// try await client.post("boards").parameters(["title": "Balsa"]).storePolicy(.offline).send()
+    /// ```
+    public func storePolicy(_ policy: StorePolicy) -> RequestBuilder { with { $0.request.storePolicy = policy } }
+
     /// Sends the request. The response is not validated; ``Response/decode(_:decoder:)`` checks
     /// the status, ``Response/validate()`` checks everything.
     public func send() async throws(APIError) -> Response {

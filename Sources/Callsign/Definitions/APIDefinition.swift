@@ -62,6 +62,11 @@ public struct APIDefinition: Sendable, Hashable {
     public var deadline: Duration?
     /// A file answering this API in mock mode (see ``MockTransport/init(definitions:directory:defaultDelay:fallback:)``).
     public var mock: String?
+    /// How calls use the client's HTTP cache (`cache:` in a file). Default `nil` (inherit; ``CachePolicy/useProtocol``).
+    public var cachePolicy: CachePolicy?
+    /// Whether calls are queued offline when the server cannot be reached (`storePolicy:` in a
+    /// file). Default `nil` (inherit; ``StorePolicy/none``).
+    public var storePolicy: StorePolicy?
     /// RFAPI keys Callsign reads but does not act on yet ("Cache Policy", "Expire",
     /// "Offline Policy", "Response Serializer"), kept as written. Loading them adds a warning.
     public var recognizedButUnused: [String: JSONValue]?
@@ -120,6 +125,8 @@ public struct APIDefinition: Sendable, Hashable {
         result.retry = retry ?? defaults.retry
         result.deadline = deadline ?? defaults.deadline
         result.mock = mock ?? defaults.mock
+        result.cachePolicy = cachePolicy ?? defaults.cachePolicy
+        result.storePolicy = storePolicy ?? defaults.storePolicy
         return result
     }
 
@@ -145,6 +152,8 @@ public struct APIDefinition: Sendable, Hashable {
         request.acceptsNullResponse = acceptsNullResponse ?? false
         request.retry = retry
         request.deadline = deadline
+        request.cachePolicy = cachePolicy
+        request.storePolicy = storePolicy
         return request
     }
 

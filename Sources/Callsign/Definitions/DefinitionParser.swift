@@ -42,9 +42,9 @@ struct DefinitionParser {
             case .retry: ["retry"]
             case .deadline: ["deadline"]
             case .mock: ["mock", "Mock"]
-            case .cachePolicy: ["Cache Policy", "cachePolicy"]
+            case .cachePolicy: ["Cache Policy", "cachePolicy", "cache"]
             case .expire: ["Expire", "expire"]
-            case .offlinePolicy: ["Offline Policy", "offlinePolicy"]
+            case .offlinePolicy: ["Offline Policy", "offlinePolicy", "storePolicy"]
             case .responseSerializer: ["Response Serializer", "responseSerializer"]
             }
         }
@@ -191,6 +191,18 @@ struct DefinitionParser {
                     throw reader.error("belongs in the DEFAULT definition: one client has one way to authenticate")
                 }
                 definition.authentication = try reader.authenticationSource()
+            case .cachePolicy where value.stringValue != nil || key.first?.isLowercase == true:
+                let text = try reader.string()
+                guard let policy = CachePolicy(name: text) else {
+                    throw reader.error("\"\(text)\" is not a cache policy; use \(CachePolicy.names.joined(separator: ", "))")
+                }
+                definition.cachePolicy = policy
+            case .offlinePolicy where value.stringValue != nil || key.first?.isLowercase == true:
+                let text = try reader.string()
+                guard let policy = StorePolicy(name: text) else {
+                    throw reader.error("\"\(text)\" is not a store policy; use \(StorePolicy.names.joined(separator: " or "))")
+                }
+                definition.storePolicy = policy
             case .cachePolicy, .expire, .offlinePolicy, .responseSerializer:
                 if field == .responseSerializer, let text = value.stringValue, text.lowercased().contains("json") {
                     break  // JSON responses are what Callsign decodes anyway.

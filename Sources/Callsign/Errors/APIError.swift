@@ -32,7 +32,7 @@ public struct APIError: Error, Sendable {
         private enum Base: String, Sendable {
             case transport, timedOut, cancelled, unacceptableStatus, unacceptableContentType
             case envelope, decoding, encoding, invalidRequest, invalidDefinition, unknownAPI
-            case responseTooLarge, invalidResponse, queuedOffline, redirect, authentication
+            case responseTooLarge, invalidResponse, queuedOffline, redirect, authentication, cacheMiss, storage
         }
 
         private let base: Base
@@ -64,8 +64,15 @@ public struct APIError: Error, Sendable {
         public static let responseTooLarge = Code(.responseTooLarge)
         /// The server's answer is not a well-formed HTTP response.
         public static let invalidResponse = Code(.invalidResponse)
-        /// The request could not be sent and was stored in the offline queue.
+        /// The server could not be reached and the request was stored in the offline queue;
+        /// ``APIError/queuedRequestID`` says under which id. It is sent by ``APIClient/replay(lease:)``.
         public static let queuedOffline = Code(.queuedOffline)
+        /// The cache policy forbade the network (``CachePolicy/cacheOnly``, `only-if-cached`) and
+        /// no usable response was stored.
+        public static let cacheMiss = Code(.cacheMiss)
+        /// A local store failed: the offline queue or cache database is read-only, full or corrupt.
+        /// For an offline call it means the request was **not** queued.
+        public static let storage = Code(.storage)
         /// A redirect could not be followed: a loop, too many hops, a downgrade to http, or a
         /// body that cannot be sent again.
         public static let redirect = Code(.redirect)
@@ -107,6 +114,8 @@ public struct APIError: Error, Sendable {
     public var key: String?
     /// For definition errors: the line in the definitions file, where the parser knows it.
     public var line: Int?
+    /// For ``Code/queuedOffline``: the id of the request in the offline queue.
+    public var queuedRequestID: Int64?
     /// Whether the failure happened after the response had started to arrive (so a retry could
     /// repeat a request the server already acted on).
     public internal(set) var responseStarted: Bool = false

@@ -76,11 +76,15 @@ public struct AnyMiddleware: Middleware {
 ///    per-call middlewares;
 /// 2. ``commonParameters`` — common parameters and headers by tag (xAPI);
 /// 3. ``clientInfo`` — `X-Client-*` headers (APE);
-/// 4. ``deadline`` — one time limit over everything below;
-/// 5. ``retry`` — back-off, `Retry-After`, idempotency rules;
-/// 6. ``redirects`` — Callsign's redirect policy, the same on every transport;
-/// 7. ``authentication`` — credentials, token refresh on 401;
-/// 8. ``transport`` — `preProcess`, then the transport.
+/// 4. ``offline`` — queues ``StorePolicy/offline`` requests that cannot reach the server;
+/// 5. ``deadline`` — one time limit over everything below;
+/// 6. ``retry`` — back-off, `Retry-After`, idempotency rules;
+/// 7. ``redirects`` — Callsign's redirect policy, the same on every transport;
+/// 8. ``authentication`` — credentials, token refresh on 401;
+/// 9. ``cache`` — the RFC 9111 HTTP cache, when ``APIClient/Configuration/cache`` is set;
+/// 10. ``transport`` — `preProcess`, then the transport.
+///
+/// A replayed offline request starts below ``offline``: what ran above it ran when it was queued.
 ///
 /// ```swift
 /// configuration.insert(SigningMiddleware(), after: .authentication)
@@ -93,6 +97,8 @@ public struct MiddlewareStage: Hashable, Sendable, CustomStringConvertible {
     public static let commonParameters = MiddlewareStage("commonParameters")
     /// Client-info headers.
     public static let clientInfo = MiddlewareStage("clientInfo")
+    /// The offline store.
+    public static let offline = MiddlewareStage("offline")
     /// The overall deadline.
     public static let deadline = MiddlewareStage("deadline")
     /// Retries.
@@ -101,12 +107,14 @@ public struct MiddlewareStage: Hashable, Sendable, CustomStringConvertible {
     public static let redirects = MiddlewareStage("redirects")
     /// Authentication.
     public static let authentication = MiddlewareStage("authentication")
+    /// The HTTP cache.
+    public static let cache = MiddlewareStage("cache")
     /// The transport at the end of the chain; only `before:` makes sense here.
     public static let transport = MiddlewareStage("transport")
 
     /// The built-in stages in chain order.
     public static let order: [MiddlewareStage] = [
-        .commonParameters, .clientInfo, .deadline, .retry, .redirects, .authentication, .transport,
+        .commonParameters, .clientInfo, .offline, .deadline, .retry, .redirects, .authentication, .cache, .transport,
     ]
 
     public var description: String { name }

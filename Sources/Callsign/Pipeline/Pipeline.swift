@@ -6,8 +6,10 @@ struct Pipeline: Sendable {
     let leading: [any Middleware]
     /// The built-in stages with the middlewares inserted around them.
     let builtIns: [any Middleware]
+    /// The stages a replayed offline request runs: everything below the offline stage.
+    let belowOffline: [any Middleware]
 
-    init(configuration: APIClient.Configuration, definitions: APIDefinitions) {
+    init(configuration: APIClient.Configuration, definitions: APIDefinitions, offlineQueue: any OfflineQueueStorage) {
         var leading: [any Middleware] = []
         if let beforeEach = configuration.beforeEach { leading.append(BeforeEachMiddleware(change: beforeEach)) }
         leading += configuration.middlewares
@@ -22,6 +24,7 @@ struct Pipeline: Sendable {
         if let clientInfo = configuration.clientInfo {
             stages[.clientInfo] = ClientInfoMiddleware(headers: clientInfo.headers)
         }
+        stages[.offline] = OfflineStoreMiddleware(queue: offlineQueue)
         stages[.deadline] = DeadlineMiddleware(clock: configuration.clock, defaultDeadline: configuration.deadline)
         stages[.retry] = RetryMiddleware(clock: configuration.clock, defaultPolicy: configuration.retry)
         stages[.redirects] = RedirectMiddleware(policy: configuration.redirects)
@@ -31,13 +34,20 @@ struct Pipeline: Sendable {
                 trustedOrigins: Self.trustedOrigins(configuration: configuration, definitions: definitions))
         }
 
+        if let cache = configuration.cache {
+            stages[.cache] = CacheMiddleware(cache: cache)
+        }
+
         var builtIns: [any Middleware] = []
+        var replayStart = 0
         for stage in MiddlewareStage.order {
             builtIns += configuration.insertions.filter { $0.stage == stage && $0.placement == .before }.map(\.middleware)
             if let middleware = stages[stage] { builtIns.append(middleware) }
             builtIns += configuration.insertions.filter { $0.stage == stage && $0.placement == .after }.map(\.middleware)
+            if stage == .offline { replayStart = builtIns.count }
         }
         self.builtIns = builtIns
+        self.belowOffline = Array(builtIns[replayStart...])
     }
 
     /// The origins that may receive credentials: every base URL the client knows, plus the

@@ -118,7 +118,10 @@ struct RedirectMiddleware: Middleware {
     private static func key(_ request: Request) -> String { "\(request.method.rawValue) \(request.path)" }
 
     /// The target as a path Callsign's URL rules take literally: braces cannot start a template.
-    private static func literalPath(_ url: URL) -> String {
-        url.absoluteString.replacingOccurrences(of: "{", with: "%7B").replacingOccurrences(of: "}", with: "%7D")
+    static func literalPath(_ url: URL) -> String { literalPath(url.absoluteString) }
+
+    /// URL text as a path Callsign's URL rules take literally: braces cannot start a template.
+    static func literalPath(_ text: String) -> String {
+        text.replacingOccurrences(of: "{", with: "%7B").replacingOccurrences(of: "}", with: "%7D")
     }
 }

@@ -60,6 +60,11 @@ public struct Request: Sendable {
     /// One time limit for the whole call — attempts, waits, redirects and body; `nil` uses the
     /// client's. Default `nil`.
     public var deadline: Duration?
+    /// How this call uses the client's HTTP cache; `nil` means ``CachePolicy/useProtocol``.
+    public var cachePolicy: CachePolicy?
+    /// Whether this call is queued offline when the server cannot be reached; `nil` means
+    /// ``StorePolicy/none``.
+    public var storePolicy: StorePolicy?
     /// A message for activity observers while the call runs (RFAPI's loading message).
     public var loadMessage: String?
     /// Middlewares for this call only, run after the client's and the definition's.
@@ -79,6 +84,8 @@ public struct Request: Sendable {
     var endpoint: (any Endpoint)?
     /// Where a download's body goes, instead of memory.
     var downloadDestination: URL?
+    /// Set while the offline queue replays this request: the chain starts below the offline stage.
+    var isReplay = false
     /// The resolved target of ``path``, so the transport stage does not resolve it again.
     var resolvedTarget: RequestFactory.Target?
 

@@ -21,6 +21,8 @@ public struct Response: Sendable {
     public var startedAt: Date
     /// How long the exchange took, from the first byte sent to the last byte read.
     public var duration: Duration
+    /// Whether this came from the network, the cache, or the cache after a `304`.
+    public var source: ResponseSource = .network
     /// For a download, the file that holds the body (``body`` is then empty).
     public var fileURL: URL?
 

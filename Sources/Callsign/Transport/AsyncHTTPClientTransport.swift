@@ -20,7 +20,8 @@ import Synchronization
 /// ```
 ///
 /// The client it creates never follows redirects and never decompresses (Callsign does both
-/// itself, under its own rules), and uses the shared singleton event loop group.
+/// itself, under its own rules), does not retry failed connection attempts behind Callsign's
+/// back (the retry policy does that), and uses the shared singleton event loop group.
 public final class AsyncHTTPClientTransport: Transport {
     private let owner: ClientOwner
 
@@ -38,6 +39,11 @@ public final class AsyncHTTPClientTransport: Transport {
         configuration.timeout = HTTPClient.Configuration.Timeout(
             connect: .nanoseconds(connectTimeout.nanoseconds))
         configuration.httpVersion = .automatic
+        // A refused or unreachable host fails at once instead of being retried silently until
+        // the connect timeout: Callsign's own retry policy (visible, with back-off and a
+        // deadline) handles flaky connections, and the offline store learns quickly that the
+        // server cannot be reached.
+        configuration.connectionPool.retryConnectionEstablishment = false
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         owner = ClientOwner(client: client, owned: true)
     }

@@ -1,0 +1,290 @@
+import Foundation
+import HTTPTypes
+
+/// The ``HTTPCache`` stage: answers from storage, revalidates, stores and invalidates.
+struct CacheMiddleware: Middleware {
+    let cache: HTTPCache
+
+    /// Statuses a response may be stored with on heuristic freshness alone (RFC 9110 §15.1),
+    /// minus 206 (partial content is never stored here) and 501 (no 5xx is stored).
+    private static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414]
+    /// Request fields that make a request the caller's own conditional or partial one.
+    private static let callerConditionals = ["Range", "If-Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since"]
+    /// 304 fields that do not replace the stored ones (RFC 9111 §3.2).
+    private static let keptOn304: Set<HTTPField.Name> = [.contentLength, .contentEncoding, .transferEncoding, .contentRange]
+
+    func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
+        guard request.downloadDestination == nil else { return try await next(request) }
+        guard request.method == .get || request.method == .head else {
+            let response = try await next(request)
+            if ![.options, .trace].contains(request.method), (200..<400).contains(response.status.code) {
+                await invalidate(after: response, context: context)
+            }
+            return response
+        }
+        var probe = request
+        let prepared = try RequestFactory.prepare(&probe, configuration: context.configuration)
+        let headers = prepared.headers
+        if Self.callerConditionals.contains(where: headers.contains) { return try await next(request) }
+
+        let key = Self.key(url: prepared.url, headers: headers, method: request.method, redaction: context.configuration.redaction)
+        let requestControl = CacheControl(headers["Cache-Control"])
+        let policy = request.cachePolicy ?? .useProtocol
+        let onlyIfCached = policy == .cacheOnly || requestControl.has("only-if-cached")
+
+        var stored: CachedResponse?
+        if policy != .reloadIgnoringCache {
+            stored = await lookup(key, requestHeaders: headers, context: context)
+            if stored == nil, request.method == .head {
+                stored = await lookup(key.with(method: "GET"), requestHeaders: headers, context: context)
+            }
+        }
+        guard let stored else {
+            if onlyIfCached {
+                throw APIError(.cacheMiss, "no stored response for this request, and the cache policy forbids the network", request: probe)
+            }
+            let requestTime = Date()
+            let response = try await next(request)
+            await storeIfAllowed(
+                response, key: key, requestHeaders: headers, requestControl: requestControl, requestTime: requestTime,
+                context: context)
+            return response
+        }
+
+        let now = Date()
+        let state = Freshness(entry: stored, now: now, heuristicLimit: cache.maximumHeuristicFreshness)
+        let storedControl = CacheControl(stored.headers[.cacheControl])
+        if policy == .returnCacheElseLoad || policy == .cacheOnly {
+            return serve(stored, age: state.age, for: probe, source: .cache)
+        }
+        let wantsValidation = storedControl.noCache || requestControl.noCache
+            || (headers["Cache-Control"] == nil && headers["Pragma"]?.lowercased().contains("no-cache") == true)
+        if !wantsValidation, state.satisfies(requestControl, storedControl: storedControl) {
+            return serve(stored, age: state.age, for: probe, source: .cache)
+        }
+        if onlyIfCached {
+            throw APIError(.cacheMiss, "the stored response is stale and only-if-cached forbids the network", request: probe)
+        }
+
+        // Revalidate: ask with the stored validators.
+        var conditional = request
+        if let etag = stored.headers[.eTag] { conditional.headers["If-None-Match"] = etag }
+        if let lastModified = stored.headers[.lastModified] { conditional.headers["If-Modified-Since"] = lastModified }
+        let requestTime = Date()
+        let response: Response
+        do {
+            response = try await next(conditional)
+        } catch let error as APIError {
+            let unreachable = (error.code == .transport || error.code == .timedOut) && !error.responseStarted
+            if unreachable, mayServeStale(stored, state: state, storedControl: storedControl, requestControl: requestControl, offline: true) {
+                return serve(stored, age: state.age, for: probe, source: .staleCache)
+            }
+            throw error
+        }
+        if response.status.code == 304 {
+            var refreshed = stored
+            for field in response.headers where !Self.keptOn304.contains(field.name) && field.name != .setCookie {
+                refreshed.headers[field.name] = nil
+            }
+            for field in response.headers where !Self.keptOn304.contains(field.name) && field.name != .setCookie {
+                refreshed.headers.append(field)
+            }
+            refreshed.requestTime = requestTime
+            refreshed.responseTime = Date()
+            if !CacheControl(refreshed.headers[.cacheControl]).has("no-store"), !requestControl.has("no-store") {
+                await save(refreshed, context: context)
+            }
+            let age = Freshness(entry: refreshed, now: refreshed.responseTime, heuristicLimit: cache.maximumHeuristicFreshness).age
+            var served = serve(refreshed, age: age, for: response.request, source: .revalidated)
+            served.duration = response.duration
+            return served
+        }
+        if response.status.code >= 500,
+            mayServeStale(stored, state: state, storedControl: storedControl, requestControl: requestControl, offline: false)
+        {
+            return serve(stored, age: state.age, for: probe, source: .staleCache)
+        }
+        await storeIfAllowed(response, key: key, requestHeaders: headers, requestControl: requestControl, requestTime: requestTime, context: context)
+        return response
+    }
+
+    // MARK: - Storing
+
+    private func storeIfAllowed(
+        _ response: Response, key: Key, requestHeaders: Headers, requestControl: CacheControl, requestTime: Date,
+        context: MiddlewareContext
+    ) async {
+        guard let entry = storable(response, key: key, requestHeaders: requestHeaders, requestControl: requestControl, requestTime: requestTime)
+        else { return }
+        await save(entry, context: context)
+    }
+
+    /// The entry to store for a response, or `nil` when RFC 9111 §3 (or our stricter rules) forbid it.
+    private func storable(
+        _ response: Response, key: Key, requestHeaders: Headers, requestControl: CacheControl, requestTime: Date
+    ) -> CachedResponse? {
+        let code = response.status.code
+        guard !response.request.credentialsStripped, !requestControl.has("no-store"),
+            (200..<500).contains(code), code != 206, code != 304,
+            response.body.count <= cache.maximumEntrySize
+        else { return nil }
+        let control = CacheControl(response.headers[.cacheControl])
+        guard !control.has("no-store") else { return nil }
+        let varyNames = Self.varyNames(response.headers)
+        guard !varyNames.contains("*") else { return nil }
+        if key.method == "GET", response.headers[.contentEncoding] == nil, let length = response.headers[.contentLength].flatMap(Int.init),
+            length != response.body.count
+        {
+            return nil  // truncated (or padded): never store a body we did not get whole
+        }
+        let explicit = control.has("max-age") || response.headers[.expires] != nil || control.has("public") || control.has("private")
+        guard explicit || Self.heuristicallyCacheable.contains(code) else { return nil }
+        var headers = response.headers
+        headers[.setCookie] = nil
+        return CachedResponse(
+            url: key.url, partition: key.partition, method: key.method,
+            varyingHeaders: Self.varyingValues(varyNames, in: requestHeaders, redaction: .default), status: code, headers: headers,
+            body: key.method == "HEAD" ? Data() : response.body, requestTime: requestTime, responseTime: Date())
+    }
+
+    private func save(_ entry: CachedResponse, context: MiddlewareContext) async {
+        do {
+            try await cache.storage.store(entry)
+        } catch {
+            context.logger?.warning("the HTTP cache could not store a response: \(error)")
+        }
+    }
+
+    /// After a successful unsafe request: the target URL and same-origin `Location` /
+    /// `Content-Location` are no longer trusted (RFC 9111 §4.4).
+    private func invalidate(after response: Response, context: MiddlewareContext) async {
+        guard let target = response.request.url else { return }
+        var urls = [target]
+        for name in [HTTPField.Name.location, .contentLocation] {
+            if let value = response.headers[name], let url = URL(string: value, relativeTo: target)?.absoluteURL,
+                Origin(url) == Origin(target)
+            {
+                urls.append(url)
+            }
+        }
+        for url in urls {
+            do {
+                try await cache.storage.removeEntries(url: context.configuration.redaction.redact(url: url.absoluteString))
+            } catch {
+                context.logger?.warning("the HTTP cache could not invalidate an entry: \(error)")
+            }
+        }
+    }
+
+    // MARK: - Reading
+
+    private func lookup(_ key: Key, requestHeaders: Headers, context: MiddlewareContext) async -> CachedResponse? {
+        let candidates: [CachedResponse]
+        do {
+            candidates = try await cache.storage.entries(url: key.url, partition: key.partition, method: key.method)
+        } catch {
+            context.logger?.warning("the HTTP cache could not be read: \(error)")
+            return nil
+        }
+        return candidates.first { entry in
+            let names = Self.varyNames(entry.headers)
+            return !names.contains("*") && Self.varyingValues(names, in: requestHeaders, redaction: .default) == entry.varyingHeaders
+        }
+    }
+
+    private func serve(_ entry: CachedResponse, age: TimeInterval, for request: Request, source: ResponseSource) -> Response {
+        var headers = entry.headers
+        headers[.age] = String(Int(max(0, age)))
+        var response = Response(
+            request: request, status: HTTPResponse.Status(code: entry.status), headers: headers,
+            body: request.method == .head ? Data() : entry.body)
+        response.source = source
+        return response
+    }
+
+    private func mayServeStale(
+        _ entry: CachedResponse, state: Freshness, storedControl: CacheControl, requestControl: CacheControl, offline: Bool
+    ) -> Bool {
+        guard !storedControl.has("must-revalidate"), !storedControl.noCache else { return false }
+        if offline && cache.servesStaleWhenOffline { return true }
+        let allowance = storedControl.seconds("stale-if-error") ?? requestControl.seconds("stale-if-error")
+        guard let allowance else { return false }
+        return state.staleness <= TimeInterval(allowance)
+    }
+
+    // MARK: - Keys
+
+    struct Key {
+        var url: String
+        var partition: String
+        var method: String
+        func with(method: String) -> Key { Key(url: url, partition: partition, method: method) }
+    }
+
+    /// The storage key: the URL with secrets redacted, and a digest of every credential the
+    /// request carries (secret headers, and secret query values the redaction removed).
+    static func key(url: URL, headers: Headers, method: HTTPRequest.Method, redaction: Redaction) -> Key {
+        let text = url.absoluteString
+        let redacted = redaction.redact(url: text)
+        var credentials = headers.fields.filter { redaction.isSecretHeader($0.name) }
+            .map { "\($0.name.lowercased()): \($0.value)" }.sorted()
+        if redacted != text { credentials.append("url: \(text)") }
+        let partition = credentials.isEmpty ? "" : SHA256.hex("callsign-cache-partition\n" + credentials.joined(separator: "\n"))
+        return Key(url: redacted, partition: partition, method: method.rawValue)
+    }
+
+    static func varyNames(_ headers: HTTPFields) -> [String] {
+        headers[values: .vary].flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+    }
+
+    /// The request's values for the `Vary` names; secret ones as digests, so none reach storage.
+    static func varyingValues(_ names: [String], in headers: Headers, redaction: Redaction) -> [String: String] {
+        var values: [String: String] = [:]
+        for name in names {
+            let value = headers.fields.filter { $0.name.lowercased() == name }.map(\.value).joined(separator: ", ")
+            values[name] = redaction.isSecretHeader(name) && !value.isEmpty ? "sha256:" + SHA256.hex(value) : value
+        }
+        return values
+    }
+}
+
+/// RFC 9111 §4.2: how long a stored response stays fresh and how old it is now.
+struct Freshness {
+    let lifetime: TimeInterval
+    let age: TimeInterval
+
+    var staleness: TimeInterval { max(0, age - lifetime) }
+
+    init(entry: CachedResponse, now: Date, heuristicLimit: Duration) {
+        let headers = entry.headers
+        let control = CacheControl(headers[.cacheControl])
+        let date = headers[.date].flatMap(HTTPDate.parse) ?? entry.responseTime
+        if let maxAge = control.seconds("max-age") {
+            lifetime = TimeInterval(maxAge)
+        } else if control.isMalformed("max-age") {
+            lifetime = 0
+        } else if let expires = headers[.expires] {
+            // An invalid Expires (such as "0") means already expired.
+            lifetime = HTTPDate.parse(expires).map { max(0, $0.timeIntervalSince(date)) } ?? 0
+        } else if let lastModified = headers[.lastModified].flatMap(HTTPDate.parse) {
+            lifetime = min(max(0, date.timeIntervalSince(lastModified)) / 10, heuristicLimit.seconds)
+        } else {
+            lifetime = 0
+        }
+        let ageValue = headers[.age].flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        let apparentAge = max(0, entry.responseTime.timeIntervalSince(date))
+        let responseDelay = max(0, entry.responseTime.timeIntervalSince(entry.requestTime))
+        let initialAge = max(apparentAge, ageValue + responseDelay)
+        age = initialAge + max(0, now.timeIntervalSince(entry.responseTime))
+    }
+
+    /// Whether the entry may be served without validation under the request's directives.
+    func satisfies(_ request: CacheControl, storedControl: CacheControl) -> Bool {
+        if let maxAge = request.seconds("max-age"), age > TimeInterval(maxAge) { return false }
+        if let minFresh = request.seconds("min-fresh"), lifetime - age < TimeInterval(minFresh) { return false }
+        if lifetime > age { return true }
+        guard !storedControl.has("must-revalidate"), let maxStale = request.maxStale else { return false }
+        return maxStale == Int.max || staleness <= TimeInterval(maxStale)
+    }
+}

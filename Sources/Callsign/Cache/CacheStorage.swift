@@ -1,0 +1,152 @@
+public import Foundation
+public import HTTPTypes
+
+/// One stored response, as an ``HTTPCacheStorage`` keeps it.
+///
+/// Entries are keyed by ``url``, ``partition``, ``method`` and ``variant``. The URL has secret
+/// query values replaced; the partition is a digest of the request's credentials (empty for
+/// requests without any), so one user's responses are never served to another and no secret is
+/// written to storage.
+public struct CachedResponse: Sendable, Hashable {
+    /// The request URL with secret query values redacted.
+    public var url: String
+    /// A digest of the credentials the request carried, or `""`.
+    public var partition: String
+    /// `GET` or `HEAD`.
+    public var method: String
+    /// The request header values the response varies on (`Vary`), lower-cased names; secret
+    /// values are stored as digests.
+    public var varyingHeaders: [String: String]
+    /// The status code.
+    public var status: Int
+    /// The response header fields, without `Set-Cookie`.
+    public var headers: HTTPFields
+    /// The body.
+    public var body: Data
+    /// When the request that produced this response was sent.
+    public var requestTime: Date
+    /// When its response arrived (or was last revalidated).
+    public var responseTime: Date
+
+    /// Creates an entry. The cache middleware makes these; storages only keep them.
+    public init(
+        url: String, partition: String, method: String, varyingHeaders: [String: String], status: Int,
+        headers: HTTPFields, body: Data, requestTime: Date, responseTime: Date
+    ) {
+        self.url = url
+        self.partition = partition
+        self.method = method
+        self.varyingHeaders = varyingHeaders
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.requestTime = requestTime
+        self.responseTime = responseTime
+    }
+
+    /// A stable text form of ``varyingHeaders``: the fourth part of the key.
+    public var variant: String {
+        varyingHeaders.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: "\n")
+    }
+
+    /// The bytes this entry costs, for byte budgets.
+    public var size: Int {
+        body.count + url.utf8.count + headers.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 } + 64
+    }
+}
+
+/// Where an ``HTTPCache`` keeps its responses.
+///
+/// Callsign ships ``MemoryCacheStorage`` (LRU within a byte budget) and, in `CallsignSQLite`,
+/// `SQLiteCacheStorage` (a file that survives restarts). Errors thrown here never fail a call:
+/// the cache logs them and goes to the network.
+///
+/// ```swift
+/// let cache = HTTPCache(storage: MemoryCacheStorage(byteBudget: 16 << 20))
+/// ```
+public protocol HTTPCacheStorage: Sendable {
+    /// Every stored variant for a URL, partition and method, newest first.
+    func entries(url: String, partition: String, method: String) async throws -> [CachedResponse]
+    /// Stores an entry, replacing one with the same URL, partition, method and variant.
+    func store(_ entry: CachedResponse) async throws
+    /// Removes every entry for a URL: all partitions, methods and variants (invalidation after
+    /// an unsafe request).
+    func removeEntries(url: String) async throws
+    /// Removes everything.
+    func removeAll() async throws
+}
+
+/// An in-memory ``HTTPCacheStorage``: least recently used entries go first when the byte budget
+/// is exceeded.
+///
+/// ```swift
+/// configuration.cache = HTTPCache(storage: MemoryCacheStorage(byteBudget: 32 << 20))
+/// ```
+public actor MemoryCacheStorage: HTTPCacheStorage {
+    /// The most bytes kept.
+    public let byteBudget: Int
+    private var entriesByKey: [String: [String: Slot]] = [:]
+    private var totalSize = 0
+    private var tick: UInt64 = 0
+
+    private struct Slot {
+        var entry: CachedResponse
+        var lastUse: UInt64
+    }
+
+    /// Creates an empty storage with a byte budget (default 32 MiB).
+    public init(byteBudget: Int = 32 << 20) {
+        self.byteBudget = byteBudget
+    }
+
+    /// The bytes stored now.
+    public var storedBytes: Int { totalSize }
+
+    private static func key(_ url: String, _ partition: String, _ method: String) -> String { "\(method) \(partition) \(url)" }
+
+    public func entries(url: String, partition: String, method: String) -> [CachedResponse] {
+        let key = Self.key(url, partition, method)
+        guard var slots = entriesByKey[key] else { return [] }
+        tick += 1
+        for name in slots.keys { slots[name]?.lastUse = tick }
+        entriesByKey[key] = slots
+        return slots.values.map(\.entry).sorted { $0.responseTime > $1.responseTime }
+    }
+
+    public func store(_ entry: CachedResponse) {
+        guard entry.size <= byteBudget else { return }
+        let key = Self.key(entry.url, entry.partition, entry.method)
+        tick += 1
+        if let old = entriesByKey[key]?[entry.variant] { totalSize -= old.entry.size }
+        entriesByKey[key, default: [:]][entry.variant] = Slot(entry: entry, lastUse: tick)
+        totalSize += entry.size
+        evictIfNeeded()
+    }
+
+    public func removeEntries(url: String) {
+        for key in entriesByKey.keys where key.hasSuffix(" \(url)") {
+            guard let slots = entriesByKey[key], slots.values.first?.entry.url == url else { continue }
+            totalSize -= slots.values.reduce(0) { $0 + $1.entry.size }
+            entriesByKey[key] = nil
+        }
+    }
+
+    public func removeAll() {
+        entriesByKey = [:]
+        totalSize = 0
+    }
+
+    private func evictIfNeeded() {
+        guard totalSize > byteBudget else { return }
+        // Evict down to 90% of the budget in one pass, so a full cache does not sort on every store.
+        let target = byteBudget / 10 * 9
+        let all = entriesByKey.flatMap { key, slots in slots.map { (key: key, variant: $0.key, slot: $0.value) } }
+            .sorted { $0.slot.lastUse < $1.slot.lastUse }
+        for item in all {
+            guard totalSize > target else { break }
+            entriesByKey[item.key]?[item.variant] = nil
+            if entriesByKey[item.key]?.isEmpty == true { entriesByKey[item.key] = nil }
+            totalSize -= item.slot.entry.size
+        }
+    }
+}

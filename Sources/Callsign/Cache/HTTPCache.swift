@@ -1,0 +1,55 @@
+import Foundation
+
+/// A private HTTP cache following RFC 9111, as a stage of the middleware chain.
+///
+/// Stores cacheable responses to GET and HEAD; serves fresh ones without the network;
+/// revalidates stale ones with `If-None-Match` / `If-Modified-Since` and turns a `304` into the
+/// stored response; honours `Vary`, `no-store`, `no-cache`, `max-age`, `Expires`, `Age`,
+/// `must-revalidate` and `stale-if-error`; invalidates a URL after a successful unsafe request to
+/// it. Responses to requests with credentials are stored under a digest of those credentials,
+/// so one user's responses never reach another.
+///
+/// ```swift
+/// let client = APIClient(configuration: .init {
+///     $0.cache = HTTPCache(storage: MemoryCacheStorage(byteBudget: 16 << 20))
+/// })
+/// let response = try await client.call("Boards")
+/// print(response.source)   // network, then cache while fresh, revalidated after a 304
+/// ```
+///
+/// Never stored: `no-store` responses, statuses 206, 304 and 5xx, responses whose body is shorter
+/// than their `Content-Length`, `Vary: *`, responses reached through a redirect to another origin,
+/// downloads to a file, and responses larger than ``maximumEntrySize``. `Set-Cookie` is not kept.
+public struct HTTPCache: Sendable {
+    /// Where responses are kept.
+    public var storage: any HTTPCacheStorage
+    /// Whether a stored response is served, however stale, when the server cannot be reached
+    /// (connection refused, DNS, timeout before any response). `must-revalidate` and `no-cache`
+    /// responses are never served this way. Default `false`: only `stale-if-error` allows it.
+    public var servesStaleWhenOffline: Bool
+    /// The largest response stored. Default 8 MiB.
+    public var maximumEntrySize: Int
+    /// The longest heuristic freshness (10% of the time since `Last-Modified`, RFC 9111 §4.2.2)
+    /// given to a response without explicit freshness. Default 1 day.
+    public var maximumHeuristicFreshness: Duration
+
+    /// Creates a cache over a storage.
+    public init(
+        storage: any HTTPCacheStorage, servesStaleWhenOffline: Bool = false, maximumEntrySize: Int = 8 << 20,
+        maximumHeuristicFreshness: Duration = .seconds(86_400)
+    ) {
+        self.storage = storage
+        self.servesStaleWhenOffline = servesStaleWhenOffline
+        self.maximumEntrySize = maximumEntrySize
+        self.maximumHeuristicFreshness = maximumHeuristicFreshness
+    }
+
+    /// An in-memory cache with a byte budget.
+    ///
+    /// ```swift
+    /// configuration.cache = .memory(byteBudget: 16 << 20)
+    /// ```
+    public static func memory(byteBudget: Int = 32 << 20) -> HTTPCache {
+        HTTPCache(storage: MemoryCacheStorage(byteBudget: byteBudget))
+    }
+}

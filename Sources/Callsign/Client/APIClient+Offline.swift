@@ -1,0 +1,140 @@
+import Foundation
+import HTTPTypes
+
+extension APIClient {
+    /// Sends the requests waiting in the offline queue, oldest first, through the normal chain
+    /// below the offline stage (deadline, retry, redirects, authentication with a fresh token,
+    /// cache, transport).
+    ///
+    /// Each request is removed only after the server accepted it (a 2xx or 3xx). A 4xx other
+    /// than 408 and 429 — or a request that can no longer be built — moves it to the dead-letter
+    /// list with its error. Any other failure keeps it in line and ends the replay there, so
+    /// requests are never sent out of order; call `replay()` again later. Two replayers, even in
+    /// two processes sharing one `SQLiteOfflineQueue`, never send the same request twice.
+    ///
+    /// ```swift
+    /// let report = try await client.replay()
+    /// print("sent \(report.sent), dead-lettered \(report.deadLettered), still queued \(report.remaining)")
+    /// ```
+    ///
+    /// - Parameter lease: how long a replayer may hold the head of the queue; a replayer that
+    ///   crashed releases it when the lease ends. Default 5 minutes.
+    /// - Throws: ``APIError``: ``APIError/Code/storage`` when the queue cannot be read or written,
+    ///   ``APIError/Code/cancelled`` when the task is cancelled (the request in flight stays queued).
+    public func replay(lease: Duration = .seconds(300)) async throws(APIError) -> OfflineReplayReport {
+        var items: [OfflineReplayReport.Item] = []
+        while true {
+            if Task.isCancelled { throw APIError(.cancelled, "the replay was cancelled") }
+            guard let entry = try await queueOperation("claim the next queued request", { try await $0.claimNext(lease: lease) })
+            else { break }
+            let outcome: OfflineReplayReport.Outcome
+            do throws(APIError) {
+                let response = try await perform(Self.replayRequest(entry))
+                let code = response.status.code
+                if (200..<400).contains(code) {
+                    try await queueOperation("remove a sent request") { try await $0.complete(entry.id) }
+                    outcome = .sent(response)
+                } else {
+                    let error = APIError(.unacceptableStatus, "the server answered \(code)", response: response)
+                    if Self.isPermanent(code) {
+                        try await queueOperation("dead-letter a request") { try await $0.moveToDeadLetter(entry.id, error: error.message) }
+                        outcome = .deadLettered(error)
+                    } else {
+                        try await queueOperation("keep a request") { try await $0.release(entry.id, error: error.message) }
+                        outcome = .keptForLater(error)
+                    }
+                }
+            } catch {
+                if error.code == .storage { throw error }
+                let permanent = [APIError.Code.invalidRequest, .encoding, .redirect].contains(error.code)
+                if permanent {
+                    try await queueOperation("dead-letter a request") { try await $0.moveToDeadLetter(entry.id, error: error.message) }
+                    outcome = .deadLettered(error)
+                } else {
+                    try await queueOperation("keep a request") { try await $0.release(entry.id, error: error.message) }
+                    if error.code == .cancelled { throw error }
+                    outcome = .keptForLater(error)
+                }
+            }
+            items.append(OfflineReplayReport.Item(request: entry, outcome: outcome))
+            if case .keptForLater = outcome { break }
+        }
+        let remaining = try await queueOperation("count the queue") { try await $0.list(.pending).count }
+        return OfflineReplayReport(items: items, remaining: remaining)
+    }
+
+    /// The requests in the offline queue (or its dead-letter list), oldest first.
+    ///
+    /// ```swift
+    /// for queued in try await client.queuedRequests() { print(queued.id, queued.method, queued.url) }
+    /// ```
+    public func queuedRequests(_ list: OfflineQueueList = .pending) async throws(APIError) -> [QueuedRequest] {
+        try await queueOperation("list the queue") { try await $0.list(list) }
+    }
+
+    /// Removes a request from the offline queue or its dead-letter list; `false` when there was
+    /// none with that id.
+    @discardableResult
+    public func removeQueuedRequest(_ id: Int64) async throws(APIError) -> Bool {
+        try await queueOperation("remove a queued request") { try await $0.remove(id) }
+    }
+
+    /// 4xx answers that sending again cannot fix.
+    static func isPermanent(_ status: Int) -> Bool {
+        (400..<500).contains(status) && status != 408 && status != 429
+    }
+
+    static func replayRequest(_ entry: QueuedRequest) -> Request {
+        var request = Request(
+            method: HTTPRequest.Method(entry.method) ?? .post, path: RedirectMiddleware.literalPath(entry.url), headers: entry.headers,
+            body: entry.body.map { RequestBody(content: .data($0), contentType: nil) })
+        request.apiName = entry.apiName
+        request.tag = entry.tag
+        request.needsAuthorization = entry.needsAuthorization
+        request.isReplay = true
+        return request
+    }
+
+    private func queueOperation<T: Sendable>(
+        _ what: String, _ body: (any OfflineQueueStorage) async throws -> T
+    ) async throws(APIError) -> T {
+        do {
+            return try await body(offlineQueue)
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError(.storage, "could not \(what) in the offline queue: \(error)", underlyingError: error)
+        }
+    }
+}
+
+/// What one ``APIClient/replay(lease:)`` did.
+public struct OfflineReplayReport: Sendable {
+    /// One queued request and what happened to it.
+    public struct Item: Sendable {
+        /// The request as it was queued.
+        public var request: QueuedRequest
+        /// What happened.
+        public var outcome: Outcome
+    }
+
+    /// What happened to one queued request.
+    public enum Outcome: Sendable {
+        /// Sent and accepted; removed from the queue.
+        case sent(Response)
+        /// Failed permanently; moved to the dead-letter list.
+        case deadLettered(APIError)
+        /// Failed for now; kept in line (the replay stopped here).
+        case keptForLater(APIError)
+    }
+
+    /// Every request tried, in order.
+    public var items: [Item]
+    /// How many requests are still waiting.
+    public var remaining: Int
+
+    /// How many were sent.
+    public var sent: Int { items.filter { if case .sent = $0.outcome { true } else { false } }.count }
+    /// How many moved to the dead-letter list.
+    public var deadLettered: Int { items.filter { if case .deadLettered = $0.outcome { true } else { false } }.count }
+}

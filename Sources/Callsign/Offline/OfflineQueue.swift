@@ -1,0 +1,165 @@
+public import Foundation
+
+/// A request waiting in the offline queue, in the form it will be sent again.
+///
+/// Only what is needed to send it again is kept: method, URL, header fields and body bytes.
+/// Credentials are never part of it — they are attached by the client's authentication when the
+/// request is replayed.
+public struct QueuedRequest: Sendable, Hashable, Identifiable {
+    /// The queue's id, increasing in the order requests were queued (`0` before it is queued).
+    public var id: Int64
+    /// When it was queued.
+    public var enqueuedAt: Date
+    /// The API name, when the call came from a definition.
+    public var apiName: String?
+    /// The HTTP method (`POST`).
+    public var method: String
+    /// The absolute URL, with its query.
+    public var url: String
+    /// The header fields to send (no credentials).
+    public var headers: Headers
+    /// The body, if any.
+    public var body: Data?
+    /// Whether the client's credentials are added when it is sent.
+    public var needsAuthorization: Bool
+    /// The tag, for common headers and concurrency limits.
+    public var tag: String?
+    /// How many replays have tried it so far.
+    public var attempts: Int
+    /// The last failure, for the dead-letter list and `callsign queue list`.
+    public var lastError: String?
+
+    /// Creates a queued request. The offline store makes these; storages only keep them.
+    public init(
+        id: Int64 = 0, enqueuedAt: Date = Date(), apiName: String? = nil, method: String, url: String, headers: Headers,
+        body: Data? = nil, needsAuthorization: Bool = false, tag: String? = nil, attempts: Int = 0, lastError: String? = nil
+    ) {
+        self.id = id
+        self.enqueuedAt = enqueuedAt
+        self.apiName = apiName
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.needsAuthorization = needsAuthorization
+        self.tag = tag
+        self.attempts = attempts
+        self.lastError = lastError
+    }
+
+    /// The `Idempotency-Key` every attempt of this request carries.
+    public var idempotencyKey: String? { headers["Idempotency-Key"] }
+}
+
+/// Which list of the offline queue.
+public enum OfflineQueueList: Sendable, Hashable {
+    /// Waiting to be sent, oldest first.
+    case pending
+    /// Failed permanently (a 4xx other than 408 and 429, or a request that cannot be built),
+    /// kept with their error for a person to look at.
+    case deadLetter
+}
+
+/// Where the offline queue keeps requests.
+///
+/// The core ships ``MemoryOfflineQueue`` (lost when the process ends); `CallsignSQLite` ships
+/// `SQLiteOfflineQueue` (a file; every enqueue has committed before the caller hears "queued").
+///
+/// A storage hands out at most one pending request at a time (``claimNext(lease:)``): the oldest,
+/// and only while no other claim on the queue is live. So requests are sent in order, and two
+/// replayers — even in two processes — never send the same request twice.
+public protocol OfflineQueueStorage: Sendable {
+    /// Whether queued requests survive the process ending.
+    var isDurable: Bool { get }
+    /// Stores a request at the end of the queue and returns it with its id. Must not return
+    /// before the request is stored as durably as the storage promises.
+    func enqueue(_ request: QueuedRequest) async throws -> QueuedRequest
+    /// The oldest pending request, claimed for `lease`; `nil` when the queue is empty or another
+    /// replayer holds a live claim.
+    func claimNext(lease: Duration) async throws -> QueuedRequest?
+    /// Removes a claimed request that was sent successfully.
+    func complete(_ id: Int64) async throws
+    /// Gives a claimed request back, at its place in line, with one more attempt and its error.
+    func release(_ id: Int64, error: String) async throws
+    /// Moves a claimed request to the dead-letter list with its error.
+    func moveToDeadLetter(_ id: Int64, error: String) async throws
+    /// The requests in a list, in queue order.
+    func list(_ list: OfflineQueueList) async throws -> [QueuedRequest]
+    /// Removes a request from either list; `false` when there is none with that id.
+    func remove(_ id: Int64) async throws -> Bool
+}
+
+/// An in-memory ``OfflineQueueStorage``: what a client uses when none is configured. Queued
+/// requests are lost when the process ends; use `SQLiteOfflineQueue` from `CallsignSQLite` to
+/// keep them.
+///
+/// ```swift
+/// let queue = MemoryOfflineQueue()
+/// let client = APIClient(configuration: .init { $0.offlineQueue = queue })
+/// ```
+public actor MemoryOfflineQueue: OfflineQueueStorage {
+    private var pending: [QueuedRequest] = []
+    private var deadLetters: [QueuedRequest] = []
+    private var nextID: Int64 = 1
+    private var claim: (id: Int64, until: ContinuousClock.Instant)?
+
+    /// Creates an empty queue.
+    public init() {}
+
+    public nonisolated var isDurable: Bool { false }
+
+    public func enqueue(_ request: QueuedRequest) -> QueuedRequest {
+        var request = request
+        request.id = nextID
+        nextID += 1
+        pending.append(request)
+        return request
+    }
+
+    public func claimNext(lease: Duration) -> QueuedRequest? {
+        let now = ContinuousClock.now
+        if let claim, claim.until > now, pending.contains(where: { $0.id == claim.id }) { return nil }
+        guard let first = pending.first else { return nil }
+        claim = (first.id, now + lease)
+        return first
+    }
+
+    public func complete(_ id: Int64) {
+        pending.removeAll { $0.id == id }
+        endClaim(id)
+    }
+
+    public func release(_ id: Int64, error: String) {
+        if let index = pending.firstIndex(where: { $0.id == id }) {
+            pending[index].attempts += 1
+            pending[index].lastError = error
+        }
+        endClaim(id)
+    }
+
+    public func moveToDeadLetter(_ id: Int64, error: String) {
+        if let index = pending.firstIndex(where: { $0.id == id }) {
+            var request = pending.remove(at: index)
+            request.attempts += 1
+            request.lastError = error
+            deadLetters.append(request)
+        }
+        endClaim(id)
+    }
+
+    public func list(_ list: OfflineQueueList) -> [QueuedRequest] {
+        list == .pending ? pending : deadLetters
+    }
+
+    public func remove(_ id: Int64) -> Bool {
+        let before = pending.count + deadLetters.count
+        pending.removeAll { $0.id == id }
+        deadLetters.removeAll { $0.id == id }
+        endClaim(id)
+        return pending.count + deadLetters.count < before
+    }
+
+    private func endClaim(_ id: Int64) {
+        if claim?.id == id { claim = nil }
+    }
+}

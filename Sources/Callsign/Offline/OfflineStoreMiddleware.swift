@@ -1,0 +1,91 @@
+import Foundation
+import HTTPTypes
+
+/// The offline store stage: a request with ``StorePolicy/offline`` that cannot reach the server
+/// is written to the offline queue, and the caller hears ``APIError/Code/queuedOffline``.
+struct OfflineStoreMiddleware: Middleware {
+    let queue: any OfflineQueueStorage
+
+    func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
+        guard request.storePolicy == .offline, !request.isReplay else { return try await next(request) }
+        var request = request
+        if !request.headers.contains("Idempotency-Key") {
+            // One key for the first attempts and every replay, whatever the method: the server
+            // can recognise a request it already acted on.
+            request.headers["Idempotency-Key"] = UUID().uuidString
+        }
+        do {
+            return try await next(request)
+        } catch let error as APIError {
+            guard Self.isUnreachable(error) else { throw error }
+            throw await enqueue(request, failure: error, context: context)
+        }
+    }
+
+    /// Connect failures, DNS, no route, and timeouts before any response byte.
+    static func isUnreachable(_ error: APIError) -> Bool {
+        (error.code == .transport || error.code == .timedOut) && !error.responseStarted && error.response == nil
+    }
+
+    /// Queues the request; returns the error the caller gets (queued, or why it could not be).
+    private func enqueue(_ request: Request, failure: APIError, context: MiddlewareContext) async -> APIError {
+        let queued: QueuedRequest
+        do throws(APIError) {
+            queued = try await Self.queuedForm(of: request, configuration: context.configuration)
+        } catch {
+            var refusal = error
+            refusal.message = "the server could not be reached (\(failure.message)), and the request could not be queued: \(error.message)"
+            refusal.underlyingError = failure
+            return refusal
+        }
+        let stored: QueuedRequest
+        do {
+            stored = try await queue.enqueue(queued)
+        } catch {
+            let reason = (error as? APIError)?.message ?? "\(error)"
+            return APIError(
+                .storage, "the server could not be reached (\(failure.message)), and the request was NOT queued: \(reason)",
+                request: request, underlyingError: error)
+        }
+        var outcome = APIError(
+            .queuedOffline,
+            "the server could not be reached (\(failure.message)); the request was queued as #\(stored.id)"
+                + (queue.isDurable ? "" : " in memory (lost if the process ends)") + " and will be sent by replay()",
+            request: request, underlyingError: failure)
+        outcome.queuedRequestID = stored.id
+        context.logger?.notice(
+            "request queued offline",
+            metadata: ["callsign.api": .string(request.apiName ?? ""), "callsign.queue_id": .stringConvertible(stored.id)])
+        return outcome
+    }
+
+    /// What is written to the queue: method, URL, headers and body bytes as they would be sent.
+    /// Secrets are never written: a request carrying one in its own headers, query or body is
+    /// refused (credentials from ``APIClient/Configuration/authentication`` are added at replay).
+    static func queuedForm(of request: Request, configuration: APIClient.Configuration) async throws(APIError) -> QueuedRequest {
+        var copy = request
+        let prepared = try RequestFactory.prepare(&copy, configuration: configuration)
+        let redaction = configuration.redaction
+        let secretHeaders = prepared.headers.fields.map(\.name).filter(redaction.isSecretHeader)
+        guard secretHeaders.isEmpty else {
+            throw APIError(
+                .invalidRequest,
+                "it carries a secret in its \(secretHeaders.joined(separator: ", ")) header, and secrets are never written to the offline queue; let configuration.authentication add credentials (they are attached when the request is replayed)",
+                request: request)
+        }
+        let url = prepared.url.absoluteString
+        guard redaction.redact(url: url) == url else {
+            throw APIError(
+                .invalidRequest, "its URL carries a secret query parameter, and secrets are never written to the offline queue",
+                request: request)
+        }
+        let body = try await prepared.body?.collect()
+        if let body, redaction.redact(body: body, contentType: prepared.headers["Content-Type"]) != body {
+            throw APIError(
+                .invalidRequest, "its body carries a secret field, and secrets are never written to the offline queue", request: request)
+        }
+        return QueuedRequest(
+            apiName: request.apiName, method: request.method.rawValue, url: url, headers: prepared.headers, body: body,
+            needsAuthorization: request.needsAuthorization, tag: request.tag)
+    }
+}

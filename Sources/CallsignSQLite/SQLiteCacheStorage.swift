@@ -1,0 +1,154 @@
+public import Callsign
+public import Foundation
+import GRDB
+import HTTPTypes
+
+/// An ``HTTPCacheStorage`` in a SQLite file: survives restarts, keeps within a byte budget by
+/// dropping the least recently used entries.
+///
+/// ```swift
+/// import CallsignSQLite
+/// let client = APIClient(configuration: .init {
+///     $0.cache = HTTPCache(storage: SQLiteCacheStorage(directory: cachesFolder))
+/// })
+/// ```
+///
+/// No credential is written: entries are keyed by a digest of the request's credentials, secret
+/// query values are redacted from the stored URL, and `Set-Cookie` is not kept.
+public final class SQLiteCacheStorage: HTTPCacheStorage {
+    /// The database file.
+    public var url: URL { database.url }
+    /// The most bytes of entries kept.
+    public let byteBudget: Int
+    private let database: SQLiteDatabase
+
+    /// How stale an entry's last-use time may get before a read refreshes it: reads stay reads.
+    private static let accessGranularity: TimeInterval = 60
+
+    /// Opens (on first use) or creates the cache at `url`.
+    ///
+    /// - Parameter byteBudget: the most bytes of entries kept. Default 64 MiB.
+    public init(url: URL, byteBudget: Int = 64 << 20) {
+        self.byteBudget = byteBudget
+        database = SQLiteDatabase(url: url, purpose: "HTTP cache", synchronousFull: false) { migrator in
+            migrator.registerMigration("v1") { db in
+                try db.execute(
+                    sql: """
+                        CREATE TABLE cached_response (
+                            url TEXT NOT NULL,
+                            partition TEXT NOT NULL,
+                            method TEXT NOT NULL,
+                            variant TEXT NOT NULL,
+                            varying BLOB NOT NULL,
+                            status INTEGER NOT NULL,
+                            headers BLOB NOT NULL,
+                            body BLOB NOT NULL,
+                            request_time REAL NOT NULL,
+                            response_time REAL NOT NULL,
+                            size INTEGER NOT NULL,
+                            last_access REAL NOT NULL,
+                            PRIMARY KEY (url, partition, method, variant)
+                        );
+                        CREATE INDEX cached_response_access ON cached_response(last_access);
+                        """)
+            }
+        }
+    }
+
+    /// The cache in `directory/callsign-cache.sqlite`.
+    public convenience init(directory: URL, byteBudget: Int = 64 << 20) {
+        self.init(url: directory.appendingPathComponent("callsign-cache.sqlite"), byteBudget: byteBudget)
+    }
+
+    public func entries(url: String, partition: String, method: String) async throws -> [CachedResponse] {
+        let rows = try await database.read("read entries") { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT * FROM cached_response WHERE url = ? AND partition = ? AND method = ? ORDER BY response_time DESC",
+                arguments: [url, partition, method]
+            ).map { row in (entry: try Self.entry(from: row), lastAccess: row["last_access"] as Double) }
+        }
+        let now = Date().timeIntervalSince1970
+        if rows.contains(where: { $0.lastAccess < now - Self.accessGranularity }) {
+            try await database.write("record a use") { db in
+                try db.execute(
+                    sql: "UPDATE cached_response SET last_access = ? WHERE url = ? AND partition = ? AND method = ?",
+                    arguments: [now, url, partition, method])
+            }
+        }
+        return rows.map(\.entry)
+    }
+
+    public func store(_ entry: CachedResponse) async throws {
+        guard entry.size <= byteBudget else { return }
+        let headers = try Self.encode(entry.headers)
+        let varying = try JSONEncoder().encode(entry.varyingHeaders)
+        let budget = byteBudget
+        try await database.write("store an entry") { db in
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO cached_response
+                        (url, partition, method, variant, varying, status, headers, body, request_time, response_time, size, last_access)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    entry.url, entry.partition, entry.method, entry.variant, varying, entry.status, headers, entry.body,
+                    entry.requestTime.timeIntervalSince1970, entry.responseTime.timeIntervalSince1970, entry.size,
+                    Date().timeIntervalSince1970,
+                ])
+            try Self.evict(db, budget: budget)
+        }
+    }
+
+    public func removeEntries(url: String) async throws {
+        try await database.write("invalidate entries") { db in
+            try db.execute(sql: "DELETE FROM cached_response WHERE url = ?", arguments: [url])
+        }
+    }
+
+    public func removeAll() async throws {
+        try await database.write("empty the cache") { db in
+            try db.execute(sql: "DELETE FROM cached_response")
+        }
+    }
+
+    /// The bytes of entries stored now.
+    public func storedBytes() async throws -> Int {
+        try await database.read("measure the cache") { db in
+            try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM cached_response") ?? 0
+        }
+    }
+
+    /// Drops least recently used entries until the total is at most 90% of the budget.
+    private static func evict(_ db: Database, budget: Int) throws {
+        var total = try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM cached_response") ?? 0
+        guard total > budget else { return }
+        let target = budget / 10 * 9
+        let victims = try Row.fetchCursor(db, sql: "SELECT rowid, size FROM cached_response ORDER BY last_access")
+        var doomed: [Int64] = []
+        while total > target, let row = try victims.next() {
+            doomed.append(row["rowid"])
+            total -= row["size"] as Int
+        }
+        for rowid in doomed {
+            try db.execute(sql: "DELETE FROM cached_response WHERE rowid = ?", arguments: [rowid])
+        }
+    }
+
+    private static func encode(_ fields: HTTPFields) throws -> Data {
+        try JSONEncoder().encode(fields.map { [$0.name.rawName, $0.value] })
+    }
+
+    private static func entry(from row: Row) throws -> CachedResponse {
+        let pairs = try JSONDecoder().decode([[String]].self, from: row["headers"] as Data)
+        var headers = HTTPFields()
+        for pair in pairs where pair.count == 2 {
+            if let name = HTTPField.Name(pair[0]) { headers.append(HTTPField(name: name, value: pair[1])) }
+        }
+        return CachedResponse(
+            url: row["url"], partition: row["partition"], method: row["method"],
+            varyingHeaders: try JSONDecoder().decode([String: String].self, from: row["varying"] as Data), status: row["status"],
+            headers: headers, body: row["body"], requestTime: Date(timeIntervalSince1970: row["request_time"]),
+            responseTime: Date(timeIntervalSince1970: row["response_time"]))
+    }
+}

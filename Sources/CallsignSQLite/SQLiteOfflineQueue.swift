@@ -1,0 +1,152 @@
+public import Callsign
+public import Foundation
+import GRDB
+
+/// A durable offline queue in a SQLite file (WAL, `synchronous = FULL`).
+///
+/// Every enqueue is one transaction that has committed — and reached the disk — before the
+/// caller hears "queued". Claims are taken in immediate transactions, so two replayers, even in
+/// two processes, never send the same request twice. No credential is ever written: the offline
+/// stage refuses requests that carry one and authentication adds them at replay.
+///
+/// ```swift
+/// import CallsignSQLite
+/// let client = APIClient(configuration: .init {
+///     $0.offlineQueue = SQLiteOfflineQueue(url: SQLiteOfflineQueue.defaultURL)
+/// })
+/// ```
+///
+/// A read-only, full or corrupt file is an ``APIError`` with ``APIError/Code/storage`` at
+/// enqueue, so the caller knows the request was **not** queued; a corrupt file is moved aside
+/// (`NAME.corrupt-TIME`) and the next use starts a new one.
+public final class SQLiteOfflineQueue: OfflineQueueStorage {
+    /// The database file.
+    public var url: URL { database.url }
+    private let database: SQLiteDatabase
+
+    /// The per-user default: `offline-queue.sqlite` in Application Support on Apple platforms,
+    /// `$XDG_DATA_HOME/callsign` (else `~/.local/share/callsign`) on Linux.
+    public static var defaultURL: URL { DataDirectory.url.appendingPathComponent("offline-queue.sqlite") }
+
+    /// Opens (on first use) or creates the queue at `url`.
+    ///
+    /// - Parameter maximumSize: the largest the file may grow, in bytes; past it an enqueue fails
+    ///   with ``APIError/Code/storage``. Default `nil`: as large as the disk allows.
+    public init(url: URL, maximumSize: Int? = nil) {
+        database = SQLiteDatabase(url: url, purpose: "offline queue", synchronousFull: true, maximumSize: maximumSize) { migrator in
+            migrator.registerMigration("v1") { db in
+                try db.execute(
+                    sql: """
+                        CREATE TABLE queued_request (
+                            id INTEGER PRIMARY KEY AUTOINCREMENT,
+                            enqueued_at REAL NOT NULL,
+                            api_name TEXT,
+                            method TEXT NOT NULL,
+                            url TEXT NOT NULL,
+                            headers BLOB NOT NULL,
+                            body BLOB,
+                            needs_authorization INTEGER NOT NULL,
+                            tag TEXT,
+                            attempts INTEGER NOT NULL DEFAULT 0,
+                            last_error TEXT,
+                            dead INTEGER NOT NULL DEFAULT 0,
+                            claimed_until REAL
+                        );
+                        CREATE INDEX queued_request_line ON queued_request(dead, id);
+                        """)
+            }
+        }
+    }
+
+    public var isDurable: Bool { true }
+
+    public func enqueue(_ request: QueuedRequest) async throws -> QueuedRequest {
+        let headers = try HeaderCoding.encode(request.headers)
+        return try await database.write("enqueue a request") { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO queued_request (enqueued_at, api_name, method, url, headers, body, needs_authorization, tag)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    request.enqueuedAt.timeIntervalSince1970, request.apiName, request.method, request.url, headers, request.body,
+                    request.needsAuthorization, request.tag,
+                ])
+            var stored = request
+            stored.id = db.lastInsertedRowID
+            return stored
+        }
+    }
+
+    public func claimNext(lease: Duration) async throws -> QueuedRequest? {
+        let now = Date().timeIntervalSince1970
+        let until = now + Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        return try await database.write("claim the next request") { db -> QueuedRequest? in
+            let live = try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM queued_request WHERE dead = 0 AND claimed_until > ?)", arguments: [now])
+            guard live == false else { return nil }
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM queued_request WHERE dead = 0 ORDER BY id LIMIT 1") else {
+                return nil
+            }
+            let request = try Self.request(from: row)
+            try db.execute(sql: "UPDATE queued_request SET claimed_until = ? WHERE id = ?", arguments: [until, request.id])
+            return request
+        }
+    }
+
+    public func complete(_ id: Int64) async throws {
+        try await database.write("remove a sent request") { db in
+            try db.execute(sql: "DELETE FROM queued_request WHERE id = ?", arguments: [id])
+        }
+    }
+
+    public func release(_ id: Int64, error: String) async throws {
+        try await database.write("keep a request") { db in
+            try db.execute(
+                sql: "UPDATE queued_request SET claimed_until = NULL, attempts = attempts + 1, last_error = ? WHERE id = ?",
+                arguments: [error, id])
+        }
+    }
+
+    public func moveToDeadLetter(_ id: Int64, error: String) async throws {
+        try await database.write("dead-letter a request") { db in
+            try db.execute(
+                sql: "UPDATE queued_request SET claimed_until = NULL, dead = 1, attempts = attempts + 1, last_error = ? WHERE id = ?",
+                arguments: [error, id])
+        }
+    }
+
+    public func list(_ list: OfflineQueueList) async throws -> [QueuedRequest] {
+        let dead = list == .deadLetter
+        return try await database.read("list the queue") { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM queued_request WHERE dead = ? ORDER BY id", arguments: [dead])
+                .map(Self.request(from:))
+        }
+    }
+
+    public func remove(_ id: Int64) async throws -> Bool {
+        try await database.write("remove a request") { db in
+            try db.execute(sql: "DELETE FROM queued_request WHERE id = ?", arguments: [id])
+            return db.changesCount > 0
+        }
+    }
+
+    private static func request(from row: Row) throws -> QueuedRequest {
+        QueuedRequest(
+            id: row["id"], enqueuedAt: Date(timeIntervalSince1970: row["enqueued_at"]), apiName: row["api_name"],
+            method: row["method"], url: row["url"], headers: try HeaderCoding.decodeHeaders(row["headers"]), body: row["body"],
+            needsAuthorization: row["needs_authorization"], tag: row["tag"], attempts: row["attempts"], lastError: row["last_error"])
+    }
+}
+
+/// Header fields as a JSON array of `[name, value]` pairs: order and repeated names survive.
+enum HeaderCoding {
+    static func encode(_ headers: Headers) throws -> Data {
+        try JSONEncoder().encode(headers.fields.map { [$0.name, $0.value] })
+    }
+
+    static func decodeHeaders(_ data: Data) throws -> Headers {
+        let pairs = try JSONDecoder().decode([[String]].self, from: data)
+        return Headers(pairs.compactMap { $0.count == 2 ? Headers.Field(name: $0[0], value: $0[1]) : nil })
+    }
+}
