@@ -1,5 +1,6 @@
 public import Callsign
 public import Foundation
+import Synchronization
 
 /// A small demo API the ``TestServer`` serves under `/demo/`, with a definitions file that
 /// describes it — what `callsign demo` walks through, and a ready-made playground for tests.
@@ -15,6 +16,9 @@ public import Foundation
 /// | `GET /demo/old-boards/{id}` | 301 to `/demo/boards/{id}` |
 /// | `GET /demo/v1/{room}/users` | users, inside an xAPI envelope |
 /// | `GET /demo/v1/{room}/audiences` | an envelope with error code 40001 for room `closed` |
+/// | `GET /demo/api/v2/catalog` | a catalog with `ETag` and `no-cache`: 304 when `If-None-Match` matches |
+/// | `POST /demo/api/v2/notes` | 201 with the note and an id |
+/// | `GET /demo/boards` | also `Cache-Control: max-age=30` |
 public enum DemoAPI {
     /// The demo API's definitions, in YAML, for a server at `baseURL`.
     public static func definitionsYAML(baseURL: URL) -> String {
@@ -57,6 +61,15 @@ public enum DemoAPI {
           envelope: true
           responseType: objects
           tag: system1
+        Catalog:
+          path: catalog
+          responseType: object
+          cache: useProtocol
+        CreateNote:
+          method: POST
+          path: notes
+          responseType: object
+          storePolicy: offline
         RoomAudiences:
           baseURL: \(baseURL.absoluteString)demo/
           pathPrefix: v1/
@@ -76,6 +89,14 @@ public enum DemoAPI {
 
     static let topics: [JSONValue] = (1...45).map { index in
         ["id": .int(index), "title": .string("Topic \(index)"), "author": .string(["ann", "bo", "cy"][index % 3])]
+    }
+
+    private static let notes = NoteCounter()
+
+    /// Numbers notes.
+    final class NoteCounter: Sendable {
+        private let value = Mutex(0)
+        func next() -> Int { value.withLock { $0 += 1; return $0 } }
     }
 
     static let boards: [JSONValue] = [
@@ -116,7 +137,19 @@ public enum DemoAPI {
         case ("GET", let path) where path.count == 2 && path[0] == "old-boards":
             return ServerResponse(status: 301, headers: [("Location", "/demo/boards/\(path[1])")])
         case ("GET", ["boards"]):
-            return .json(.array(boards))
+            return .json(.array(boards), headers: [("Cache-Control", "max-age=30")])
+        case ("GET", ["api", "v2", "catalog"]):
+            let tag = "\"catalog-v1\""
+            if request.header("If-None-Match") == tag {
+                return ServerResponse(status: 304, headers: [("ETag", tag), ("Cache-Control", "no-cache")])
+            }
+            return .json(
+                ["version": 1, "items": .array((1...40).map { ["sku": .string("SKU-\($0)"), "price": .int(10 + $0)] })],
+                headers: [("ETag", tag), ("Cache-Control", "no-cache")])
+        case ("POST", ["api", "v2", "notes"]):
+            var note = (try? JSONValue(parsing: request.body))?.objectValue ?? [:]
+            note["id"] = .int(notes.next())
+            return .json(.object(note), status: 201)
         case ("GET", let path) where path.count == 2 && path[0] == "boards":
             guard let board = boards.first(where: { $0["id"]?.intValue == Int(path[1]) }) else {
                 return .json(["error": "no such board"], status: 404)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Callsign
+import CallsignSQLite
 import Foundation
 
 struct CallCommand: AsyncParsableCommand {
@@ -13,7 +14,8 @@ struct CallCommand: AsyncParsableCommand {
             -p key=value sends a string; -p key:=json sends a JSON value (a number, true, [1,2], …).
             --user USER:PASSWORD or --bearer TOKEN send credentials; otherwise a definitions file may name
             environment variables that hold them (DEFAULT: authentication: {scheme: bearer, tokenEnvironment: API_TOKEN}).
-            JSON answers are pretty-printed. Exit status: 0 on success, 1 on any error (one line on stderr).
+            JSON answers are pretty-printed. Exit status: 0 on success, 1 on any error (one line on stderr),
+            75 when --offline queued the request because the server could not be reached.
             """
     )
 
@@ -32,11 +34,7 @@ struct CallCommand: AsyncParsableCommand {
     @Option(name: .customLong("base-url"), help: "Replace the DEFAULT definition's base URL.")
     var baseURL: String?
 
-    @Option(name: [.short, .long], help: "HTTP basic credentials: USER:PASSWORD.")
-    var user: String?
-
-    @Option(help: "A bearer token.")
-    var bearer: String?
+    @OptionGroup var credentials: CredentialOptions
 
     @Option(help: "Time limit in seconds for one attempt.")
     var timeout: Double?
@@ -59,6 +57,14 @@ struct CallCommand: AsyncParsableCommand {
     @Flag(name: [.short, .long], help: "Print the status line and headers before the body.")
     var include = false
 
+    @Option(help: "Use the HTTP cache stored in this folder (created if needed); --verbose says whether the answer was a fresh hit, revalidated (304) or from the network.")
+    var cache: String?
+
+    @Flag(help: "If the server cannot be reached, queue the request (exit status 75) for `callsign queue replay`.")
+    var offline = false
+
+    @OptionGroup var queue: QueueOption
+
     func run() async throws {
         try await reportingErrors {
             let definitions = try DefinitionsArgument.load(self.definitions, baseURL: baseURL)
@@ -75,9 +81,13 @@ struct CallCommand: AsyncParsableCommand {
                 guard (1...100).contains(retry) else { throw ValidationError("--retry takes 1 to 100 attempts") }
             }
             if verbose { AttemptPrinter.install(in: &configuration) }
-            let explicit = try explicitAuthentication()
+            let explicit = try credentials.authentication()
             configuration.authentication = try explicit ?? definitions.authenticationSource?.authentication()
             if let har { configuration.insert(HARRecorder(fileURL: URL(fileURLWithPath: har)), before: .transport) }
+            if let cache {
+                configuration.cache = HTTPCache(storage: SQLiteCacheStorage(directory: URL(fileURLWithPath: cache)))
+            }
+            if offline { configuration.offlineQueue = queue.storage }
             let client = APIClient(
                 definitions: definitions, configuration: configuration, transport: try mock.map { try MockArgument.transport($0, definitions: definitions) })
             let definition = try definitions.definition(named: name)
@@ -86,7 +96,16 @@ struct CallCommand: AsyncParsableCommand {
             // Credentials given on the command line are meant to be sent, whatever the definition says.
             if explicit != nil { request.needsAuthorization = true }
             if let retry { request.retry = (request.retry ?? configuration.retry).with { $0.maximumAttempts = retry } }
-            let response = try await client.send(request)
+            if offline { request.storePolicy = .offline }
+            let response: Response
+            do {
+                response = try await client.send(request)
+            } catch let error as APIError where error.code == .queuedOffline {
+                Terminal.error("callsign: \(error.message)")
+                Terminal.error("callsign: queue: \(queue.storage.url.path); send it with: callsign queue replay")
+                throw ExitCode(75)
+            }
+            if verbose, cache != nil { Terminal.error("cache: \(CacheReport.describe(response.source))") }
             if include { ResponsePrinter.printHead(response) }
             do {
                 try response.validate()
@@ -95,20 +114,6 @@ struct CallCommand: AsyncParsableCommand {
                 throw error
             }
             ResponsePrinter.printBody(response)
-        }
-    }
-
-    private func explicitAuthentication() throws -> Authentication? {
-        switch (user, bearer) {
-        case (.some, .some):
-            throw ValidationError("give --user or --bearer, not both")
-        case (let user?, nil):
-            guard let colon = user.firstIndex(of: ":") else { throw ValidationError("--user takes USER:PASSWORD") }
-            return .basic(username: String(user[..<colon]), password: String(user[user.index(after: colon)...]))
-        case (nil, let token?):
-            return .bearer(token)
-        case (nil, nil):
-            return nil
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Callsign
+import CallsignSQLite
 import CallsignTesting
 import Foundation
 import Synchronization
@@ -17,21 +18,21 @@ struct DemoCommand: AsyncParsableCommand {
     var serve = false
 
     func run() async throws {
-        let server = try await TestServer.start()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-demo-\(UUID().uuidString)")
+        // The tour stops the demo API once and starts it again on the same port.
+        var tour = DemoTour(server: try await TestServer.start(), folder: folder, serving: serve)
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            var tour = DemoTour(server: server, folder: folder, serving: serve)
             try await tour.run()
             if serve {
                 Terminal.out("")
-                Terminal.out("The demo API keeps running at \(server.baseURL.absoluteString); press Ctrl-C to stop.")
+                Terminal.out("The demo API keeps running at \(tour.server.baseURL.absoluteString); press Ctrl-C to stop.")
                 while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
             }
-            await server.stop()
+            await tour.server.stop()
             if !keepFiles && !serve { try? FileManager.default.removeItem(at: folder) }
         } catch {
-            await server.stop()
+            await tour.server.stop()
             if !keepFiles { try? FileManager.default.removeItem(at: folder) }
             Terminal.error("callsign demo: \(error)")
             throw ExitCode.failure
@@ -41,7 +42,7 @@ struct DemoCommand: AsyncParsableCommand {
 
 /// The demo's steps. Each prints what it does and what came back.
 struct DemoTour {
-    let server: TestServer
+    private(set) var server: TestServer
     let folder: URL
     let serving: Bool
     private var stepNumber = 0
@@ -195,12 +196,58 @@ struct DemoTour {
         let mockProfile = try await mocked.call("UserProfile", parameters: ["user_id": 42], as: DemoProfile.self)
         say("profile: \(mockProfile.name) — \(mockProfile.bio)")
 
+        step("HTTP cache (RFC 9111): fresh answers come from the cache; stale ones are revalidated")
+        let cacheFolder = folder.appendingPathComponent("cache", isDirectory: true)
+        let cached = APIClient(definitions: definitions, configuration: .init {
+            $0.baseURL = server.baseURL
+            $0.cache = HTTPCache(storage: SQLiteCacheStorage(directory: cacheFolder))
+        })
+        say("cache file: \(cacheFolder.appendingPathComponent("callsign-cache.sqlite").path)")
+        for attempt in 1...2 {
+            let boards = try await cached.get("demo/boards").send()
+            say("GET /demo/boards #\(attempt): \(boards.status.code), \(CacheReport.describe(boards.source)) (Cache-Control: \(boards.headers[.cacheControl] ?? ""))")
+        }
+        for attempt in 1...2 {
+            let catalog = try await cached.call("Catalog")
+            say("Catalog #\(attempt): \(catalog.status.code), \(CacheReport.describe(catalog.source)), \(catalog.body.count) bytes")
+        }
+        say("the server sent the catalog \(server.responses("/demo/api/v2/catalog", status: 200))× in full and answered 304 Not Modified \(server.responses("/demo/api/v2/catalog", status: 304))×")
+        say("GET requests for /demo/boards that reached the server: \(server.requests.filter { $0.method == "GET" && $0.rawPath == "/demo/boards" }.count)")
+
+        step("Offline queue: a note written while the server is down is kept on disk and sent when it is back")
+        let queueFile = folder.appendingPathComponent("offline-queue.sqlite")
+        let offline = APIClient(definitions: definitions, configuration: .init {
+            $0.offlineQueue = SQLiteOfflineQueue(url: queueFile)
+            $0.attemptObserver = { report in Terminal.out("   attempt \(report.attempt): \(report.outcome); retrying") }
+        })
+        let port = server.port
+        let servedBefore = server.requests.count
+        await server.stop()
+        say("the demo API on port \(port) is stopped")
+        let queuedNote = await Self.failure { () async throws(APIError) in
+            _ = try await offline.call("CreateNote", parameters: ["text": "Wax the longboard"])
+        }
+        say(queuedNote.map { "✓ \($0.code): \($0.message)" } ?? "unexpectedly sent")
+        for entry in try await offline.queuedRequests() {
+            say("in \(queueFile.lastPathComponent): #\(entry.id) \(entry.method) \(entry.url) (Idempotency-Key \(entry.idempotencyKey ?? "none"))")
+        }
+        server = try await TestServer.start(port: port)
+        say("the demo API is back on port \(server.port)")
+        let report = try await offline.replay()
+        for item in report.items {
+            if case .sent(let response) = item.outcome {
+                say("replayed #\(item.request.id) → \(response.status.code) \(response.string())")
+            }
+        }
+        say("sent \(report.sent), still queued \(report.remaining)")
+        let servedTotal = servedBefore + server.requests.count
+
         step("Recording: the main client wrote every exchange to a HAR file (secrets redacted)")
         say("\(recorder.count) exchanges in \(recorder.fileURL.path)")
         say("open it in a browser's developer tools, or replay it: callsign call … --mock \(recorder.fileURL.lastPathComponent)")
 
         Terminal.out("")
-        Terminal.out("Done: \(server.requests.count) requests served by the demo API.")
+        Terminal.out("Done: \(servedTotal) requests served by the demo API.")
         if serving {
             Terminal.out("Try these in another terminal:")
             Terminal.out("  swift run callsign list --definitions \(file.path)")
@@ -218,6 +265,15 @@ struct DemoTour {
     }
 
     private func say(_ text: String) { Terminal.out("   \(text)") }
+
+    private static func failure(_ body: () async throws(APIError) -> Void) async -> APIError? {
+        do throws(APIError) {
+            try await body()
+            return nil
+        } catch {
+            return error
+        }
+    }
 
     private func sent() {
         guard let last = server.requests.last else { return }

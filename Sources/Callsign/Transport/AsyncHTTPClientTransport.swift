@@ -65,7 +65,12 @@ public final class AsyncHTTPClientTransport: Transport {
             let data = try await body.collect()
             outbound.body = .bytes(ByteBuffer(bytes: data))
         }
-        let response = try await owner.client.execute(outbound, deadline: .distantFuture)
+        let response: HTTPClientResponse
+        do {
+            response = try await owner.client.execute(outbound, deadline: .distantFuture)
+        } catch let error as IOError {
+            throw Self.connectionError(error, authority: request.authority)
+        }
         var fields = HTTPFields()
         fields.reserveCapacity(response.headers.count)
         for (name, value) in response.headers {
@@ -86,6 +91,20 @@ public final class AsyncHTTPClientTransport: Transport {
                     throw ResponseBodyStream.tooLarge(limit)
                 }
             })
+    }
+
+    /// A socket error in words: "the server refused the connection (127.0.0.1:8080)".
+    private static func connectionError(_ error: IOError, authority: String?) -> APIError {
+        let what: String
+        switch error.errnoCode {
+        case ECONNREFUSED: what = "the server refused the connection"
+        case ECONNRESET: what = "the server reset the connection"
+        case ETIMEDOUT: what = "the connection timed out"
+        case EHOSTUNREACH: what = "no route to the host"
+        case ENETUNREACH: what = "the network is unreachable"
+        default: what = "the connection failed (\(String(cString: strerror(error.errnoCode))))"
+        }
+        return APIError(.transport, "\(what) (\(authority ?? "unknown host"))", underlyingError: error)
     }
 
     /// Shuts down the owned `HTTPClient`; does nothing for a borrowed one or the shared transport.

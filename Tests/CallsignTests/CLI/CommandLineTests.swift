@@ -181,5 +181,9 @@ struct CommandLineTests {
             #expect(result.standardOutput.contains(marker), "\(marker)")
         }
         #expect(result.standardOutput.contains("requests sent for these: 0"))
+        #expect(result.standardOutput.contains("revalidated: the server said 304 Not Modified"))
+        #expect(result.standardOutput.contains("fresh hit from the cache, no request sent"))
+        #expect(result.standardOutput.contains("✓ queuedOffline"))
+        #expect(result.standardOutput.contains("sent 1, still queued 0"))
     }
 }

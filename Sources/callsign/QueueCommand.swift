@@ -1,0 +1,152 @@
+import ArgumentParser
+import Callsign
+import CallsignSQLite
+import Foundation
+
+/// `--user` / `--bearer`, shared by the commands that send requests.
+struct CredentialOptions: ParsableArguments {
+    @Option(name: [.short, .long], help: "HTTP basic credentials: USER:PASSWORD.")
+    var user: String?
+
+    @Option(help: "A bearer token.")
+    var bearer: String?
+
+    /// The credentials given on the command line, if any.
+    func authentication() throws -> Authentication? {
+        switch (user, bearer) {
+        case (.some, .some):
+            throw ValidationError("give --user or --bearer, not both")
+        case (let user?, nil):
+            guard let colon = user.firstIndex(of: ":") else { throw ValidationError("--user takes USER:PASSWORD") }
+            return .basic(username: String(user[..<colon]), password: String(user[user.index(after: colon)...]))
+        case (nil, let token?):
+            return .bearer(token)
+        case (nil, nil):
+            return nil
+        }
+    }
+}
+
+/// `--queue FILE`: the offline queue database, by default in the per-user data folder.
+struct QueueOption: ParsableArguments {
+    @Option(name: .customLong("queue"), help: "The offline queue database. Default: offline-queue.sqlite in the per-user data folder.")
+    var path: String?
+
+    var storage: SQLiteOfflineQueue {
+        SQLiteOfflineQueue(url: path.map { URL(fileURLWithPath: $0) } ?? SQLiteOfflineQueue.defaultURL)
+    }
+}
+
+/// Words for ``ResponseSource`` in `--verbose` output.
+enum CacheReport {
+    static func describe(_ source: ResponseSource) -> String {
+        switch source {
+        case .cache: "fresh hit from the cache, no request sent"
+        case .revalidated: "revalidated: the server said 304 Not Modified"
+        case .staleCache: "stale copy from the cache (the server could not be reached)"
+        default: "from the network"
+        }
+    }
+}
+
+struct QueueCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "queue",
+        abstract: "List, replay or drop requests queued by `callsign call --offline`.",
+        subcommands: [QueueListCommand.self, QueueReplayCommand.self, QueueDropCommand.self],
+        defaultSubcommand: QueueListCommand.self
+    )
+}
+
+struct QueueListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List queued requests, oldest first.")
+
+    @OptionGroup var queue: QueueOption
+
+    @Flag(help: "List the dead-letter list (requests that failed permanently) instead.")
+    var dead = false
+
+    func run() async throws {
+        try await reportingErrors {
+            let client = APIClient(configuration: .init { $0.offlineQueue = queue.storage })
+            let entries = try await client.queuedRequests(dead ? .deadLetter : .pending)
+            if entries.isEmpty {
+                Terminal.out(dead ? "The dead-letter list is empty." : "The queue is empty.")
+                return
+            }
+            for entry in entries {
+                var line = "#\(entry.id)  \(entry.method) \(Redaction.redact(entry.url))"
+                if let apiName = entry.apiName { line += "  [\(apiName)]" }
+                line += "  queued \(entry.enqueuedAt.formatted(.iso8601))"
+                if entry.attempts > 0 { line += "  attempts \(entry.attempts)" }
+                if let error = entry.lastError { line += "  last error: \(error)" }
+                Terminal.out(line)
+            }
+        }
+    }
+}
+
+struct QueueReplayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Send queued requests, oldest first; stop at the first that fails for now.",
+        discussion: """
+            A request leaves the queue once the server accepts it (2xx or 3xx). A 4xx other than 408 and 429
+            moves it to the dead-letter list (see `callsign queue list --dead`). Credentials are attached now:
+            give --user or --bearer, or a definitions file whose DEFAULT names them.
+            Exit status: 0 when the queue is empty afterwards, 1 when requests remain or on an error.
+            """
+    )
+
+    @OptionGroup var queue: QueueOption
+    @OptionGroup var credentials: CredentialOptions
+
+    @Option(name: [.short, .long], help: "A definitions file whose DEFAULT authentication applies to the replayed requests.")
+    var definitions: String?
+
+    func run() async throws {
+        try await reportingErrors {
+            let loaded = try definitions.map { path throws(APIError) in try DefinitionsArgument.load(path, baseURL: nil) }
+            let authentication = try credentials.authentication() ?? loaded?.authenticationSource?.authentication()
+            let client = APIClient(
+                definitions: loaded ?? APIDefinitions(),
+                configuration: .init {
+                    $0.offlineQueue = queue.storage
+                    $0.authentication = authentication
+                })
+            let report = try await client.replay()
+            for item in report.items {
+                let target = "#\(item.request.id) \(item.request.method) \(Redaction.redact(item.request.url))"
+                switch item.outcome {
+                case .sent(let response): Terminal.out("sent         \(target) → \(response.status.code)")
+                case .deadLettered(let error): Terminal.out("dead-letter  \(target): \(error.message)")
+                case .keptForLater(let error): Terminal.out("kept         \(target): \(error.message)")
+                }
+            }
+            Terminal.out("\(report.sent) sent, \(report.deadLettered) dead-lettered, \(report.remaining) still queued")
+            if report.remaining > 0 { throw ExitCode.failure }
+        }
+    }
+}
+
+struct QueueDropCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "drop", abstract: "Remove a request from the queue or the dead-letter list.")
+
+    @OptionGroup var queue: QueueOption
+
+    @Argument(help: "The request's id, as `callsign queue list` shows it (#12 or 12).")
+    var id: String
+
+    func run() async throws {
+        try await reportingErrors {
+            guard let number = Int64(id.hasPrefix("#") ? String(id.dropFirst()) : id) else {
+                throw ValidationError("the id is a number such as 12, not \(id)")
+            }
+            let client = APIClient(configuration: .init { $0.offlineQueue = queue.storage })
+            guard try await client.removeQueuedRequest(number) else {
+                throw APIError(.invalidRequest, "there is no queued request #\(number)")
+            }
+            Terminal.out("Dropped #\(number).")
+        }
+    }
+}

@@ -1,0 +1,174 @@
+import Callsign
+import CallsignSQLite
+import CallsignTesting
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A running shell script whose output is read line by line, and whose whole process group can
+/// be killed.
+private final class ScriptRun: @unchecked Sendable {
+    // Safety: `process` and `pipe` are set once in `init` and only read afterwards; the lines
+    // are handed over through a continuation, never shared.
+    let process = Process()
+    let pipe = Pipe()
+
+    init(_ script: String, environment: [String: String]) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        // setsid: the script leads its own process group, so one kill reaches every child.
+        process.arguments = ["setsid", "sh", "-c", script]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+    }
+
+    /// Reads lines (on a thread of its own) until `enough` says stop; returns them.
+    func lines(until enough: @escaping @Sendable ([String]) -> Bool) async -> [String] {
+        let handle = pipe.fileHandleForReading
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var text = ""
+                var lines: [String] = []
+                while true {
+                    let data = handle.availableData
+                    if data.isEmpty { break }
+                    text += String(decoding: data, as: UTF8.self)
+                    lines = text.split(separator: "\n").map(String.init)
+                    if enough(lines) { break }
+                }
+                continuation.resume(returning: lines)
+            }
+        }
+    }
+}
+
+@Suite("callsign queue and cache commands", .timeLimit(.minutes(2)))
+struct PersistenceCommandTests {
+    private func definitionsFile(port: Int) throws -> URL {
+        let file = Scratch.folder().appendingPathComponent("demo.yaml")
+        let base = URL(string: "http://127.0.0.1:\(port)/") ?? URL(fileURLWithPath: "/")
+        try Data(DemoAPI.definitionsYAML(baseURL: base).utf8).write(to: file)
+        return file
+    }
+
+    @Test("A queue written by processes killed with SIGKILL is replayed from a new process: all, in order, once each")
+    func survivesSIGKILL() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        let stopped = try await TestServer.start()
+        await stopped.stop()
+        let port = stopped.port
+        let definitions = try definitionsFile(port: port)
+        let queue = definitions.deletingLastPathComponent().appendingPathComponent("queue.sqlite")
+        let script = """
+            echo "group $$"
+            i=0
+            while [ $i -lt 500 ]; do
+              i=$((i+1))
+              "$CALLSIGN" call CreateNote -d "$DEFINITIONS" -p n:=$i --offline --queue "$QUEUE" --retry 1
+              echo "exit $i $?"
+            done
+            """
+        let run = try ScriptRun(
+            script, environment: ["CALLSIGN": CLIRunner.executable.path, "DEFINITIONS": definitions.path, "QUEUE": queue.path])
+        let lines = await run.lines { lines in lines.filter { $0.contains("queued as #") }.count >= 6 }
+        let group = try #require(lines.first.flatMap { $0.hasPrefix("group ") ? pid_t($0.dropFirst(6)) : nil })
+        kill(-group, SIGKILL)  // lands on the shell and whichever callsign is running, mid-enqueue or not
+        run.process.waitUntilExit()
+        let reported = lines.filter { $0.contains("queued as #") }.count
+        #expect(lines.filter { $0.hasPrefix("exit") }.allSatisfy { $0.hasSuffix(" 75") })
+
+        let server = try await TestServer.start(port: port)
+        let replay = try await CLIRunner.run(["queue", "replay", "--queue", queue.path])
+        #expect(replay.status == 0, "\(replay.standardOutput)\(replay.standardError)")
+        let numbers = server.requests.filter { $0.rawPath == "/demo/api/v2/notes" }
+            .compactMap { try? JSONValue(parsing: $0.body)["n"]?.intValue }
+        #expect(numbers.count >= reported)
+        #expect(numbers == Array(1...max(1, numbers.count)))
+        let keys = server.requests.compactMap { $0.header("Idempotency-Key") }
+        #expect(Set(keys).count == keys.count)
+        let list = try await CLIRunner.run(["queue", "list", "--queue", queue.path])
+        #expect(list.standardOutput.contains("The queue is empty."))
+        await server.stop()
+    }
+
+    @Test("call --offline, queue list, drop and replay")
+    func queueCommands() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        let stopped = try await TestServer.start()
+        await stopped.stop()
+        let definitions = try definitionsFile(port: stopped.port)
+        let queue = definitions.deletingLastPathComponent().appendingPathComponent("queue.sqlite").path
+        for text in ["first", "second"] {
+            let queued = try await CLIRunner.run(["call", "CreateNote", "-d", definitions.path, "-p", "text=\(text)", "--offline", "--queue", queue, "--retry", "1"])
+            #expect(queued.status == 75)
+            #expect(queued.standardError.contains("the server refused the connection"))
+            #expect(queued.standardError.contains("callsign queue replay"))
+        }
+        let list = try await CLIRunner.run(["queue", "list", "--queue", queue])
+        #expect(list.standardOutput.contains("#1  POST http://127.0.0.1:\(stopped.port)/demo/api/v2/notes  [CreateNote]"))
+        #expect(list.standardOutput.contains("#2  POST"))
+        let drop = try await CLIRunner.run(["queue", "drop", "#1", "--queue", queue])
+        #expect(drop.standardOutput.contains("Dropped #1."))
+        let missing = try await CLIRunner.run(["queue", "drop", "1", "--queue", queue])
+        #expect(missing.status == 1)
+
+        let waiting = try await CLIRunner.run(["queue", "replay", "--queue", queue])
+        #expect(waiting.status == 1)
+        #expect(waiting.standardOutput.contains("kept         #2"))
+        #expect(waiting.standardOutput.contains("0 sent, 0 dead-lettered, 1 still queued"))
+
+        let server = try await TestServer.start(port: stopped.port)
+        let replay = try await CLIRunner.run(["queue", "replay", "--queue", queue])
+        #expect(replay.status == 0)
+        #expect(replay.standardOutput.contains("sent         #2 POST"))
+        #expect(server.requests.map { String(decoding: $0.body, as: UTF8.self) } == [#"{"text":"second"}"#])
+        await server.stop()
+    }
+
+    @Test("A read-only queue database: the call is not queued, and says so")
+    func readOnlyQueue() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        let stopped = try await TestServer.start()
+        await stopped.stop()
+        let definitions = try definitionsFile(port: stopped.port)
+        let folder = definitions.deletingLastPathComponent()
+        let queue = folder.appendingPathComponent("queue.sqlite")
+        // Create the database, then take write permission away from the file and its folder.
+        let client = APIClient(configuration: .init { $0.offlineQueue = SQLiteOfflineQueue(url: queue) })
+        _ = try await client.queuedRequests()
+        chmod(queue.path, 0o444)
+        chmod(folder.path, 0o555)
+        defer { chmod(folder.path, 0o755) }
+        let arguments = ["call", "CreateNote", "-d", definitions.path, "-p", "text=x", "--offline", "--queue", queue.path, "--retry", "1"]
+        // Root ignores permission bits; in a user namespace without a mapping it does not.
+        let result = geteuid() == 0
+            ? try await ProcessRunner.run("/usr/bin/env", ["unshare", "--user", CLIRunner.executable.path] + arguments)
+            : try await CLIRunner.run(arguments)
+        #expect(result.status == 1, "\(result.standardError)")
+        #expect(result.standardError.contains("storage"))
+        #expect(result.standardError.contains("NOT queued"))
+        #expect(result.standardError.contains("read-only"))
+    }
+
+    @Test("call --cache DIR --verbose says network, fresh hit or revalidated")
+    func cacheFlag() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try await TestServer.withRunning { server in
+            let definitions = try definitionsFile(port: server.port)
+            let cache = definitions.deletingLastPathComponent().appendingPathComponent("cache").path
+            let first = try await CLIRunner.run(["call", "Catalog", "-d", definitions.path, "--cache", cache, "--verbose"])
+            #expect(first.status == 0)
+            #expect(first.standardError.contains("cache: from the network"))
+            let second = try await CLIRunner.run(["call", "Catalog", "-d", definitions.path, "--cache", cache, "--verbose"])
+            #expect(second.standardError.contains("cache: revalidated: the server said 304 Not Modified"))
+            #expect(second.standardOutput.contains("SKU-40"))
+            #expect(server.responses("/demo/api/v2/catalog", status: 304) == 1)
+        }
+    }
+}
