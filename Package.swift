@@ -29,9 +29,12 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
+        // The system's zlib, for gzip and deflate responses (and the test server's gzip routes).
+        .systemLibrary(name: "CCallsignZlib", path: "Sources/CCallsignZlib"),
         .target(
             name: "Callsign",
             dependencies: [
+                "CCallsignZlib",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -56,6 +59,7 @@ let package = Package(
             name: "CallsignTesting",
             dependencies: [
                 "Callsign",
+                "CCallsignZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -95,6 +99,6 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-for target in package.targets {
+for target in package.targets where target.type != .system {
     target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
 }

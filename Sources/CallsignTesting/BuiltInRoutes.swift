@@ -50,6 +50,8 @@ enum BuiltInRoutes {
             return envelope(request, segments: segments)
         case "misbehave":
             return misbehave(request, segments: segments)
+        case "gzip", "deflate", "compressed":
+            return Compression.respond(to: request, segments: segments)
         case "cache":
             return CacheRoutes.respond(to: request, segments: Array(segments.dropFirst()))
         case "demo":
@@ -63,7 +65,7 @@ enum BuiltInRoutes {
         "/get", "/anything/{anything}", "/post", "/put", "/patch", "/delete", "/headers", "/json", "/status/{code}",
         "/delay/{seconds}", "/redirect/{n}", "/redirect-to?url=&status_code=", "/basic-auth/{user}/{password}",
         "/bytes/{n}", "/envelope/{ok|list|error|custom}", "/misbehave/{slow-body|reset|truncated|wrong-content-type|retry-after|close}",
-        "/cache/{etag|last-modified|max-age|no-store|vary|private|stale-if-error|status}/…", "/demo/…",
+        "/gzip", "/deflate", "/compressed/{raw-deflate|stacked|too-many|bomb|truncated|corrupt}", "/cache/{etag|last-modified|max-age|no-store|vary|private|stale-if-error|status}/…", "/demo/…",
     ]
 
     static func methodNotAllowed(_ request: ServerRequest) -> ServerResponse {

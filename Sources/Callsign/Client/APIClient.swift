@@ -327,32 +327,42 @@ public final class APIClient: Sendable {
         let body = prepared.body
         let progress = ProgressSink.current
         let downloadDestination = request.downloadDestination
+        let decompression = configuration.decompression
+        let decodesItself = transport.decodesContentEncoding
         do {
             let (responseHead, responseBody) = try await Deadline.run(within: timeout) {
                 let uploadTotal = body?.count.map(Int64.init)
                 if let progress, let uploadTotal {
                     progress.report(TransferProgress(direction: .upload, completedBytes: 0, totalBytes: uploadTotal))
                 }
-                let response = try await transport.send(head, body: body)
+                let sent = try await transport.send(head, body: body)
                 if let progress, let uploadTotal {
                     progress.report(TransferProgress(direction: .upload, completedBytes: uploadTotal, totalBytes: uploadTotal))
                 }
-                let length = response.head.headerFields[.contentLength].flatMap(Int.init)
-                if let destination = downloadDestination, (200..<300).contains(response.head.status.code) {
+                var (responseHead, responseBody) = (sent.head, sent.body)
+                if decompression.isEnabled, !decodesItself {
+                    let decodedLimit = downloadDestination == nil ? (decompression.maximumDecodedSize ?? limit) : decompression.maximumDecodedSize
+                    (responseBody, responseHead) = try ContentDecoding.decode(
+                        responseBody, head: responseHead, policy: decompression, decodedLimit: decodedLimit)
+                }
+                let length = responseHead.headerFields[.contentLength].flatMap(Int.init)
+                if let destination = downloadDestination, (200..<300).contains(responseHead.status.code) {
                     do {
-                        try await FileDownload.write(response.body, to: destination, expectedLength: length, progress: progress)
+                        try await FileDownload.write(responseBody, to: destination, expectedLength: length, progress: progress)
                     } catch let error as APIError {
                         throw error
                     } catch {
                         throw BodyReadError(underlying: error)
                     }
-                    return (response.head, Data())
+                    return (responseHead, Data())
                 }
                 if let length, length > limit { throw ResponseBodyStream.tooLarge(limit) }
                 do {
-                    guard let progress else { return (response.head, try await response.body.collect(upTo: limit)) }
-                    return (response.head, try await Self.read(response.body, limit: limit, length: length, progress: progress))
+                    guard let progress else { return (responseHead, try await responseBody.collect(upTo: limit)) }
+                    return (responseHead, try await Self.read(responseBody, limit: limit, length: length, progress: progress))
                 } catch let error as APIError {
+                    var error = error
+                    error.responseStarted = true
                     throw error
                 } catch {
                     throw BodyReadError(underlying: error)

@@ -32,6 +32,9 @@ extension APIClient {
         /// The largest response body read into memory; a larger one fails with
         /// ``APIError/Code/responseTooLarge`` without reading further. Default 64 MiB.
         public var maxResponseBodySize: Int
+        /// Whether compressed answers are asked for and decoded, with the limits that stop a
+        /// decompression bomb. Default ``DecompressionPolicy/default``.
+        public var decompression: DecompressionPolicy
         /// Where Callsign logs. Default `nil`: silent.
         public var logger: Logger?
         /// The adaptive envelope for every response, unless a definition or request turns it
@@ -143,6 +146,7 @@ extension APIClient {
             decoder = JSONDecoder()
             encoder = JSONEncoder()
             maxResponseBodySize = 64 * 1024 * 1024
+            decompression = .default
             logger = nil
             envelope = nil
             encoders = ParameterEncoders()

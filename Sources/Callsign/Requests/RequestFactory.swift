@@ -135,6 +135,14 @@ enum RequestFactory {
         if let contentTypeHeader, !headers.contains("Content-Type") {
             headers["Content-Type"] = contentTypeHeader
         }
+        if !headers.contains("Accept-Encoding") {
+            // A download asks for the bytes as stored, so it can be resumed with a Range.
+            if request.downloadDestination != nil {
+                headers["Accept-Encoding"] = "identity"
+            } else if configuration.decompression.isEnabled {
+                headers["Accept-Encoding"] = ContentDecoding.acceptEncoding
+            }
+        }
         let fields = try headers.httpFields()
         let head = HTTPRequest(
             method: method, scheme: target.scheme, authority: target.authority, path: target.path, headerFields: fields)

@@ -27,10 +27,16 @@ public protocol Transport: Sendable {
 
     /// Releases the transport's resources. Calls after this fail. The default does nothing.
     func shutdown() async throws
+
+    /// Whether the transport itself decodes `gzip`/`deflate` bodies (URLSession does); when it
+    /// does, Callsign leaves the body alone. The default is `false`.
+    var decodesContentEncoding: Bool { get }
 }
 
 extension Transport {
     public func shutdown() async throws {}
+
+    public var decodesContentEncoding: Bool { false }
 }
 
 /// The head of a response and its body, as a transport delivers them.

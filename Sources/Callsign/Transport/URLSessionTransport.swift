@@ -32,6 +32,10 @@ public final class URLSessionTransport: Transport {
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
     }
 
+    /// URLSession decodes `gzip` and `deflate` itself (the `Content-Encoding` field stays in
+    /// the headers); Callsign's decompression limits do not apply to it, the body cap does.
+    public var decodesContentEncoding: Bool { true }
+
     deinit {
         // The session holds its delegate until invalidated; without this both would leak.
         session.finishTasksAndInvalidate()
