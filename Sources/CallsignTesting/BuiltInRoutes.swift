@@ -42,16 +42,16 @@ enum BuiltInRoutes {
         case "basic-auth":
             return basicAuth(request, segments: segments)
         case "bytes":
-            let count = Int(segments.count > 1 ? segments[1] : "0") ?? 0
-            guard (0...(1 << 30)).contains(count) else { return .json(["error": "count must be 0...1073741824"], status: 400) }
-            return ServerResponse(
-                status: 200, headers: [("Content-Type", "application/octet-stream")], body: .generated(count: count))
+            return bytes(request, segments: segments)
         case "envelope":
             return envelope(request, segments: segments)
         case "misbehave":
             return misbehave(request, segments: segments)
         case "gzip", "deflate", "compressed":
             return Compression.respond(to: request, segments: segments)
+        case "upload":
+            let received = request.streamedBody ?? (0, 0)
+            return .json(["bytes": .int(received.bytes), "crc32": .int(Int(received.crc32)), "contentType": .string(request.header("Content-Type") ?? "")])
         case "cache":
             return CacheRoutes.respond(to: request, segments: Array(segments.dropFirst()))
         case "demo":
@@ -65,8 +65,35 @@ enum BuiltInRoutes {
         "/get", "/anything/{anything}", "/post", "/put", "/patch", "/delete", "/headers", "/json", "/status/{code}",
         "/delay/{seconds}", "/redirect/{n}", "/redirect-to?url=&status_code=", "/basic-auth/{user}/{password}",
         "/bytes/{n}", "/envelope/{ok|list|error|custom}", "/misbehave/{slow-body|reset|truncated|wrong-content-type|retry-after|close}",
-        "/gzip", "/deflate", "/compressed/{raw-deflate|stacked|too-many|bomb|truncated|corrupt}", "/cache/{etag|last-modified|max-age|no-store|vary|private|stale-if-error|status}/…", "/demo/…",
+        "/upload/{anything} (counted and checksummed, not kept)", "/gzip", "/deflate", "/compressed/{raw-deflate|stacked|too-many|bomb|truncated|corrupt}", "/cache/{etag|last-modified|max-age|no-store|vary|private|stale-if-error|status}/…", "/demo/…",
     ]
+
+    /// `/bytes/{n}`: `n` deterministic bytes with a strong ETag and a Last-Modified, honouring
+    /// `Range: bytes=S-` (with `If-Range`). For resume tests: `?etag=X` changes the validator,
+    /// `?truncate=N` cuts an answer to a request without `Range` after N bytes, `?ignore-range=1` answers 200 to a range,
+    /// `?bad-range=1` answers a range from the wrong offset.
+    static func bytes(_ request: ServerRequest, segments: [String]) -> ServerResponse {
+        let count = Int(segments.count > 1 ? segments[1] : "0") ?? 0
+        guard (0...(1 << 31)).contains(count) else { return .json(["error": "count must be 0...2147483648"], status: 400) }
+        let etag = "\"\(request.query("etag") ?? "bytes-\(count)")\""
+        var headers: [(name: String, value: String)] = [
+            ("Content-Type", "application/octet-stream"), ("ETag", etag), ("Accept-Ranges", "bytes"),
+            ("Last-Modified", HTTPDate.format(CacheRoutes.lastModified)),
+        ]
+        if let range = request.header("Range"), range.hasPrefix("bytes="), range.hasSuffix("-"),
+            let start = Int(range.dropFirst(6).dropLast()), start < count, request.query("ignore-range") == nil,
+            request.header("If-Range").map({ $0 == etag }) ?? true
+        {
+            let from = request.query("bad-range") == nil ? start : 0
+            headers.append(("Content-Range", "bytes \(from)-\(count - 1)/\(count)"))
+            return ServerResponse(status: 206, headers: headers, body: .generatedRange(offset: from, count: count - from))
+        }
+        let response = ServerResponse(status: 200, headers: headers, body: .generated(count: count))
+        if request.header("Range") == nil, let cut = request.query("truncate").flatMap(Int.init) {
+            return response.with(.truncate(afterBodyBytes: cut))
+        }
+        return response
+    }
 
     static func methodNotAllowed(_ request: ServerRequest) -> ServerResponse {
         .json(["error": "method \(request.method) not allowed on \(request.rawPath)"], status: 405)

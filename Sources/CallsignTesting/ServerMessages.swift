@@ -13,10 +13,13 @@ public struct ServerRequest: Sendable {
     public var rawQuery: String?
     /// Header fields in order, names as sent.
     public var headers: [(name: String, value: String)]
-    /// The body.
+    /// The body. Empty for `/upload/…`, whose bodies are counted and checksummed as they
+    /// arrive instead of being kept (see ``streamedBody``).
     public var body: Data
     /// The server's own base URL, for building absolute links.
     public var serverURL: URL
+    /// For `/upload/…`: how many body bytes arrived and their CRC-32, computed as they streamed in.
+    public var streamedBody: (bytes: Int, crc32: UInt32)?
 
     /// The path split into percent-decoded segments (`/a%2Fb/c` → `["a/b", "c"]`).
     public var pathSegments: [String] {
@@ -66,11 +69,13 @@ public struct ServerResponse: Sendable {
         case data(Data)
         /// `count` deterministic pseudo-random bytes, generated as they are sent.
         case generated(count: Int)
+        /// The same bytes as `.generated`, from `offset` on: the tail of a larger body, for ranges.
+        case generatedRange(offset: Int, count: Int)
 
         var count: Int {
             switch self {
             case .data(let data): data.count
-            case .generated(let count): count
+            case .generated(let count), .generatedRange(_, let count): count
             }
         }
     }

@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Synchronization
+import CCallsignZlib
 
 /// A real HTTP/1.1 server, in-process on 127.0.0.1 with an ephemeral port, for tests and demos.
 ///
@@ -179,16 +180,23 @@ public final class TestServer: Sendable {
             try await connection.executeThenClose { inbound, outbound in
                 var head: HTTPRequestHead?
                 var body = ByteBuffer()
+                var upload: UploadDigest?
                 for try await part in inbound {
                     switch part {
                     case .head(let received):
                         head = received
                         body.clear()
+                        upload = received.uri.hasPrefix("/upload/") ? UploadDigest() : nil
                     case .body(var chunk):
-                        body.writeBuffer(&chunk)
+                        if upload != nil {
+                            upload?.add(chunk.readableBytesView)
+                        } else {
+                            body.writeBuffer(&chunk)
+                        }
                     case .end:
                         guard let received = head else { continue }
-                        let request = makeRequest(received, body: body)
+                        var request = makeRequest(received, body: body)
+                        request.streamedBody = upload.map { ($0.count, $0.crc) }
                         let keepGoing = try await respond(to: request, keepAlive: received.isKeepAlive, connection: connection, outbound: outbound)
                         head = nil
                         if !keepGoing { return }
@@ -274,13 +282,14 @@ public final class TestServer: Sendable {
         }
         var sent = 0
         var generator = BodyGenerator()
+        if case .generatedRange(let offset, _) = response.body { generator = BodyGenerator(offset: UInt64(offset)) }
         while sent < limit {
             let size = min(chunkSize, limit - sent)
             let chunk: ByteBuffer
             switch response.body {
             case .data(let data):
                 chunk = ByteBuffer(bytes: data[data.startIndex + sent..<data.startIndex + sent + size])
-            case .generated:
+            case .generated, .generatedRange:
                 chunk = ByteBuffer(bytes: generator.next(size))
             }
             try await outbound.write(.body(.byteBuffer(chunk)))
@@ -308,7 +317,9 @@ public final class TestServer: Sendable {
 /// Deterministic bytes for `/bytes/{n}`: byte `i` depends only on `i`, so any chunking of
 /// the same count gives the same content.
 struct BodyGenerator {
-    private var offset: UInt64 = 0
+    private var offset: UInt64
+
+    init(offset: UInt64 = 0) { self.offset = offset }
 
     mutating func next(_ count: Int) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
@@ -326,10 +337,30 @@ struct BodyGenerator {
     }
 }
 
+/// A running count and CRC-32 of an upload's bytes.
+struct UploadDigest {
+    var count = 0
+    var crc: UInt32 = 0
+
+    mutating func add(_ bytes: ByteBufferView) {
+        count += bytes.count
+        crc = bytes.withContiguousStorageIfAvailable { TestServer.crc32($0, continuing: crc) }
+            ?? TestServer.crc32(Array(bytes), continuing: crc)
+    }
+}
+
 extension TestServer {
+    /// The CRC-32 (as zlib and gzip compute it) of `bytes`, continuing from an earlier value.
+    public static func crc32(_ bytes: some Collection<UInt8>, continuing previous: UInt32 = 0) -> UInt32 {
+        let array = Array(bytes)
+        return array.withUnsafeBufferPointer { buffer in
+            UInt32(CCallsignZlib.crc32(uLong(previous), buffer.baseAddress, uInt(buffer.count)))
+        }
+    }
+
     /// The bytes `/bytes/{count}` serves, for comparing in tests.
-    public static func expectedBytes(count: Int) -> Data {
-        var generator = BodyGenerator()
+    public static func expectedBytes(count: Int, offset: Int = 0) -> Data {
+        var generator = BodyGenerator(offset: UInt64(offset))
         return Data(generator.next(count))
     }
 }

@@ -36,6 +36,12 @@ struct CallCommand: AsyncParsableCommand {
 
     @OptionGroup var credentials: CredentialOptions
 
+    @Option(help: "The request body: @FILE streams a file from disk; anything else is sent as text.")
+    var body: String?
+
+    @Option(name: [.customShort("F"), .customLong("form")], help: "A multipart form field: name=value, or name=@FILE to upload a file (streamed). Repeatable.")
+    var form: [String] = []
+
     @Option(help: "Time limit in seconds for one attempt.")
     var timeout: Double?
 
@@ -97,6 +103,7 @@ struct CallCommand: AsyncParsableCommand {
             if explicit != nil { request.needsAuthorization = true }
             if let retry { request.retry = (request.retry ?? configuration.retry).with { $0.maximumAttempts = retry } }
             if offline { request.storePolicy = .offline }
+            if let explicitBody = try BodyArguments.body(body, form: form) { request.body = explicitBody }
             let response: Response
             do {
                 response = try await client.send(request)

@@ -11,6 +11,6 @@ struct CallsignCommand: AsyncParsableCommand {
             Start with `callsign demo`: it runs a demo API on 127.0.0.1 and walks through the features.
             """,
         version: APIClient.version,
-        subcommands: [CallCommand.self, ListCommand.self, QueueCommand.self, DemoCommand.self]
+        subcommands: [CallCommand.self, DownloadCommand.self, ListCommand.self, QueueCommand.self, DemoCommand.self]
     )
 }

@@ -69,6 +69,42 @@ enum ParameterArguments {
     }
 }
 
+/// `--body` and `-F`: a text body, a file streamed from disk, or a multipart form.
+enum BodyArguments {
+    static func body(_ body: String?, form fields: [String]) throws(APIError) -> RequestBody? {
+        if body != nil, !fields.isEmpty { throw APIError(.invalidRequest, "give --body or -F fields, not both") }
+        if let body {
+            guard body.hasPrefix("@") else { return .text(body) }
+            return .file(try existingFile(String(body.dropFirst()), option: "--body"))
+        }
+        guard !fields.isEmpty else { return nil }
+        var form = MultipartFormData()
+        for field in fields {
+            guard let equals = field.firstIndex(of: "="), equals != field.startIndex else {
+                throw APIError(.invalidRequest, "-F takes name=value or name=@FILE, not \(field)")
+            }
+            let name = String(field[..<equals])
+            let value = String(field[field.index(after: equals)...])
+            if value.hasPrefix("@") {
+                form.append(fileAt: try existingFile(String(value.dropFirst()), option: "-F \(name)"), name: name)
+            } else {
+                form.append(field: name, value: value)
+            }
+        }
+        return .multipart(form)
+    }
+
+    private static func existingFile(_ path: String, option: String) throws(APIError) -> URL {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue,
+            FileManager.default.isReadableFile(atPath: path)
+        else {
+            throw APIError(.invalidRequest, "\(option): \(path) is not a readable file")
+        }
+        return URL(fileURLWithPath: path)
+    }
+}
+
 /// Loads a definitions file and applies `--base-url`.
 enum DefinitionsArgument {
     static func load(_ path: String, baseURL: String?) throws(APIError) -> APIDefinitions {

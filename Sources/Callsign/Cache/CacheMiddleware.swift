@@ -14,7 +14,7 @@ struct CacheMiddleware: Middleware {
     private static let keptOn304: Set<HTTPField.Name> = [.contentLength, .contentEncoding, .transferEncoding, .contentRange]
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
-        guard request.downloadDestination == nil else { return try await next(request) }
+        guard request.downloadDestination == nil, !request.streamsBody else { return try await next(request) }
         guard request.method == .get || request.method == .head else {
             let response = try await next(request)
             if ![.options, .trace].contains(request.method), (200..<400).contains(response.status.code) {

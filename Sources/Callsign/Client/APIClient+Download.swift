@@ -1,4 +1,5 @@
 public import Foundation
+import HTTPTypes
 
 #if canImport(Glibc)
 import Glibc
@@ -9,46 +10,195 @@ import Darwin
 extension APIClient {
     /// Downloads a response body to a file as it arrives, without holding it in memory.
     ///
-    /// The bytes go to a temporary file next to `destination` (readable only by this user), which
-    /// replaces `destination` in one atomic rename once the byte count matches the announced
-    /// length. Progress is reported on a ``CallTask`` from ``startDownload(_:to:)``. A download
-    /// has no per-attempt time limit unless the request sets one; use ``Request/deadline``.
+    /// The bytes go to a partial file next to `destination` (`.NAME.callsign-partial`, readable
+    /// only by this user), which replaces `destination` in one atomic rename once the byte count
+    /// matches the announced length. The destination's name is yours: nothing from the server
+    /// (such as `Content-Disposition`) is used.
+    ///
+    /// **Resume.** When a download is interrupted or cancelled and the server gave a strong
+    /// `ETag` or a `Last-Modified`, the partial file stays; the next download of the same URL to
+    /// the same destination asks only for the rest (`Range` + `If-Range`). A `200` instead of
+    /// `206`, a `Content-Range` that does not start where the file stops, or a changed validator
+    /// starts again from zero — bytes are never appended blindly.
+    ///
+    /// Progress (including resumed bytes) is reported on a ``CallTask`` from
+    /// ``startDownload(_:to:resuming:)``. A download has no per-attempt time limit unless the
+    /// request sets one; use ``Request/deadline``.
     ///
     /// ```swift
     /// let response = try await client.download(.get("files/archive.zip"), to: URL(fileURLWithPath: "archive.zip"))
-    /// print(response.fileURL!.path)
+    /// print(response.fileURL!.path, response.status.code)   // 206 when it resumed
     /// ```
-    /// - Throws: ``APIError``; a short body is ``APIError/Code/transport``, and the destination is
-    ///   left untouched.
-    public func download(_ request: Request, to destination: URL) async throws(APIError) -> Response {
-        var request = request
-        request.downloadDestination = destination
-        return try await perform(request).validate()
+    /// - Parameter resuming: whether to continue a partial file. Default `true`.
+    /// - Throws: ``APIError``; a short body is ``APIError/Code/transport`` and the destination
+    ///   is left untouched.
+    public func download(_ request: Request, to destination: URL, resuming: Bool = true) async throws(APIError) -> Response {
+        try await perform(Self.downloadRequest(request, to: destination, resuming: resuming)).validate()
     }
 
-    /// Starts a download and returns a handle with its progress (see ``download(_:to:)``).
-    public func startDownload(_ request: Request, to destination: URL) -> CallTask {
+    /// Downloads what the API with this name answers (see ``download(_:to:resuming:)``).
+    ///
+    /// ```swift
+    /// try await client.download("Archive", parameters: ["id": 7], to: archiveURL)
+    /// ```
+    public func download(
+        _ name: String, parameters: Parameters = [:], to destination: URL, resuming: Bool = true
+    ) async throws(APIError) -> Response {
+        let request = try definitions.definition(named: name).request(parameters: parameters)
+        return try await download(request, to: destination, resuming: resuming)
+    }
+
+    /// Downloads what an endpoint value answers (see ``download(_:to:resuming:)``).
+    public func download<E: Endpoint>(_ endpoint: E, to destination: URL, resuming: Bool = true) async throws(APIError) -> Response {
+        var request = endpoint.request
+        if request.baseURL == nil { request.baseURL = E.baseURL }
+        request.headers = E.headers.merging(request.headers)
+        return try await download(request, to: destination, resuming: resuming)
+    }
+
+    /// Starts a download and returns a handle with its progress (see ``download(_:to:resuming:)``).
+    ///
+    /// ```swift
+    /// let task = client.startDownload(.get("big.iso"), to: isoURL)
+    /// for await progress in task.progress { print(progress.fractionCompleted ?? 0) }
+    /// ```
+    public func startDownload(_ request: Request, to destination: URL, resuming: Bool = true) -> CallTask {
+        start(Self.downloadRequest(request, to: destination, resuming: resuming))
+    }
+
+    /// Sends a request and returns as soon as the response head has arrived; the body is read
+    /// by the caller, chunk by chunk, as it arrives (decoded if it was compressed). Nothing is
+    /// cached, and the per-attempt timeout covers only the wait for the head.
+    ///
+    /// ```swift
+    /// let streamed = try await client.stream(.get("events"))
+    /// for try await chunk in streamed.chunks { parser.feed(chunk) }
+    /// ```
+    public func stream(_ request: Request) async throws(APIError) -> StreamedResponse {
+        var request = request
+        request.streamsBody = true
+        let response = try await perform(request)
+        return StreamedResponse(response: response, chunks: response.bodyStream ?? ResponseBodyStream(data: response.body))
+    }
+
+    private static func downloadRequest(_ request: Request, to destination: URL, resuming: Bool) -> Request {
         var request = request
         request.downloadDestination = destination
-        return start(request)
+        request.resumesDownload = resuming
+        return request
     }
 }
 
-/// Writes a body to a file: temporary file, then an atomic rename.
+/// A response whose body is read as it arrives (``APIClient/stream(_:)``).
+public struct StreamedResponse: Sendable {
+    /// Status, headers and request; its ``Response/body`` is empty.
+    public var response: Response
+    /// The body's chunks, readable once.
+    public var chunks: ResponseBodyStream
+}
+
+/// Where a partial download stands: the bytes so far and the validator that must not change.
+struct ResumePoint: Codable, Sendable, Equatable {
+    /// A digest of the full URL (the URL itself may hold a secret).
+    var urlDigest: String
+    /// The URL with secrets redacted, for people reading the file.
+    var url: String
+    /// A strong `ETag`, else the `Last-Modified` value.
+    var validator: String
+    /// The full length, when known.
+    var total: Int64?
+    /// How many bytes the partial file holds (read from the file, not stored).
+    var offset: Int64 = 0
+
+    enum CodingKeys: String, CodingKey { case urlDigest, url, validator, total }
+}
+
+/// Writes a body to a file: partial file, then an atomic rename; keeps what it needs to resume.
 enum FileDownload {
-    static func write(_ body: ResponseBodyStream, to destination: URL, expectedLength: Int?, progress: ProgressSink?) async throws {
-        let folder = destination.deletingLastPathComponent()
-        let temporary = folder.appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).part")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-            throw APIError(.invalidRequest, "cannot create a file in \(folder.path) for the download")
+    /// The server's answer cannot continue the partial file: start again without a range.
+    struct Restart: Error {}
+
+    static func partialURL(for destination: URL) -> URL {
+        destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).callsign-partial")
+    }
+
+    static func stateURL(for destination: URL) -> URL {
+        destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).callsign-partial.json")
+    }
+
+    /// The resume point for `url`, if a partial file for it is waiting.
+    static func resumePoint(destination: URL, url: URL) -> ResumePoint? {
+        guard let data = FileManager.default.contents(atPath: stateURL(for: destination).path),
+            var point = try? JSONDecoder().decode(ResumePoint.self, from: data),
+            point.urlDigest == SHA256.hex(url.absoluteString),
+            let size = (try? FileManager.default.attributesOfItem(atPath: partialURL(for: destination).path))?[.size] as? Int,
+            size > 0
+        else { return nil }
+        if let total = point.total, Int64(size) >= total { return nil }
+        point.offset = Int64(size)
+        return point
+    }
+
+    /// Removes the partial file and its state.
+    static func discard(destination: URL) {
+        try? FileManager.default.removeItem(at: partialURL(for: destination))
+        try? FileManager.default.removeItem(at: stateURL(for: destination))
+    }
+
+    /// The validator a response offers for `If-Range`: a strong ETag, else Last-Modified.
+    static func validator(_ headers: HTTPFields) -> String? {
+        if let etag = headers[.eTag], !etag.hasPrefix("W/") { return etag }
+        return headers[.lastModified]
+    }
+
+    /// Writes one response's body. With `resume`, a `206` must continue exactly where the
+    /// partial file stops, with the same validator; anything else throws ``Restart`` after
+    /// discarding the partial file (a `200` simply starts from zero).
+    static func write(
+        _ body: ResponseBodyStream, status: Int, headers: HTTPFields, url: URL, to destination: URL, resume: ResumePoint?,
+        progress: ProgressSink?
+    ) async throws {
+        let partial = partialURL(for: destination)
+        var offset: Int64 = 0
+        var total = headers[.contentLength].flatMap(Int64.init)
+        if status == 206 {
+            guard let resume, let range = ContentRange(headers[.contentRange]) else {
+                throw APIError(.invalidResponse, "the server sent part of the file (206) without a usable Content-Range")
+            }
+            guard range.start == resume.offset, validator(headers).map({ $0 == resume.validator }) ?? true else {
+                discard(destination: destination)
+                throw Restart()
+            }
+            offset = resume.offset
+            total = range.total ?? resume.total
         }
-        var keep = false
-        defer { if !keep { try? FileManager.default.removeItem(at: temporary) } }
-        let handle = try FileHandle(forWritingTo: temporary)
+        let folder = destination.deletingLastPathComponent()
+        if offset == 0 {
+            try? FileManager.default.removeItem(at: partial)
+            guard FileManager.default.createFile(atPath: partial.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw APIError(.invalidRequest, "cannot create a file in \(folder.path) for the download")
+            }
+        }
+        let resumable = validator(headers).map {
+            ResumePoint(urlDigest: SHA256.hex(url.absoluteString), url: Redaction.redact(url.absoluteString), validator: $0, total: total)
+        }
+        if let resumable, let data = try? JSONEncoder().encode(resumable) {
+            _ = FileManager.default.createFile(atPath: stateURL(for: destination).path, contents: data, attributes: [.posixPermissions: 0o600])
+        } else {
+            try? FileManager.default.removeItem(at: stateURL(for: destination))
+        }
+
+        var finished = false
+        defer {
+            // An interrupted download stays for a later resume only if the server named a validator.
+            if !finished && resumable == nil { discard(destination: destination) }
+        }
+        let handle = try FileHandle(forWritingTo: partial)
         defer { try? handle.close() }
-        let total = expectedLength.map(Int64.init)
-        var written: Int64 = 0
-        progress?.report(TransferProgress(direction: .download, completedBytes: 0, totalBytes: total))
+        try handle.truncate(atOffset: UInt64(offset))
+        try handle.seek(toOffset: UInt64(offset))
+        var written = offset
+        progress?.report(TransferProgress(direction: .download, completedBytes: written, totalBytes: total))
         for try await chunk in body {
             try handle.write(contentsOf: chunk)
             written += Int64(chunk.count)
@@ -63,9 +213,30 @@ enum FileDownload {
         }
         // rename(2) replaces an existing destination atomically (FileManager.replaceItemAt does not
         // work on every platform's Foundation).
-        guard rename(temporary.path, destination.path) == 0 else {
+        guard rename(partial.path, destination.path) == 0 else {
             throw APIError(.invalidRequest, "the download could not be moved to \(destination.path) (error \(errno))")
         }
-        keep = true
+        finished = true
+        try? FileManager.default.removeItem(at: stateURL(for: destination))
+    }
+}
+
+/// `Content-Range: bytes 100-199/1000` (RFC 9110 §14.4).
+struct ContentRange {
+    let start: Int64
+    let end: Int64
+    let total: Int64?
+
+    init?(_ value: String?) {
+        guard let value, value.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = value.dropFirst(6).split(separator: "/", maxSplits: 1)
+        guard spec.count == 2 else { return nil }
+        let bounds = spec[0].split(separator: "-", maxSplits: 1)
+        guard bounds.count == 2, let start = Int64(bounds[0].trimmingCharacters(in: .whitespaces)),
+            let end = Int64(bounds[1].trimmingCharacters(in: .whitespaces)), start <= end
+        else { return nil }
+        self.start = start
+        self.end = end
+        self.total = spec[1] == "*" ? nil : Int64(spec[1].trimmingCharacters(in: .whitespaces))
     }
 }

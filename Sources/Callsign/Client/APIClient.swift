@@ -324,16 +324,36 @@ public final class APIClient: Sendable {
         let limit = configuration.maxResponseBodySize
         let transport = self.transport
         let head = prepared.head
-        let body = prepared.body
         let progress = ProgressSink.current
+        let uploadLength = prepared.body?.count.map(Int64.init)
+        // With someone watching, a streamed body reports each chunk as the transport takes it.
+        let body = progress.map { sink in
+            prepared.body?.reportingProgress { sent in
+                sink.report(TransferProgress(direction: .upload, completedBytes: sent, totalBytes: uploadLength))
+            }
+        } ?? prepared.body
         let downloadDestination = request.downloadDestination
+        let url = prepared.url
+        let resumePoint = downloadDestination.flatMap { destination in
+            request.resumesDownload ? FileDownload.resumePoint(destination: destination, url: url) : nil
+        }
+        if let destination = downloadDestination, resumePoint == nil, !request.resumesDownload {
+            FileDownload.discard(destination: destination)
+        }
         let decompression = configuration.decompression
         let decodesItself = transport.decodesContentEncoding
+        let streams = request.streamsBody
         do {
-            let (responseHead, responseBody) = try await Deadline.run(within: timeout) {
-                let uploadTotal = body?.count.map(Int64.init)
+            let (responseHead, responseBody, stream) = try await Deadline.run(within: timeout) { () async throws -> (HTTPResponse, Data, ResponseBodyStream?) in
+                let uploadTotal = uploadLength
                 if let progress, let uploadTotal {
                     progress.report(TransferProgress(direction: .upload, completedBytes: 0, totalBytes: uploadTotal))
+                }
+                if let destination = downloadDestination {
+                    let (head, data) = try await Self.transferToFile(
+                        destination, head: head, body: body, url: url, resumePoint: resumePoint, transport: transport,
+                        decompression: decodesItself ? .disabled : decompression, progress: progress)
+                    return (head, data, nil)
                 }
                 let sent = try await transport.send(head, body: body)
                 if let progress, let uploadTotal {
@@ -341,25 +361,15 @@ public final class APIClient: Sendable {
                 }
                 var (responseHead, responseBody) = (sent.head, sent.body)
                 if decompression.isEnabled, !decodesItself {
-                    let decodedLimit = downloadDestination == nil ? (decompression.maximumDecodedSize ?? limit) : decompression.maximumDecodedSize
                     (responseBody, responseHead) = try ContentDecoding.decode(
-                        responseBody, head: responseHead, policy: decompression, decodedLimit: decodedLimit)
+                        responseBody, head: responseHead, policy: decompression, decodedLimit: decompression.maximumDecodedSize ?? limit)
                 }
+                if streams { return (responseHead, Data(), responseBody) }
                 let length = responseHead.headerFields[.contentLength].flatMap(Int.init)
-                if let destination = downloadDestination, (200..<300).contains(responseHead.status.code) {
-                    do {
-                        try await FileDownload.write(responseBody, to: destination, expectedLength: length, progress: progress)
-                    } catch let error as APIError {
-                        throw error
-                    } catch {
-                        throw BodyReadError(underlying: error)
-                    }
-                    return (responseHead, Data())
-                }
                 if let length, length > limit { throw ResponseBodyStream.tooLarge(limit) }
                 do {
-                    guard let progress else { return (responseHead, try await responseBody.collect(upTo: limit)) }
-                    return (responseHead, try await Self.read(responseBody, limit: limit, length: length, progress: progress))
+                    guard let progress else { return (responseHead, try await responseBody.collect(upTo: limit), nil) }
+                    return (responseHead, try await Self.read(responseBody, limit: limit, length: length, progress: progress), nil)
                 } catch let error as APIError {
                     var error = error
                     error.responseStarted = true
@@ -372,7 +382,8 @@ public final class APIClient: Sendable {
                 request: request, status: responseHead.status, headers: responseHead.headerFields, body: responseBody,
                 startedAt: startedAt, duration: clock.now - start)
             response.settings = responseSettings
-            response.sentBody = body
+            response.sentBody = prepared.body
+            response.bodyStream = stream
             if (200..<300).contains(responseHead.status.code) { response.fileURL = request.downloadDestination }
             span.record(status: response.status.code)
             logAttemptResponse(response)
@@ -381,6 +392,46 @@ public final class APIClient: Sendable {
             let apiError = mapFailure(error, request: request, timeout: timeout)
             span.record(failure: apiError)
             throw apiError
+        }
+    }
+
+    /// A download's exchange: a range request when a partial file can be continued, the body
+    /// written to the file, and one restart from zero when the server's answer cannot continue it.
+    /// Out of line, so the common in-memory path keeps a small async frame.
+    @inline(never)
+    private static func transferToFile(
+        _ destination: URL, head: HTTPRequest, body: HTTPBody?, url: URL, resumePoint: ResumePoint?, transport: any Transport,
+        decompression: DecompressionPolicy, progress: ProgressSink?
+    ) async throws -> (HTTPResponse, Data) {
+        var resume = resumePoint
+        while true {
+            var head = head
+            if let resume {
+                head.headerFields[.range] = "bytes=\(resume.offset)-"
+                head.headerFields[.ifRange] = resume.validator
+            }
+            let sent = try await transport.send(head, body: body)
+            var (responseHead, responseBody) = (sent.head, sent.body)
+            if decompression.isEnabled {
+                (responseBody, responseHead) = try ContentDecoding.decode(
+                    responseBody, head: responseHead, policy: decompression, decodedLimit: decompression.maximumDecodedSize)
+            }
+            // An error status keeps its (small) body in memory, for the error to show.
+            guard (200..<300).contains(responseHead.status.code) else {
+                return (responseHead, try await responseBody.collect(upTo: 1 << 20))
+            }
+            do {
+                try await FileDownload.write(
+                    responseBody, status: responseHead.status.code, headers: responseHead.headerFields, url: url,
+                    to: destination, resume: resume, progress: progress)
+                return (responseHead, Data())
+            } catch is FileDownload.Restart where resume != nil {
+                resume = nil  // the partial file was discarded: ask for the whole file
+            } catch let error as APIError {
+                throw error
+            } catch {
+                throw BodyReadError(underlying: error)
+            }
         }
     }
 

@@ -92,39 +92,86 @@ public struct MultipartFormData: Sendable {
 
     private init(boundary: String) { self.boundary = boundary }
 
-    /// The encoded body. Reads files named in the form.
+    /// The encoded body, in memory. Reads files named in the form.
     ///
     /// - Throws: ``APIError`` (``APIError/Code/encoding``) if a file cannot be read.
     public func encoded() throws(APIError) -> Data {
         var body = Data()
+        for segment in try segments() {
+            switch segment {
+            case .bytes(let data):
+                body.append(data)
+            case .file(let url, _):
+                do {
+                    body.append(try Data(contentsOf: url, options: .mappedIfSafe))
+                } catch {
+                    throw FileChunks.unreadable(url, error)
+                }
+            }
+        }
+        return body
+    }
+
+    /// The encoded body as a stream: files are read from disk as the transport sends them, never
+    /// whole, and the total length is known (from the files' sizes) so it goes out with a
+    /// `Content-Length`. Replayable: every send reads the files again.
+    ///
+    /// ```swift
+    /// request.body = RequestBody(content: try form.streamedBody(), contentType: form.contentType)
+    /// ```
+    /// - Throws: ``APIError`` (``APIError/Code/encoding``) if a file is missing or unreadable.
+    public func streamedBody() throws(APIError) -> HTTPBody {
+        let segments = try segments()
+        if segments.allSatisfy({ if case .bytes = $0 { true } else { false } }) {
+            // No files: one buffer, which logs, HAR files and retries can read as they are.
+            return .data(segments.reduce(into: Data()) { if case .bytes(let data) = $1 { $0.append(data) } })
+        }
+        let length = segments.reduce(0) { total, segment in
+            switch segment {
+            case .bytes(let data): total + data.count
+            case .file(_, let size): total + size
+            }
+        }
+        return .factory(length: length) { SegmentChunks(segments: segments) }
+    }
+
+    /// The form as bytes and files, in order. Checks every file and header now.
+    private func segments() throws(APIError) -> [Segment] {
+        var segments: [Segment] = []
         for part in parts {
-            body.append(Data("--\(boundary)\r\n".utf8))
-            var disposition = "Content-Disposition: form-data; name=\"\(Self.escape(part.name))\""
-            if let filename = part.filename { disposition += "; filename=\"\(Self.escape(filename))\"" }
-            body.append(Data("\(disposition)\r\n".utf8))
+            var head = "--\(boundary)\r\n"
+            head += "Content-Disposition: form-data; name=\"\(Self.escape(part.name))\""
+            if let filename = part.filename { head += "; filename=\"\(Self.escape(filename))\"" }
+            head += "\r\n"
             if let mimeType = part.mimeType {
                 guard !mimeType.contains(where: { $0 == "\r" || $0 == "\n" }) else {
                     throw APIError(.encoding, "the media type of multipart part \"\(part.name)\" contains CR or LF")
                 }
-                body.append(Data("Content-Type: \(mimeType)\r\n".utf8))
+                head += "Content-Type: \(mimeType)\r\n"
             }
-            body.append(Data("\r\n".utf8))
+            head += "\r\n"
             switch part.content {
             case .data(let data):
-                body.append(data)
+                segments.append(.bytes(Data(head.utf8) + data + Data("\r\n".utf8)))
             case .file(let url):
-                do {
-                    body.append(try Data(contentsOf: url, options: .mappedIfSafe))
-                } catch {
+                guard let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int,
+                    FileManager.default.isReadableFile(atPath: url.path)
+                else {
                     throw APIError(
-                        .encoding, "the file \"\(url.lastPathComponent)\" for multipart part \"\(part.name)\" could not be read",
-                        underlyingError: error)
+                        .encoding, "the file \"\(url.lastPathComponent)\" for multipart part \"\(part.name)\" cannot be read")
                 }
+                segments.append(.bytes(Data(head.utf8)))
+                segments.append(.file(url, size: size))
+                segments.append(.bytes(Data("\r\n".utf8)))
             }
-            body.append(Data("\r\n".utf8))
         }
-        body.append(Data("--\(boundary)--\r\n".utf8))
-        return body
+        segments.append(.bytes(Data("--\(boundary)--\r\n".utf8)))
+        return segments
+    }
+
+    enum Segment: Sendable {
+        case bytes(Data)
+        case file(URL, size: Int)
     }
 
     /// Escapes a name or filename for a quoted `Content-Disposition` parameter, as the HTML
@@ -148,4 +195,39 @@ extension MultipartFormData.Part {
     fileprivate init(name: String, content: Content) {
         self.init(name: name, filename: nil, mimeType: nil, content: content)
     }
+}
+
+/// A multipart body's segments as chunks: bytes as they are, files read piece by piece.
+struct SegmentChunks: AsyncSequence, Sendable {
+    typealias Element = Data
+    let segments: [MultipartFormData.Segment]
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let segments: [MultipartFormData.Segment]
+        var index = 0
+        var file: FileChunks.AsyncIterator?
+
+        mutating func next() async throws -> Data? {
+            while true {
+                if var current = file {
+                    let chunk = try await current.next()
+                    file = current
+                    if let chunk { return chunk }
+                    file = nil
+                    index += 1
+                    continue
+                }
+                guard index < segments.count else { return nil }
+                switch segments[index] {
+                case .bytes(let data):
+                    index += 1
+                    if !data.isEmpty { return data }
+                case .file(let url, _):
+                    file = FileChunks(url: url).makeAsyncIterator()
+                }
+            }
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(segments: segments) }
 }

@@ -84,6 +84,10 @@ public struct Request: Sendable {
     var endpoint: (any Endpoint)?
     /// Where a download's body goes, instead of memory.
     var downloadDestination: URL?
+    /// Whether the caller reads the body as a stream (``APIClient/stream(_:)``).
+    var streamsBody = false
+    /// Whether a download continues a partial file left by an earlier one.
+    var resumesDownload = true
     /// Set while the offline queue replays this request: the chain starts below the offline stage.
     var isReplay = false
     /// The resolved target of ``path``, so the transport stage does not resolve it again.

@@ -79,7 +79,7 @@ enum RequestFactory {
                     form.prependFields(parameters)
                     parameters = [:]
                 }
-                body = .data(try form.encoded())
+                body = try form.streamedBody()
                 contentTypeHeader = form.contentType
             } else {
                 body = explicit.content
@@ -114,7 +114,7 @@ enum RequestFactory {
                 throw APIError(.encoding, "the parameters could not be encoded as \(contentType): \(error)", underlyingError: error)
             }
             if let form = encoded.multipartForm {
-                body = .data(try form.encoded())
+                body = try form.streamedBody()
                 contentTypeHeader = form.contentType
             } else {
                 body = encoded.content

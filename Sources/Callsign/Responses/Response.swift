@@ -28,6 +28,8 @@ public struct Response: Sendable {
 
     /// Settings from the client that decide how this response is validated and decoded.
     var settings: ResponseSettings
+    /// For ``APIClient/stream(_:)``: the body, still arriving.
+    var bodyStream: ResponseBodyStream?
     /// The body as it was sent, for recorders.
     var sentBody: HTTPBody?
 

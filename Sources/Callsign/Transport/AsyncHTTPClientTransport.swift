@@ -62,8 +62,13 @@ public final class AsyncHTTPClientTransport: Transport {
         for field in request.headerFields { headers.add(name: field.name.rawName, value: field.value) }
         outbound.headers = headers
         if let body {
-            let data = try await body.collect()
-            outbound.body = .bytes(ByteBuffer(bytes: data))
+            if let data = body.inMemoryData {
+                outbound.body = .bytes(ByteBuffer(bytes: data))
+            } else {
+                // Files, multipart forms with files and streams go out as they are read.
+                let length: HTTPClientRequest.Body.Length = body.count.map { .known(Int64($0)) } ?? .unknown
+                outbound.body = .stream(ByteBufferChunks.Outbound(chunks: try body.chunks()), length: length)
+            }
         }
         let response: HTTPClientResponse
         do {
@@ -156,5 +161,21 @@ private struct ByteBufferChunks: AsyncSequence, Sendable {
     }
 
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: body.makeAsyncIterator()) }
+
+    /// A request body's chunks as `ByteBuffer`s.
+    struct Outbound: AsyncSequence, Sendable {
+        typealias Element = ByteBuffer
+        let chunks: ResponseBodyStream
+
+        struct AsyncIterator: AsyncIteratorProtocol {
+            var base: ResponseBodyStream.AsyncIterator
+            mutating func next() async throws -> ByteBuffer? {
+                guard let chunk = try await base.next() else { return nil }
+                return ByteBuffer(bytes: chunk)
+            }
+        }
+
+        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: chunks.makeAsyncIterator()) }
+    }
 }
 #endif

@@ -52,7 +52,16 @@ public final class URLSessionTransport: Transport {
         for field in request.headerFields {
             urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName)
         }
-        if let body { urlRequest.httpBody = try await body.collect() }
+        if let body {
+            if let file = body.fileURL, let stream = InputStream(url: file) {
+                // Streamed from disk (URLSession sends it chunked: a Content-Length next to its
+                // own Transfer-Encoding would make the request invalid). Other non-memory bodies
+                // are collected first: URLSession cannot pull from a Swift async sequence.
+                urlRequest.httpBodyStream = stream
+            } else {
+                urlRequest.httpBody = try await body.collect()
+            }
+        }
 
         let task = session.dataTask(with: urlRequest)
         let taskBox = TaskBox(task)

@@ -1,0 +1,157 @@
+import ArgumentParser
+import Callsign
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+struct DownloadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "download",
+        abstract: "Download a URL, or what an API answers, to a file — with a progress bar and resume.",
+        discussion: """
+            Examples:
+              callsign download https://example.com/big.iso -o big.iso
+              callsign download Archive -d api.yaml -p id=7 -o archive.zip --continue
+            The body is streamed to a partial file next to FILE and renamed into place once complete.
+            --continue resumes an interrupted download of the same URL (Range + If-Range); if the server
+            cannot continue it, the download starts again from zero. On a terminal a progress bar shows bytes,
+            percentage, speed and time left; otherwise a line is printed every second.
+            """
+    )
+
+    @Argument(help: "An http(s) URL, or an API name from --definitions.")
+    var target: String
+
+    @Option(name: [.short, .customLong("output")], help: "The file to write.")
+    var output: String
+
+    @Option(name: [.short, .long], help: "The definitions file, when TARGET is an API name.")
+    var definitions: String?
+
+    @Option(name: [.customShort("p"), .customLong("param")], help: "A parameter: key=value or key:=json. Repeatable.")
+    var parameters: [String] = []
+
+    @Option(name: [.customShort("H"), .customLong("header")], help: "A header: 'Name: value'. Repeatable.")
+    var headers: [String] = []
+
+    @OptionGroup var credentials: CredentialOptions
+
+    @Flag(name: .customLong("continue"), help: "Resume an interrupted download instead of starting again.")
+    var resume = false
+
+    @Flag(name: [.short, .long], help: "No progress output.")
+    var quiet = false
+
+    func run() async throws {
+        try await reportingErrors {
+            let loaded = try definitions.map { path throws(APIError) in try DefinitionsArgument.load(path, baseURL: nil) }
+            var configuration = APIClient.Configuration()
+            let explicit = try credentials.authentication()
+            configuration.authentication = try explicit ?? loaded?.authenticationSource?.authentication()
+            let client = APIClient(definitions: loaded ?? APIDefinitions(), configuration: configuration)
+            var request: Request
+            if target.hasPrefix("http://") || target.hasPrefix("https://") {
+                request = .get(target, parameters: try ParameterArguments.parse(parameters))
+            } else {
+                guard let loaded else {
+                    throw APIError(.invalidRequest, "\(target) is not an http(s) URL; to download by API name, give --definitions")
+                }
+                request = try loaded.definition(named: target).request(parameters: try ParameterArguments.parse(parameters))
+            }
+            request.headers = request.headers.merging(try ParameterArguments.headers(headers))
+            if explicit != nil { request.needsAuthorization = true }
+            let destination = URL(fileURLWithPath: output)
+            let task = client.startDownload(request, to: destination, resuming: resume)
+            let bar = ProgressBar(enabled: !quiet, terminal: ResponsePrinter.isTerminal(STDERR_FILENO))
+            for await progress in task.progress where progress.direction == .download {
+                bar.show(progress)
+            }
+            let response = try await task.response
+            try response.validate()
+            bar.finish()
+            let size = (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int) ?? 0
+            let resumed = response.status.code == 206 ? " (resumed)" : ""
+            Terminal.out("Saved \(destination.path): \(ByteCount.text(Int64(size)))\(resumed)")
+        }
+    }
+}
+
+/// Draws download progress: a bar redrawn in place on a terminal, a line a second otherwise.
+final class ProgressBar {
+    private let enabled: Bool
+    private let terminal: Bool
+    private let started = ContinuousClock.now
+    private var lastDraw: ContinuousClock.Instant?
+    private var firstBytes: Int64?
+    private var drewLine = false
+
+    init(enabled: Bool, terminal: Bool) {
+        self.enabled = enabled
+        self.terminal = terminal
+    }
+
+    func show(_ progress: TransferProgress) {
+        guard enabled else { return }
+        let now = ContinuousClock.now
+        let interval: Duration = terminal ? .milliseconds(100) : .seconds(1)
+        let complete = progress.totalBytes.map { progress.completedBytes >= $0 } ?? false
+        if let lastDraw, now - lastDraw < interval, !complete { return }
+        lastDraw = now
+        if firstBytes == nil { firstBytes = progress.completedBytes }
+        let elapsed = max((now - started).seconds, 0.001)
+        let speed = Double(progress.completedBytes - (firstBytes ?? 0)) / elapsed
+        var parts: [String] = []
+        if let fraction = progress.fraction {
+            parts.append(String(format: "%3d%%", Int(fraction * 100)))
+        }
+        parts.append(
+            "\(ByteCount.text(progress.completedBytes))" + (progress.totalBytes.map { " / \(ByteCount.text($0))" } ?? ""))
+        parts.append("\(ByteCount.text(Int64(speed)))/s")
+        if let total = progress.totalBytes, speed > 0 {
+            parts.append("ETA \(Self.time(Double(total - progress.completedBytes) / speed))")
+        }
+        if terminal {
+            let width = 24
+            let filled = Int((progress.fraction ?? 0) * Double(width))
+            let bar = "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
+            FileHandle.standardError.write(Data(("\r\u{1B}[2K" + bar + parts.joined(separator: "  ")).utf8))
+            drewLine = true
+        } else {
+            Terminal.error("downloaded " + parts.joined(separator: "  "))
+        }
+    }
+
+    func finish() {
+        if enabled, terminal, drewLine { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+
+    static func time(_ seconds: Double) -> String {
+        guard seconds.isFinite else { return "?" }
+        let total = Int(seconds.rounded(.up))
+        return total >= 60 ? "\(total / 60)m\(total % 60)s" : "\(total)s"
+    }
+}
+
+/// Byte counts for people: 1.5 MiB.
+enum ByteCount {
+    static func text(_ bytes: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+    }
+}
+
+extension Duration {
+    fileprivate var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
