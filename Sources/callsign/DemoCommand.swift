@@ -242,6 +242,32 @@ struct DemoTour {
         say("sent \(report.sent), still queued \(report.remaining)")
         let servedTotal = servedBefore + server.requests.count
 
+        step("Large downloads: streamed to a file with a progress bar, interrupted, then resumed")
+        let archive = folder.appendingPathComponent("archive.bin")
+        let size = 40 << 20
+        let source = Request.get(server.url("/bytes/\(size)?truncate=\(15 << 20)").absoluteString)
+        let bar = ProgressBar(enabled: true, terminal: ResponsePrinter.isTerminal(STDERR_FILENO))
+        let interrupted = client.startDownload(source, to: archive)
+        for await progress in interrupted.progress where progress.direction == .download { bar.show(progress) }
+        bar.finish()
+        if case .failure(let error) = await interrupted.result {
+            let partial = folder.appendingPathComponent(".archive.bin.callsign-partial")
+            let kept = (try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0
+            say("✗ \(error.code): \(error.message)")
+            say("kept \(ByteCount.text(Int64(kept))) in \(partial.lastPathComponent), with the server's ETag")
+        }
+        let resumedBar = ProgressBar(enabled: true, terminal: ResponsePrinter.isTerminal(STDERR_FILENO))
+        let resuming = client.startDownload(source, to: archive)
+        for await progress in resuming.progress where progress.direction == .download { resumedBar.show(progress) }
+        resumedBar.finish()
+        let finished = try await resuming.response
+        if let last = server.requests.last {
+            say("→ \(last.method) \(last.uri) with Range: \(last.header("Range") ?? "none"), If-Range: \(last.header("If-Range") ?? "none")")
+        }
+        say("← \(finished.status.code) Partial Content: only the rest was sent")
+        let identical = (try? Data(contentsOf: archive)) == TestServer.expectedBytes(count: size)
+        say("saved \(archive.lastPathComponent): \(ByteCount.text(Int64(size))), identical to the server's bytes: \(identical ? "yes" : "NO")")
+
         step("Recording: the main client wrote every exchange to a HAR file (secrets redacted)")
         say("\(recorder.count) exchanges in \(recorder.fileURL.path)")
         say("open it in a browser's developer tools, or replay it: callsign call … --mock \(recorder.fileURL.lastPathComponent)")

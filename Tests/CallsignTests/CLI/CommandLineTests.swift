@@ -185,5 +185,7 @@ struct CommandLineTests {
         #expect(result.standardOutput.contains("fresh hit from the cache, no request sent"))
         #expect(result.standardOutput.contains("✓ queuedOffline"))
         #expect(result.standardOutput.contains("sent 1, still queued 0"))
+        #expect(result.standardOutput.contains("← 206 Partial Content"))
+        #expect(result.standardOutput.contains("identical to the server's bytes: yes"))
     }
 }

@@ -1,0 +1,116 @@
+import Callsign
+import CallsignTesting
+import Foundation
+import Testing
+
+/// Runs a command under Python's resource module and returns its peak resident set in bytes.
+private func peakMemory(_ arguments: [String]) async throws -> (result: ProcessRunner.Result, peak: Int) {
+    let script = """
+        import resource, subprocess, sys
+        code = subprocess.run(sys.argv[1:]).returncode
+        sys.stderr.write("peak-kib %d\\n" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+        sys.exit(code)
+        """
+    let result = try await ProcessRunner.run("/usr/bin/env", ["python3", "-c", script] + arguments)
+    let line = result.standardError.split(separator: "\n").last { $0.hasPrefix("peak-kib ") }
+    let kib = line.flatMap { Int($0.dropFirst(9)) } ?? -1
+    return (result, kib * 1024)
+}
+
+@Suite("callsign download and uploads", .timeLimit(.minutes(3)))
+struct TransferCommandTests {
+    @Test("A 256 MiB download to a file grows peak memory by less than 32 MiB, byte-exact")
+    func bigDownload() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try await TestServer.withRunning { server in
+            let folder = Scratch.folder()
+            let small = try await peakMemory([CLIRunner.executable.path, "download", server.url("/bytes/1024").absoluteString, "-o", folder.appendingPathComponent("small.bin").path, "-q"])
+            let big = try await peakMemory([CLIRunner.executable.path, "download", server.url("/bytes/268435456").absoluteString, "-o", folder.appendingPathComponent("big.bin").path, "-q"])
+            #expect(small.result.status == 0)
+            #expect(big.result.status == 0, "\(big.result.standardError)")
+            #expect(small.peak > 0)
+            #expect(big.peak - small.peak < 32 << 20, "peak grew by \((big.peak - small.peak) >> 20) MiB")
+            let file = folder.appendingPathComponent("big.bin")
+            #expect((try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) == 268_435_456)
+            // Byte-exact: compare in 16 MiB slices against the server's generator.
+            let handle = try FileHandle(forReadingFrom: file)
+            defer { try? handle.close() }
+            var offset = 0
+            var identical = true
+            while let slice = try handle.read(upToCount: 16 << 20), !slice.isEmpty {
+                identical = identical && slice == TestServer.expectedBytes(count: slice.count, offset: offset)
+                offset += slice.count
+            }
+            #expect(identical)
+            #expect(big.result.standardOutput.contains("Saved"))
+        }
+    }
+
+    @Test("A 128 MiB --body @file upload is streamed: bounded memory, correct bytes on the server")
+    func bigUpload() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try await TestServer.withRunning { server in
+            let folder = Scratch.folder()
+            let definitions = folder.appendingPathComponent("api.yaml")
+            try Data("DEFAULT:\n  baseURL: \(server.baseURL.absoluteString)\nUpload:\n  method: PUT\n  path: upload/big\n".utf8).write(to: definitions)
+            let bigFile = folder.appendingPathComponent("big.bin")
+            let smallFile = folder.appendingPathComponent("small.bin")
+            #expect(FileManager.default.createFile(atPath: bigFile.path, contents: nil))
+            let handle = try FileHandle(forWritingTo: bigFile)
+            var crc: UInt32 = 0
+            for slice in 0..<8 {
+                let chunk = TestServer.expectedBytes(count: 16 << 20, offset: slice << 24)
+                crc = TestServer.crc32(chunk, continuing: crc)
+                try handle.write(contentsOf: chunk)
+            }
+            try handle.close()
+            try Data("tiny".utf8).write(to: smallFile)
+
+            let small = try await peakMemory([CLIRunner.executable.path, "call", "Upload", "-d", definitions.path, "--body", "@\(smallFile.path)"])
+            let big = try await peakMemory([CLIRunner.executable.path, "call", "Upload", "-d", definitions.path, "--body", "@\(bigFile.path)"])
+            #expect(small.result.status == 0)
+            #expect(big.result.status == 0, "\(big.result.standardError)")
+            #expect(big.result.standardOutput.contains("\"bytes\" : 134217728"))
+            #expect(big.result.standardOutput.contains("\"crc32\" : \(crc)"))
+            #expect(big.peak - small.peak < 32 << 20, "peak grew by \((big.peak - small.peak) >> 20) MiB")
+        }
+    }
+
+    @Test("-F sends a multipart form with a file; --body text; --continue resumes")
+    func formsAndContinue() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try await TestServer.withRunning { server in
+            let folder = Scratch.folder()
+            let definitions = folder.appendingPathComponent("api.yaml")
+            try Data("DEFAULT:\n  baseURL: \(server.baseURL.absoluteString)\nEcho:\n  method: POST\n  path: anything/echo\n".utf8).write(to: definitions)
+            let photo = folder.appendingPathComponent("photo.png")
+            try Data("not really a png".utf8).write(to: photo)
+            let form = try await CLIRunner.run(["call", "Echo", "-d", definitions.path, "-F", "title=Balsa Fish", "-F", "photo=@\(photo.path)"])
+            #expect(form.status == 0, "\(form.standardError)")
+            let received = try #require(server.requests.last)
+            #expect(received.header("Content-Type")?.hasPrefix("multipart/form-data; boundary=") == true)
+            let text = String(decoding: received.body, as: UTF8.self)
+            #expect(text.contains("name=\"title\"\r\n\r\nBalsa Fish"))
+            #expect(text.contains("name=\"photo\"; filename=\"photo.png\""))
+            #expect(text.contains("not really a png"))
+
+            let plain = try await CLIRunner.run(["call", "Echo", "-d", definitions.path, "--body", "hello there"])
+            #expect(plain.status == 0)
+            #expect(String(decoding: server.requests.last?.body ?? Data(), as: UTF8.self) == "hello there")
+            let missing = try await CLIRunner.run(["call", "Echo", "-d", definitions.path, "--body", "@/no/such/file"])
+            #expect(missing.status == 1)
+            #expect(missing.standardError.contains("is not a readable file"))
+
+            let url = server.url("/bytes/3000000?truncate=1000000").absoluteString
+            let output = folder.appendingPathComponent("part.bin").path
+            let cut = try await CLIRunner.run(["download", url, "-o", output])
+            #expect(cut.status == 1)
+            #expect(cut.standardError.contains("downloaded"))
+            let resumed = try await CLIRunner.run(["download", url, "-o", output, "--continue"])
+            #expect(resumed.status == 0, "\(resumed.standardError)")
+            #expect(resumed.standardOutput.contains("(resumed)"))
+            #expect(server.requests.last?.header("Range")?.hasPrefix("bytes=") == true)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == TestServer.expectedBytes(count: 3_000_000))
+        }
+    }
+}
