@@ -80,6 +80,7 @@ let package = Package(
             name: "CallsignBenchmarks",
             dependencies: [
                 "Callsign",
+                "CallsignSQLite",
                 "CallsignTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

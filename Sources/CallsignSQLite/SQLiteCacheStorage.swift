@@ -61,7 +61,7 @@ public final class SQLiteCacheStorage: HTTPCacheStorage {
     }
 
     public func entries(url: String, partition: String, method: String) async throws -> [CachedResponse] {
-        let rows = try await database.read("read entries") { db in
+        let rows = try database.readNow("read entries") { db in
             try Row.fetchAll(
                 db,
                 sql: "SELECT * FROM cached_response WHERE url = ? AND partition = ? AND method = ? ORDER BY response_time DESC",

@@ -55,6 +55,17 @@ final class SQLiteDatabase: Sendable {
         }
     }
 
+    /// Runs a short indexed read on the calling thread. A cache lookup takes microseconds; the
+    /// hop to GRDB's reader queue and back cost more than the read itself.
+    func readNow<T>(_ what: String, _ reads: (Database) throws -> T) throws(APIError) -> T {
+        let pool = try opened()
+        do {
+            return try pool.read(reads)
+        } catch {
+            throw failure(error, while: what)
+        }
+    }
+
     private func opened() throws(APIError) -> DatabasePool {
         let result = pool.withLock { (pool: inout DatabasePool?) -> Result<DatabasePool, any Error> in
             if let pool { return .success(pool) }

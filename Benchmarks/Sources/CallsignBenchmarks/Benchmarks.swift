@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Callsign
+import CallsignSQLite
 import CallsignTesting
 import Foundation
 import NIOCore
@@ -266,11 +267,76 @@ struct Benchmarks {
         try? FileManager.default.removeItem(at: callsignFile)
         print("\(size / 1_048_576) MiB download to a file: raw AHC \(format(median(rawRates))) MiB/s (peak RSS +\(format(rawPeak, 1)) MiB), "
             + "Callsign \(format(median(callsignRates))) MiB/s (peak RSS +\(format(callsignPeak, 1)) MiB), ratio \(format(median(callsignRates) / median(rawRates), 2))×")
-        print("cache fresh hit, offline enqueue: not measured yet (the cache and the offline queue do not exist yet)")
+
+        if only == nil || only == "persistence" {
+            try await persistence(server: server, rawAHC: rawAHC, scale: scale)
+        }
 
         try await ahcTransport.shutdown()
         try await sessionTransport.shutdown()
         session.invalidateAndCancel()
+    }
+}
+
+extension Benchmarks {
+    /// A fresh cache hit against a network round trip, and durable offline enqueues per second.
+    static func persistence(server: TestServer, rawAHC: HTTPClient, scale: Double) async throws {
+        server.route("/bench/cached") { _ in
+            ServerResponse(headers: [("Content-Type", "application/json"), ("Cache-Control", "max-age=3600")], body: .data(itemJSON.jsonData()))
+        }
+        let cachedURL = server.url("/bench/cached").absoluteString
+        let calls = Int(3000 * scale)
+        func microsecondsPerCall(_ count: Int, _ call: () async throws -> Void) async throws -> Double {
+            let start = ContinuousClock.now
+            for _ in 0..<count { try await call() }
+            return (ContinuousClock.now - start).secondsValue / Double(count) * 1e6
+        }
+        let network = try await microsecondsPerCall(calls) {
+            let response = try await rawAHC.execute(HTTPClientRequest(url: cachedURL), timeout: .seconds(30))
+            _ = try await response.body.collect(upTo: 1 << 20)
+        }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-bench-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var rows: [(String, Double)] = []
+        for (name, storage) in [("memory", MemoryCacheStorage() as any HTTPCacheStorage), ("SQLite", SQLiteCacheStorage(directory: folder))] {
+            let client = APIClient(configuration: .init { $0.cache = HTTPCache(storage: storage) })
+            _ = try await client.send(.get(cachedURL))
+            let perCall = try await microsecondsPerCall(calls) {
+                let response = try await client.send(.get(cachedURL))
+                guard response.source == .cache else { throw URLError(.badServerResponse) }
+            }
+            rows.append((name, perCall))
+        }
+        print("")
+        print("cache fresh hit, \(calls) sequential calls: " + rows.map { "\($0.0) \(format($0.1, 1)) µs/call" }.joined(separator: ", ")
+            + "; a network round trip with raw AHC: \(format(network, 1)) µs")
+
+        let queue = SQLiteOfflineQueue(url: folder.appendingPathComponent("queue.sqlite"))
+        let entry = QueuedRequest(method: "POST", url: "http://127.0.0.1:1/notes", headers: ["Content-Type": "application/json"], body: Data(#"{"text":"hello"}"#.utf8))
+        _ = try await queue.enqueue(entry)
+        let enqueues = Int(300 * scale)
+        let durable = try await microsecondsPerCall(enqueues) { _ = try await queue.enqueue(entry) }
+        let stopped = try await TestServer.start()
+        await stopped.stop()
+        let offline = APIClient(configuration: .init {
+            $0.offlineQueue = SQLiteOfflineQueue(url: folder.appendingPathComponent("calls.sqlite"))
+            $0.retry = .none
+        })
+        let endToEnd = try await microsecondsPerCall(enqueues) {
+            do {
+                _ = try await offline.send(.post(stopped.url("/notes").absoluteString, parameters: ["text": "hello"]).with { $0.storePolicy = .offline })
+            } catch let error as APIError where error.code == .queuedOffline {}
+        }
+        print("offline enqueue (SQLite, synchronous=FULL): \(format(1e6 / durable)) durable enqueues/s; "
+            + "a call to a stopped server queued end to end: \(format(1e6 / endToEnd)) calls/s")
+    }
+}
+
+extension Request {
+    func with(_ change: (inout Request) -> Void) -> Request {
+        var copy = self
+        change(&copy)
+        return copy
     }
 }
 
