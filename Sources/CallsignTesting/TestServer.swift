@@ -317,23 +317,31 @@ public final class TestServer: Sendable {
 /// Deterministic bytes for `/bytes/{n}`: byte `i` depends only on `i`, so any chunking of
 /// the same count gives the same content.
 struct BodyGenerator {
-    private var offset: UInt64
+    private var offset: Int
 
-    init(offset: UInt64 = 0) { self.offset = offset }
+    init(offset: UInt64 = 0) { self.offset = Int(offset % UInt64(Self.period)) }
 
-    mutating func next(_ count: Int) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        for index in 0..<count {
-            bytes[index] = Self.byte(at: offset &+ UInt64(index))
-        }
-        offset &+= UInt64(count)
-        return bytes
-    }
-
-    static func byte(at position: UInt64) -> UInt8 {
-        var mixed = position &* 0x9E37_79B9_7F4A_7C15
+    /// The pattern repeats every `period` bytes, a prime just under 1 MiB, so that any shift
+    /// smaller than that — a resume at the wrong offset — changes the bytes.
+    static let period = 1_048_573
+    /// One period of the pattern, computed once: generating is then copying.
+    private static let pattern: [UInt8] = (0..<period).map { position in
+        var mixed = UInt64(position) &* 0x9E37_79B9_7F4A_7C15
         mixed ^= mixed >> 29
         return UInt8(truncatingIfNeeded: mixed >> 24)
+    }
+
+    mutating func next(_ count: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count)
+        var remaining = count
+        while remaining > 0 {
+            let run = min(remaining, Self.period - offset)
+            bytes += Self.pattern[offset..<offset + run]
+            offset = (offset + run) % Self.period
+            remaining -= run
+        }
+        return bytes
     }
 }
 

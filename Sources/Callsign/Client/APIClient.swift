@@ -289,7 +289,7 @@ public final class APIClient: Sendable {
             stages = pipeline.leading
             if let name = request.apiName, let extra = configuration.definitionMiddlewares[name] { stages += extra }
             stages += request.middlewares
-            stages += pipeline.builtIns
+            stages += request.storePolicy == .offline ? pipeline.builtIns : pipeline.withoutOffline
         }
         var next = MiddlewareNext { [self] request in try await self.sendToTransport(request) }
         for middleware in stages.reversed() {

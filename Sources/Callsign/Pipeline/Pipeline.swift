@@ -8,6 +8,9 @@ struct Pipeline: Sendable {
     let builtIns: [any Middleware]
     /// The stages a replayed offline request runs: everything below the offline stage.
     let belowOffline: [any Middleware]
+    /// ``builtIns`` without the offline stage, for requests that are never queued (most): one
+    /// closure fewer per call.
+    let withoutOffline: [any Middleware]
 
     init(configuration: APIClient.Configuration, definitions: APIDefinitions, offlineQueue: any OfflineQueueStorage) {
         var leading: [any Middleware] = []
@@ -39,14 +42,23 @@ struct Pipeline: Sendable {
         }
 
         var builtIns: [any Middleware] = []
+        var withoutOffline: [any Middleware] = []
         var replayStart = 0
         for stage in MiddlewareStage.order {
-            builtIns += configuration.insertions.filter { $0.stage == stage && $0.placement == .before }.map(\.middleware)
-            if let middleware = stages[stage] { builtIns.append(middleware) }
-            builtIns += configuration.insertions.filter { $0.stage == stage && $0.placement == .after }.map(\.middleware)
+            let before = configuration.insertions.filter { $0.stage == stage && $0.placement == .before }.map(\.middleware)
+            let after = configuration.insertions.filter { $0.stage == stage && $0.placement == .after }.map(\.middleware)
+            builtIns += before
+            withoutOffline += before
+            if let middleware = stages[stage] {
+                builtIns.append(middleware)
+                if stage != .offline { withoutOffline.append(middleware) }
+            }
+            builtIns += after
+            withoutOffline += after
             if stage == .offline { replayStart = builtIns.count }
         }
         self.builtIns = builtIns
+        self.withoutOffline = withoutOffline
         self.belowOffline = Array(builtIns[replayStart...])
     }
 
