@@ -12,9 +12,7 @@ import Darwin
 
 /// A running shell script whose output is read line by line, and whose whole process group can
 /// be killed.
-private final class ScriptRun: @unchecked Sendable {
-    // Safety: `process` and `pipe` are set once in `init` and only read afterwards; the lines
-    // are handed over through a continuation, never shared.
+private final class ScriptRun {
     let process = Process()
     let pipe = Pipe()
 
