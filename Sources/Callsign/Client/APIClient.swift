@@ -222,6 +222,7 @@ public final class APIClient: Sendable {
         return try await runChain(request)
     }
 
+    @inline(never)  // its large frame is allocated only once a call has its slot, not while it waits
     private func runChain(_ request: Request) async throws(APIError) -> Response {
         let context = MiddlewareContext(configuration: configuration, apiName: request.apiName)
         let chain = makeChain(for: request, context: context)

@@ -10,7 +10,13 @@ public import HTTPTypes
 /// ```
 public struct Response: Sendable {
     /// The request, as Callsign built it (its ``Request/url`` is filled in).
-    public var request: Request
+    public var request: Request {
+        get { requestBox.value }
+        set { requestBox = Box(newValue) }
+    }
+    // A request is a large value; boxed, a response stays small, and so does every async frame
+    // that holds one (each call waiting for a concurrency slot holds several).
+    private var requestBox: Box<Request>
     /// The status line.
     public var status: HTTPResponse.Status
     /// Every response header field.
@@ -38,7 +44,7 @@ public struct Response: Sendable {
         request: Request, status: HTTPResponse.Status, headers: HTTPFields = [:], body: Data = Data(),
         startedAt: Date = Date(), duration: Duration = .zero
     ) {
-        self.request = request
+        self.requestBox = Box(request)
         self.status = status
         self.headers = headers
         self.body = body
