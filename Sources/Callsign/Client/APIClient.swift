@@ -345,7 +345,26 @@ public final class APIClient: Sendable {
         let decodesItself = transport.decodesContentEncoding
         let streams = request.streamsBody
         do {
-            let (responseHead, responseBody, stream) = try await Deadline.run(within: timeout) { () async throws -> (HTTPResponse, Data, ResponseBodyStream?) in
+            let (responseHead, responseBody, stream): (HTTPResponse, Data, ResponseBodyStream?)
+            if let collecting = transport as? any CollectingTransport, progress == nil, downloadDestination == nil, !streams,
+                body == nil || body?.inMemoryData != nil
+            {
+                // The common case — a body in memory, nobody watching progress — in one step.
+                var (head, data) = try await collecting.sendAndCollect(head, body: body?.inMemoryData, limit: limit, timeout: timeout)
+                if decompression.isEnabled, !decodesItself, head.headerFields[.contentEncoding] != nil {
+                    let decoded: ResponseBodyStream
+                    (decoded, head) = try ContentDecoding.decode(
+                        ResponseBodyStream(data: data), head: head, policy: decompression, decodedLimit: decompression.maximumDecodedSize ?? limit)
+                    do {
+                        data = try await decoded.collect(upTo: limit)
+                    } catch var error as APIError {
+                        error.responseStarted = true
+                        throw error
+                    }
+                }
+                (responseHead, responseBody, stream) = (head, data, nil)
+            } else {
+            (responseHead, responseBody, stream) = try await Deadline.run(within: timeout) { () async throws -> (HTTPResponse, Data, ResponseBodyStream?) in
                 let uploadTotal = uploadLength
                 if let progress, let uploadTotal {
                     progress.report(TransferProgress(direction: .upload, completedBytes: 0, totalBytes: uploadTotal))
@@ -378,6 +397,7 @@ public final class APIClient: Sendable {
                 } catch {
                     throw BodyReadError(underlying: error)
                 }
+            }
             }
             var response = Response(
                 request: request, status: responseHead.status, headers: responseHead.headerFields, body: responseBody,

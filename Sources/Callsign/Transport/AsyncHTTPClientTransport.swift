@@ -119,6 +119,89 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 }
 
+extension AsyncHTTPClientTransport: CollectingTransport {
+    /// AsyncHTTPClient's delegate API reads the whole body on the event loop under a deadline
+    /// that covers head and body: one resumption of the caller, no extra task or timer.
+    func sendAndCollect(_ request: HTTPRequest, body: Data?, limit: Int, timeout: Duration) async throws -> (HTTPResponse, Data) {
+        var headers = NIOHTTP1.HTTPHeaders()
+        headers.reserveCapacity(request.headerFields.count)
+        for field in request.headerFields { headers.add(name: field.name.rawName, value: field.value) }
+        let outbound = try HTTPClient.Request(
+            url: request.urlString, method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue), headers: headers,
+            body: body.map { .byteBuffer(ByteBuffer(bytes: $0)) })
+        let delegate = CollectingDelegate(limit: limit)
+        let task = owner.client.execute(request: outbound, delegate: delegate, deadline: .now() + .nanoseconds(timeout.nanoseconds))
+        let (head, buffer): (HTTPResponseHead, ByteBuffer)
+        do {
+            (head, buffer) = try await withTaskCancellationHandler {
+                try await task.futureResult.get()
+            } onCancel: {
+                task.cancel()
+            }
+        } catch let error as HTTPClientError where error == .deadlineExceeded {
+            throw Deadline.Expired()
+        } catch let error as HTTPClientError where error == .cancelled {
+            throw CancellationError()
+        } catch let error as IOError where !delegate.headArrived {
+            throw Self.connectionError(error, authority: request.authority)
+        } catch let error as APIError {
+            throw error
+        } catch {
+            guard delegate.headArrived else { throw error }
+            var failure = APIError.wrap(error, request: nil)
+            if failure.code == .transport { failure.message = "the connection broke while the body arrived: \(error)" }
+            failure.responseStarted = true
+            throw failure
+        }
+        var fields = HTTPFields()
+        fields.reserveCapacity(head.headers.count)
+        for (name, value) in head.headers {
+            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
+        }
+        let responseHead = HTTPResponse(
+            status: HTTPResponse.Status(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase), headerFields: fields)
+        return (responseHead, Data(buffer.readableBytesView))
+    }
+}
+
+/// Collects a response in memory, failing past a size limit.
+private final class CollectingDelegate: HTTPClientResponseDelegate {
+    typealias Response = (HTTPResponseHead, ByteBuffer)
+
+    private let limit: Int
+    private let state = Mutex<(head: HTTPResponseHead?, body: ByteBuffer)>((nil, ByteBuffer()))
+
+    init(limit: Int) { self.limit = limit }
+
+    var headArrived: Bool { state.withLock { $0.head != nil } }
+
+    func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        if let length = head.headers.first(name: "Content-Length").flatMap(Int.init), length > limit {
+            state.withLock { $0.head = head }
+            return task.eventLoop.makeFailedFuture(ResponseBodyStream.tooLarge(limit))
+        }
+        state.withLock { $0.head = head }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        let tooLarge = state.withLock { state -> Bool in
+            guard state.body.readableBytes + buffer.readableBytes <= limit else { return true }
+            var buffer = buffer
+            state.body.writeBuffer(&buffer)
+            return false
+        }
+        return tooLarge ? task.eventLoop.makeFailedFuture(ResponseBodyStream.tooLarge(limit)) : task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
+        try state.withLock { state in
+            guard let head = state.head else { throw APIError(.invalidResponse, "the response ended without a head") }
+            return (head, state.body)
+        }
+    }
+}
+
 /// Owns the `HTTPClient` and guarantees it is shut down exactly once — by ``shutdown()`` or,
 /// failing that, when the last reference goes — so the client's "not shut down" check can never fire.
 private final class ClientOwner: Sendable {

@@ -39,6 +39,16 @@ extension Transport {
     public var decodesContentEncoding: Bool { false }
 }
 
+/// A transport that can send a request and read its whole, in-memory body in one step, under one
+/// time limit it enforces itself. The client uses it when nobody watches progress and the body
+/// goes to memory: no task or timer of Callsign's own per attempt.
+protocol CollectingTransport: Transport {
+    /// Sends `request` and returns its head and body. Throws ``Deadline/Expired`` when `timeout`
+    /// passes, ``ResponseBodyStream/tooLarge(_:)`` past `limit`, and an ``APIError`` with
+    /// `responseStarted` set when the connection breaks after the head arrived.
+    func sendAndCollect(_ request: HTTPRequest, body: Data?, limit: Int, timeout: Duration) async throws -> (HTTPResponse, Data)
+}
+
 /// The head of a response and its body, as a transport delivers them.
 public struct TransportResponse: Sendable {
     /// Status and header fields.
