@@ -130,7 +130,9 @@ extension AsyncHTTPClientTransport: CollectingTransport {
             url: request.urlString, method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue), headers: headers,
             body: body.map { .byteBuffer(ByteBuffer(bytes: $0)) })
         let delegate = CollectingDelegate(limit: limit)
-        let task = owner.client.execute(request: outbound, delegate: delegate, deadline: .now() + .nanoseconds(timeout.nanoseconds))
+        // Clamped: a limit of centuries must not overflow NIO's deadline arithmetic.
+        let nanoseconds = min(max(timeout.nanoseconds, 0), 365 * 86_400 * 1_000_000_000)
+        let task = owner.client.execute(request: outbound, delegate: delegate, deadline: .now() + .nanoseconds(nanoseconds))
         let (head, buffer): (HTTPResponseHead, ByteBuffer)
         do {
             (head, buffer) = try await withTaskCancellationHandler {

@@ -164,6 +164,14 @@ struct TransferTests {
         }
     }
 
+    @Test("A per-call timeout of centuries is accepted, not an overflow", arguments: TransportKind.allCases)
+    func hugeTimeout(kind: TransportKind) async throws {
+        try await withServer(transport: kind) { _, client in
+            let response = try await client.get("/get").timeout(.seconds(Int64.max / 4)).send()
+            #expect(response.status.code == 200)
+        }
+    }
+
     @Test("stream(_:) hands the body over chunk by chunk, decoded")
     func streaming() async throws {
         try await withServer { _, client in
