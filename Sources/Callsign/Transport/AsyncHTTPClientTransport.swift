@@ -57,10 +57,7 @@ public final class AsyncHTTPClientTransport: Transport {
     public func send(_ request: HTTPRequest, body: HTTPBody?) async throws -> TransportResponse {
         var outbound = HTTPClientRequest(url: request.urlString)
         outbound.method = NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue)
-        var headers = NIOHTTP1.HTTPHeaders()
-        headers.reserveCapacity(request.headerFields.count)
-        for field in request.headerFields { headers.add(name: field.name.rawName, value: field.value) }
-        outbound.headers = headers
+        outbound.headers = Self.nioHeaders(request.headerFields)
         if let body {
             if let data = body.inMemoryData {
                 outbound.body = .bytes(ByteBuffer(bytes: data))
@@ -76,14 +73,7 @@ public final class AsyncHTTPClientTransport: Transport {
         } catch let error as IOError {
             throw Self.connectionError(error, authority: request.authority)
         }
-        var fields = HTTPFields()
-        fields.reserveCapacity(response.headers.count)
-        for (name, value) in response.headers {
-            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
-        }
-        let head = HTTPResponse(
-            status: HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase),
-            headerFields: fields)
+        let head = Self.responseHead(response.status, response.headers)
         let responseBody = response.body
         let chunks = ByteBufferChunks(body: responseBody)
         return TransportResponse(
@@ -96,6 +86,22 @@ public final class AsyncHTTPClientTransport: Transport {
                     throw ResponseBodyStream.tooLarge(limit)
                 }
             })
+    }
+
+    static func nioHeaders(_ fields: HTTPFields) -> NIOHTTP1.HTTPHeaders {
+        var headers = NIOHTTP1.HTTPHeaders()
+        headers.reserveCapacity(fields.count)
+        for field in fields { headers.add(name: field.name.rawName, value: field.value) }
+        return headers
+    }
+
+    static func responseHead(_ status: HTTPResponseStatus, _ headers: NIOHTTP1.HTTPHeaders) -> HTTPResponse {
+        var fields = HTTPFields()
+        fields.reserveCapacity(headers.count)
+        for (name, value) in headers {
+            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
+        }
+        return HTTPResponse(status: HTTPResponse.Status(code: Int(status.code), reasonPhrase: status.reasonPhrase), headerFields: fields)
     }
 
     /// A socket error in words: "the server refused the connection (127.0.0.1:8080)".
@@ -123,11 +129,9 @@ extension AsyncHTTPClientTransport: CollectingTransport {
     /// AsyncHTTPClient's delegate API reads the whole body on the event loop under a deadline
     /// that covers head and body: one resumption of the caller, no extra task or timer.
     func sendAndCollect(_ request: HTTPRequest, body: Data?, limit: Int, timeout: Duration) async throws -> (HTTPResponse, Data) {
-        var headers = NIOHTTP1.HTTPHeaders()
-        headers.reserveCapacity(request.headerFields.count)
-        for field in request.headerFields { headers.add(name: field.name.rawName, value: field.value) }
         let outbound = try HTTPClient.Request(
-            url: request.urlString, method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue), headers: headers,
+            url: request.urlString, method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue),
+            headers: Self.nioHeaders(request.headerFields),
             body: body.map { .byteBuffer(ByteBuffer(bytes: $0)) })
         let delegate = CollectingDelegate(limit: limit)
         // Clamped: a limit of centuries must not overflow NIO's deadline arithmetic.
@@ -155,14 +159,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
             failure.responseStarted = true
             throw failure
         }
-        var fields = HTTPFields()
-        fields.reserveCapacity(head.headers.count)
-        for (name, value) in head.headers {
-            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
-        }
-        let responseHead = HTTPResponse(
-            status: HTTPResponse.Status(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase), headerFields: fields)
-        return (responseHead, Data(buffer.readableBytesView))
+        return (Self.responseHead(head.status, head.headers), Data(buffer.readableBytesView))
     }
 }
 
