@@ -155,8 +155,6 @@ public final class APIClient: Sendable {
     /// Runs a request: admits it (identifier, de-duplication), waits for a concurrency slot,
     /// then sends it through the middleware chain to the transport.
     func perform(_ request: Request) async throws(APIError) -> Response {
-        var request = request
-        try RequestFactory.resolveTarget(&request, configuration: configuration)
         let key = deduplicationKey(for: request)
         // A call nobody can join or cancel from outside runs in the caller's own task: no task
         // hop, and nothing allocated while it waits for a concurrency slot. The caller cancels it
@@ -224,6 +222,9 @@ public final class APIClient: Sendable {
 
     @inline(never)  // its large frame is allocated only once a call has its slot, not while it waits
     private func runChain(_ request: Request) async throws(APIError) -> Response {
+        // Resolved once a call has its slot: a waiting call holds no parsed URL.
+        var request = request
+        try RequestFactory.resolveTarget(&request, configuration: configuration)
         let context = MiddlewareContext(configuration: configuration, apiName: request.apiName)
         let chain = makeChain(for: request, context: context)
         let info = CallInfo(apiName: request.apiName, tag: request.tag, endpoint: request.endpoint)
