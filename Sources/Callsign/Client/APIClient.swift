@@ -347,7 +347,13 @@ public final class APIClient: Sendable {
         let streams = request.streamsBody
         do {
             let (responseHead, responseBody, stream): (HTTPResponse, Data, ResponseBodyStream?)
-            if let collecting = transport as? any CollectingTransport, progress == nil, downloadDestination == nil, !streams,
+            if let destination = downloadDestination, request.timeout == nil {
+                // A download without an explicit timeout has no per-attempt limit: no race to set up.
+                let (head, data) = try await Self.transferToFile(
+                    destination, head: head, body: body, url: url, resumePoint: resumePoint, transport: transport,
+                    decompression: decodesItself ? .disabled : decompression, progress: progress)
+                (responseHead, responseBody, stream) = (head, data, nil)
+            } else if let collecting = transport as? any CollectingTransport, progress == nil, downloadDestination == nil, !streams,
                 body == nil || body?.inMemoryData != nil
             {
                 // The common case — a body in memory, nobody watching progress — in one step.
