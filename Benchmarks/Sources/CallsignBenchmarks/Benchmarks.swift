@@ -193,6 +193,11 @@ struct Benchmarks {
             }
         }
 
+        if only == "profile" {
+            // For `perf record`: only Callsign on the AHC transport, one call at a time.
+            let sample = try await Measure.run(requests: Int(20_000 * scale), concurrency: 1, callsignAHCCall)
+            print("profile: \(format(sample.requestsPerSecond)) req/s, \(format(sample.cpuPerRequest, 1)) CPU µs/req")
+        }
         if only == "queued-mock" {
             let mocked = APIClient(
                 definitions: definitions,

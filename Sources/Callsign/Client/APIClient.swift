@@ -230,9 +230,11 @@ public final class APIClient: Sendable {
         let info = CallInfo(apiName: request.apiName, tag: request.tag, endpoint: request.endpoint)
         let span = observability.activeTracer.startSpan(
             "HTTP \(request.method.rawValue)", context: ServiceContext.current ?? .topLevel, ofKind: .client)
-        span.attributes["http.request.method"] = request.method.rawValue
-        if !(span is NoOpTracer.NoOpSpan) { span.attributes["url.full"] = configuration.redaction.redact(url: request.path) }
-        if let apiName = request.apiName { span.attributes["callsign.api"] = apiName }
+        if !(span is NoOpTracer.NoOpSpan) {  // attributes cost a dictionary write each, even on a no-op span
+            span.attributes["http.request.method"] = request.method.rawValue
+            span.attributes["url.full"] = configuration.redaction.redact(url: request.path)
+            if let apiName = request.apiName { span.attributes["callsign.api"] = apiName }
+        }
         defer { span.end() }
         let clock = ContinuousClock()
         let started = clock.now

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Synchronization
 
 /// A request ready for a transport: the head, the body and the URL.
 struct PreparedRequest: Sendable {
@@ -179,11 +180,7 @@ enum RequestFactory {
                 .invalidRequest,
                 "no base URL for the relative path \"\(path)\": set baseURL in the definition, the DEFAULT definition or the client configuration")
         }
-        if let problem = BaseURLRule.problem(with: base) { throw APIError(.invalidRequest, problem) }
-        guard let components = URLComponents(url: base, resolvingAgainstBaseURL: false) else {
-            throw APIError(.invalidRequest, "the base URL \"\(base.absoluteString)\" is not valid")
-        }
-        var target = try target(from: components, described: base.absoluteString)
+        var target = try baseTarget(base)
         if path.hasPrefix("//") {
             throw APIError(
                 .invalidRequest,
@@ -192,10 +189,29 @@ enum RequestFactory {
         let relative = path.hasPrefix("/") ? String(path.dropFirst()) : path
         let pathPart = relative.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
         try checkDotSegments(pathPart, described: path)
-        let basePath = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        target.path = basePath + relative
+        target.path += relative
         return target
     }
+
+    /// A base URL checked and split into scheme, authority and path — once per base: clients
+    /// have a handful of bases, and parsing one costs more than the rest of building a request.
+    private static func baseTarget(_ base: URL) throws(APIError) -> Target {
+        let key = base.absoluteString
+        if let known = baseTargets.withLock({ $0[key] }) { return known }
+        if let problem = BaseURLRule.problem(with: base) { throw APIError(.invalidRequest, problem) }
+        guard let components = URLComponents(url: base, resolvingAgainstBaseURL: false) else {
+            throw APIError(.invalidRequest, "the base URL \"\(base.absoluteString)\" is not valid")
+        }
+        var target = try target(from: components, described: base.absoluteString)
+        target.path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        baseTargets.withLock { cache in
+            if cache.count >= 256 { cache.removeAll() }  // bounded: bases built per call must not grow it
+            cache[key] = target
+        }
+        return target
+    }
+
+    private static let baseTargets = Mutex<[String: Target]>([:])
 
     private static func target(from components: URLComponents, described: String) throws(APIError) -> Target {
         guard let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
@@ -212,7 +228,10 @@ enum RequestFactory {
     /// Refuses `.` and `..` segments (also percent-encoded), which would let a path climb out
     /// of the base path once a server normalises it.
     private static func checkDotSegments(_ path: String, described: String) throws(APIError) {
-        for segment in path.split(separator: "/", omittingEmptySubsequences: false) {
+        // Most paths have neither a dot nor a percent sign: nothing can decode to "." or "..".
+        guard path.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "%") }) else { return }
+        for segment in path.split(separator: "/", omittingEmptySubsequences: false)
+        where segment.contains(".") || segment.contains("%") {
             let decoded = String(segment).removingPercentEncoding ?? String(segment)
             if decoded == "." || decoded == ".." {
                 throw APIError(.invalidRequest, "the path \"\(described)\" contains a \"\(decoded)\" segment")
