@@ -194,8 +194,10 @@ struct Benchmarks {
         }
 
         if only == "profile" {
-            // For `perf record`: only Callsign on the AHC transport, one call at a time.
-            let sample = try await Measure.run(requests: Int(20_000 * scale), concurrency: 1, callsignAHCCall)
+            // For `perf record`: only Callsign on the AHC transport, one call at a time
+            // (CALLSIGN_BENCH_CONCURRENCY for more).
+            let concurrency = Int(ProcessInfo.processInfo.environment["CALLSIGN_BENCH_CONCURRENCY"] ?? "") ?? 1
+            let sample = try await Measure.run(requests: Int(20_000 * scale) * max(1, concurrency / 4), concurrency: concurrency, callsignAHCCall)
             print("profile: \(format(sample.requestsPerSecond)) req/s, \(format(sample.cpuPerRequest, 1)) CPU µs/req")
         }
         if only == "queued-mock" {
