@@ -19,7 +19,11 @@ struct Observability: Sendable {
         [("api", request.apiName ?? "-"), ("method", request.method.rawValue)]
     }
 
+    /// Whether metrics go anywhere: with the no-op factory, building labels would be wasted work.
+    private var recordsMetrics: Bool { !(factory is NOOPMetricsHandler) }
+
     func recordSuccess(_ response: Response) {
+        guard recordsMetrics else { return }
         let request = response.request
         let statusClass = "\(response.status.code / 100)xx"
         Counter(label: "callsign_requests_total", dimensions: dimensions(request) + [("status_class", statusClass)], factory: factory)
@@ -29,6 +33,7 @@ struct Observability: Sendable {
     }
 
     func recordFailure(_ error: APIError, request: Request, duration: Duration) {
+        guard recordsMetrics else { return }
         Counter(
             label: "callsign_requests_total", dimensions: dimensions(request) + [("status_class", error.statusCode.map { "\($0 / 100)xx" } ?? "none")],
             factory: factory
@@ -51,13 +56,14 @@ struct HTTPFieldsInjector: Injector {
 extension Span {
     /// Records the outcome of an exchange on the span.
     func record(status code: Int?) {
-        if let code {
+        if let code, !(self is NoOpTracer.NoOpSpan) {
             attributes["http.response.status_code"] = code
             if code >= 500 { setStatus(SpanStatus(code: .error)) }
         }
     }
 
     func record(failure error: APIError) {
+        guard !(self is NoOpTracer.NoOpSpan) else { return }
         attributes["error.type"] = error.code.shortDescription
         setStatus(SpanStatus(code: .error, message: error.code.shortDescription))
     }
