@@ -240,7 +240,6 @@ struct DemoTour {
             }
         }
         say("sent \(report.sent), still queued \(report.remaining)")
-        let servedTotal = servedBefore + server.requests.count
 
         step("Large downloads: streamed to a file with a progress bar, interrupted, then resumed")
         let archive = folder.appendingPathComponent("archive.bin")
@@ -273,7 +272,7 @@ struct DemoTour {
         say("open it in a browser's developer tools, or replay it: callsign call … --mock \(recorder.fileURL.lastPathComponent)")
 
         Terminal.out("")
-        Terminal.out("Done: \(servedTotal) requests served by the demo API.")
+        Terminal.out("Done: \(servedBefore + server.requests.count) requests served by the demo API.")
         if serving {
             Terminal.out("Try these in another terminal:")
             Terminal.out("  swift run callsign list --definitions \(file.path)")
