@@ -352,18 +352,20 @@ struct UploadDigest {
 
     mutating func add(_ bytes: ByteBufferView) {
         count += bytes.count
-        crc = bytes.withContiguousStorageIfAvailable { TestServer.crc32($0, continuing: crc) }
-            ?? TestServer.crc32(Array(bytes), continuing: crc)
+        crc = TestServer.crc32(bytes, continuing: crc)
     }
 }
 
 extension TestServer {
     /// The CRC-32 (as zlib and gzip compute it) of `bytes`, continuing from an earlier value.
     public static func crc32(_ bytes: some Collection<UInt8>, continuing previous: UInt32 = 0) -> UInt32 {
-        let array = Array(bytes)
-        return array.withUnsafeBufferPointer { buffer in
-            UInt32(CCallsignZlib.crc32(uLong(previous), buffer.baseAddress, uInt(buffer.count)))
-        }
+        // Contiguous bytes (Data, arrays, NIO buffers) are read in place; anything else is copied once.
+        if let crc = bytes.withContiguousStorageIfAvailable({ crc32($0, continuing: previous) }) { return crc }
+        return Array(bytes).withUnsafeBufferPointer { crc32($0, continuing: previous) }
+    }
+
+    private static func crc32(_ buffer: UnsafeBufferPointer<UInt8>, continuing previous: UInt32) -> UInt32 {
+        UInt32(CCallsignZlib.crc32(uLong(previous), buffer.baseAddress, uInt(buffer.count)))
     }
 
     /// The bytes `/bytes/{count}` serves, for comparing in tests.

@@ -75,20 +75,16 @@ struct CacheMiddleware: Middleware {
         do {
             response = try await next(conditional)
         } catch let error as APIError {
-            let unreachable = (error.code == .transport || error.code == .timedOut) && !error.responseStarted
-            if unreachable, mayServeStale(stored, state: state, storedControl: storedControl, requestControl: requestControl, offline: true) {
+            if error.isUnreachable, mayServeStale(stored, state: state, storedControl: storedControl, requestControl: requestControl, offline: true) {
                 return serve(stored, age: state.age, for: probe, source: .staleCache)
             }
             throw error
         }
         if response.status.code == 304 {
             var refreshed = stored
-            for field in response.headers where !Self.keptOn304.contains(field.name) && field.name != .setCookie {
-                refreshed.headers[field.name] = nil
-            }
-            for field in response.headers where !Self.keptOn304.contains(field.name) && field.name != .setCookie {
-                refreshed.headers.append(field)
-            }
+            let updates = response.headers.filter { !Self.keptOn304.contains($0.name) && $0.name != .setCookie }
+            for name in Set(updates.map(\.name)) { refreshed.headers[name] = nil }
+            refreshed.headers.append(contentsOf: updates)
             refreshed.requestTime = requestTime
             refreshed.responseTime = Date()
             if !CacheControl(refreshed.headers[.cacheControl]).has("no-store"), !requestControl.has("no-store") {

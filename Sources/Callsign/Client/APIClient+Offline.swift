@@ -27,37 +27,34 @@ extension APIClient {
             if Task.isCancelled { throw APIError(.cancelled, "the replay was cancelled") }
             guard let entry = try await queueOperation("claim the next queued request", { try await $0.claimNext(lease: lease) })
             else { break }
-            let outcome: OfflineReplayReport.Outcome
+            let failure: APIError
+            let permanent: Bool
             do throws(APIError) {
                 let response = try await perform(Self.replayRequest(entry))
                 let code = response.status.code
                 if (200..<400).contains(code) {
                     try await queueOperation("remove a sent request") { try await $0.complete(entry.id) }
-                    outcome = .sent(response)
-                } else {
-                    let error = APIError(.unacceptableStatus, "the server answered \(code)", response: response)
-                    if Self.isPermanent(code) {
-                        try await queueOperation("dead-letter a request") { try await $0.moveToDeadLetter(entry.id, error: error.message) }
-                        outcome = .deadLettered(error)
-                    } else {
-                        try await queueOperation("keep a request") { try await $0.release(entry.id, error: error.message) }
-                        outcome = .keptForLater(error)
-                    }
+                    items.append(OfflineReplayReport.Item(request: entry, outcome: .sent(response)))
+                    continue
                 }
+                failure = APIError(.unacceptableStatus, "the server answered \(code)", response: response)
+                permanent = Self.isPermanent(code)
             } catch {
                 if error.code == .storage { throw error }
-                let permanent = [APIError.Code.invalidRequest, .encoding, .redirect].contains(error.code)
-                if permanent {
-                    try await queueOperation("dead-letter a request") { try await $0.moveToDeadLetter(entry.id, error: error.message) }
-                    outcome = .deadLettered(error)
-                } else {
-                    try await queueOperation("keep a request") { try await $0.release(entry.id, error: error.message) }
-                    if error.code == .cancelled { throw error }
-                    outcome = .keptForLater(error)
-                }
+                failure = error
+                permanent = [APIError.Code.invalidRequest, .encoding, .redirect].contains(error.code)
+            }
+            let outcome: OfflineReplayReport.Outcome
+            if permanent {
+                try await queueOperation("dead-letter a request") { try await $0.moveToDeadLetter(entry.id, error: failure.message) }
+                outcome = .deadLettered(failure)
+            } else {
+                try await queueOperation("keep a request") { try await $0.release(entry.id, error: failure.message) }
+                if failure.code == .cancelled { throw failure }
+                outcome = .keptForLater(failure)
             }
             items.append(OfflineReplayReport.Item(request: entry, outcome: outcome))
-            if case .keptForLater = outcome { break }
+            if !permanent { break }  // kept for later: order holds, so the replay ends here
         }
         let remaining = try await queueOperation("count the queue") { try await $0.list(.pending).count }
         return OfflineReplayReport(items: items, remaining: remaining)

@@ -344,8 +344,9 @@ public final class APIClient: Sendable {
         if let destination = downloadDestination, resumePoint == nil, !request.resumesDownload {
             FileDownload.discard(destination: destination)
         }
-        let decompression = configuration.decompression
-        let decodesItself = transport.decodesContentEncoding
+        // A transport that decodes by itself gets its bodies left alone.
+        let decompression = transport.decodesContentEncoding ? DecompressionPolicy.disabled : configuration.decompression
+        let decodedLimit = decompression.maximumDecodedSize ?? limit
         let streams = request.streamsBody
         do {
             let (responseHead, responseBody, stream): (HTTPResponse, Data, ResponseBodyStream?)
@@ -353,17 +354,17 @@ public final class APIClient: Sendable {
                 // A download without an explicit timeout has no per-attempt limit: no race to set up.
                 let (head, data) = try await Self.transferToFile(
                     destination, head: head, body: body, url: url, resumePoint: resumePoint, transport: transport,
-                    decompression: decodesItself ? .disabled : decompression, progress: progress)
+                    decompression: decompression, progress: progress)
                 (responseHead, responseBody, stream) = (head, data, nil)
             } else if let collecting = transport as? any CollectingTransport, progress == nil, downloadDestination == nil, !streams,
                 body == nil || body?.inMemoryData != nil
             {
                 // The common case — a body in memory, nobody watching progress — in one step.
                 var (head, data) = try await collecting.sendAndCollect(head, body: body?.inMemoryData, limit: limit, timeout: timeout)
-                if decompression.isEnabled, !decodesItself, head.headerFields[.contentEncoding] != nil {
+                if decompression.isEnabled, head.headerFields[.contentEncoding] != nil {
                     let decoded: ResponseBodyStream
                     (decoded, head) = try ContentDecoding.decode(
-                        ResponseBodyStream(data: data), head: head, policy: decompression, decodedLimit: decompression.maximumDecodedSize ?? limit)
+                        ResponseBodyStream(data: data), head: head, policy: decompression, decodedLimit: decodedLimit)
                     do {
                         data = try await decoded.collect(upTo: limit)
                     } catch var error as APIError {
@@ -381,18 +382,15 @@ public final class APIClient: Sendable {
                 if let destination = downloadDestination {
                     let (head, data) = try await Self.transferToFile(
                         destination, head: head, body: body, url: url, resumePoint: resumePoint, transport: transport,
-                        decompression: decodesItself ? .disabled : decompression, progress: progress)
+                        decompression: decompression, progress: progress)
                     return (head, data, nil)
                 }
                 let sent = try await transport.send(head, body: body)
                 if let progress, let uploadTotal {
                     progress.report(TransferProgress(direction: .upload, completedBytes: uploadTotal, totalBytes: uploadTotal))
                 }
-                var (responseHead, responseBody) = (sent.head, sent.body)
-                if decompression.isEnabled, !decodesItself {
-                    (responseBody, responseHead) = try ContentDecoding.decode(
-                        responseBody, head: responseHead, policy: decompression, decodedLimit: decompression.maximumDecodedSize ?? limit)
-                }
+                let (responseBody, responseHead) = try ContentDecoding.decode(
+                    sent.body, head: sent.head, policy: decompression, decodedLimit: decodedLimit)
                 if streams { return (responseHead, Data(), responseBody) }
                 let length = responseHead.headerFields[.contentLength].flatMap(Int.init)
                 if let length, length > limit { throw ResponseBodyStream.tooLarge(limit) }
@@ -441,11 +439,8 @@ public final class APIClient: Sendable {
                 head.headerFields[.ifRange] = resume.validator
             }
             let sent = try await transport.send(head, body: body)
-            var (responseHead, responseBody) = (sent.head, sent.body)
-            if decompression.isEnabled {
-                (responseBody, responseHead) = try ContentDecoding.decode(
-                    responseBody, head: responseHead, policy: decompression, decodedLimit: decompression.maximumDecodedSize)
-            }
+            let (responseBody, responseHead) = try ContentDecoding.decode(
+                sent.body, head: sent.head, policy: decompression, decodedLimit: decompression.maximumDecodedSize)
             // An error status keeps its (small) body in memory, for the error to show.
             guard (200..<300).contains(responseHead.status.code) else {
                 return (responseHead, try await responseBody.collect(upTo: 1 << 20))

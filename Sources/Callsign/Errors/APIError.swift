@@ -145,6 +145,13 @@ public struct APIError: Error, Sendable {
 
     /// Whether this error is a cancellation. Cancellation is never a failure.
     public var isCancellation: Bool { code == .cancelled }
+
+    /// Whether the server could not be reached at all: a connect failure, DNS, no route, or a
+    /// time limit before any response byte. What the offline queue stores and what lets the
+    /// cache serve a stale copy.
+    var isUnreachable: Bool {
+        (code == .transport || code == .timedOut) && !responseStarted && response == nil
+    }
 }
 
 extension APIError: CustomStringConvertible, LocalizedError {

@@ -17,14 +17,9 @@ struct OfflineStoreMiddleware: Middleware {
         do {
             return try await next(request)
         } catch let error as APIError {
-            guard Self.isUnreachable(error) else { throw error }
+            guard error.isUnreachable else { throw error }
             throw await enqueue(request, failure: error, context: context)
         }
-    }
-
-    /// Connect failures, DNS, no route, and timeouts before any response byte.
-    static func isUnreachable(_ error: APIError) -> Bool {
-        (error.code == .transport || error.code == .timedOut) && !error.responseStarted && error.response == nil
     }
 
     /// Queues the request; returns the error the caller gets (queued, or why it could not be).

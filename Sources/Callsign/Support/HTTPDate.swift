@@ -15,6 +15,9 @@ public enum HTTPDate {
     public static func parse(_ text: String) -> Date? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if let date = parseIMFFixdate(trimmed) { return date }
+        // The obsolete forms are 24 characters or more; "0" or "-1" (common invalid Expires) is
+        // not worth two formatters on every cache lookup.
+        guard trimmed.count >= 24 else { return nil }
         // The obsolete RFC 850 and asctime forms are rare: a formatter is fine for them.
         for format in ["EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
             let formatter = DateFormatter()

@@ -49,10 +49,11 @@ enum ContentDecoding {
     static let ratioFloor = 1 << 20
 
     /// The body decoded, and the head without `Content-Encoding` and `Content-Length` (which
-    /// describe the encoded bytes); unchanged when the body is not encoded.
+    /// describe the encoded bytes); unchanged when the body is not encoded or the policy is off.
     static func decode(
         _ body: ResponseBodyStream, head: HTTPResponse, policy: DecompressionPolicy, decodedLimit: Int?
     ) throws(APIError) -> (ResponseBodyStream, HTTPResponse) {
+        guard policy.isEnabled else { return (body, head) }
         let encodings = head.headerFields[values: .contentEncoding]
             .flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }

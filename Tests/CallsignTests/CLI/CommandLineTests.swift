@@ -22,6 +22,13 @@ struct CLIRunner {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
     }
 
+    /// Fails the test with a clear message when the executable was not built.
+    static func requireBuilt(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: executable.path), "build the callsign executable first",
+            sourceLocation: sourceLocation)
+    }
+
     /// Runs the executable with extra environment variables.
     static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
         try await ProcessRunner.run(executable.path, arguments, environment: environment)
@@ -43,7 +50,7 @@ struct CommandLineTests {
 
     @Test("call prints the JSON answer; --include adds status and headers; errors exit 1 with one line")
     func call() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try CLIRunner.requireBuilt()
         try await TestServer.withRunning { server in
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-cli-\(UUID().uuidString).yaml")
             try Data(DemoAPI.definitionsYAML(baseURL: server.baseURL).utf8).write(to: file)
@@ -81,7 +88,7 @@ struct CommandLineTests {
 
     @Test("--user, --bearer and -H send credentials and headers; a definitions file can name an environment variable")
     func credentials() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try CLIRunner.requireBuilt()
         try await TestServer.withRunning { server in
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-auth-\(UUID().uuidString).yaml")
             try Data(
@@ -118,7 +125,7 @@ struct CommandLineTests {
 
     @Test("--retry, --deadline and --verbose: every attempt and wait on stderr")
     func retryFlags() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try CLIRunner.requireBuilt()
         try await TestServer.withRunning { server in
             installFlaky(on: server, failures: 1, retryAfter: "0")
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-retry-\(UUID().uuidString).yaml")
@@ -141,7 +148,7 @@ struct CommandLineTests {
 
     @Test("--har records a call; --mock replays it with the server gone, or answers from a fixture folder")
     func harAndMock() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try CLIRunner.requireBuilt()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-cli-har-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -163,7 +170,7 @@ struct CommandLineTests {
 
     @Test("a malformed definitions file is one clear line and exit 1")
     func badFile() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try CLIRunner.requireBuilt()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-bad-\(UUID().uuidString).yaml")
         try Data("A:\n  path: a\n  methd: GET\n".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
@@ -174,7 +181,7 @@ struct CommandLineTests {
 
     @Test("demo walks through every step against its own server")
     func demo() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try CLIRunner.requireBuilt()
         let result = try await CLIRunner.run(["demo"])
         #expect(result.status == 0)
         for marker in ["Call by name", "path template", "endpoint value", "fluent builder", "envelope", "validation error", "refused"] {

@@ -57,7 +57,7 @@ struct PersistenceCommandTests {
 
     @Test("A queue written by processes killed with SIGKILL is replayed from a new process: all, in order, once each")
     func survivesSIGKILL() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try CLIRunner.requireBuilt()
         let stopped = try await TestServer.start()
         await stopped.stop()
         let port = stopped.port
@@ -97,7 +97,7 @@ struct PersistenceCommandTests {
 
     @Test("call --offline, queue list, drop and replay")
     func queueCommands() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try CLIRunner.requireBuilt()
         let stopped = try await TestServer.start()
         await stopped.stop()
         let definitions = try definitionsFile(port: stopped.port)
@@ -131,7 +131,7 @@ struct PersistenceCommandTests {
 
     @Test("A read-only queue database: the call is not queued, and says so")
     func readOnlyQueue() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try CLIRunner.requireBuilt()
         let stopped = try await TestServer.start()
         await stopped.stop()
         let definitions = try definitionsFile(port: stopped.port)
@@ -156,7 +156,7 @@ struct PersistenceCommandTests {
 
     @Test("call --cache DIR --verbose says network, fresh hit or revalidated")
     func cacheFlag() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try CLIRunner.requireBuilt()
         try await TestServer.withRunning { server in
             let definitions = try definitionsFile(port: server.port)
             let cache = definitions.deletingLastPathComponent().appendingPathComponent("cache").path

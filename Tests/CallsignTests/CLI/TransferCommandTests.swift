@@ -17,11 +17,18 @@ private func peakMemory(_ arguments: [String]) async throws -> (result: ProcessR
     return (result, kib * 1024)
 }
 
+/// A definitions file with one API on the test server.
+private func definitionsFile(in folder: URL, server: TestServer, api: String, method: String, path: String) throws -> URL {
+    let file = folder.appendingPathComponent("api.yaml")
+    try Data("DEFAULT:\n  baseURL: \(server.baseURL.absoluteString)\n\(api):\n  method: \(method)\n  path: \(path)\n".utf8).write(to: file)
+    return file
+}
+
 @Suite("callsign download and uploads", .timeLimit(.minutes(3)))
 struct TransferCommandTests {
     @Test("A 256 MiB download to a file grows peak memory by less than 32 MiB, byte-exact")
     func bigDownload() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try CLIRunner.requireBuilt()
         try await TestServer.withRunning { server in
             let folder = Scratch.folder()
             let small = try await peakMemory([CLIRunner.executable.path, "download", server.url("/bytes/1024").absoluteString, "-o", folder.appendingPathComponent("small.bin").path, "-q"])
@@ -48,11 +55,10 @@ struct TransferCommandTests {
 
     @Test("A 128 MiB --body @file upload is streamed: bounded memory, correct bytes on the server")
     func bigUpload() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try CLIRunner.requireBuilt()
         try await TestServer.withRunning { server in
             let folder = Scratch.folder()
-            let definitions = folder.appendingPathComponent("api.yaml")
-            try Data("DEFAULT:\n  baseURL: \(server.baseURL.absoluteString)\nUpload:\n  method: PUT\n  path: upload/big\n".utf8).write(to: definitions)
+            let definitions = try definitionsFile(in: folder, server: server, api: "Upload", method: "PUT", path: "upload/big")
             let bigFile = folder.appendingPathComponent("big.bin")
             let smallFile = folder.appendingPathComponent("small.bin")
             #expect(FileManager.default.createFile(atPath: bigFile.path, contents: nil))
@@ -78,11 +84,10 @@ struct TransferCommandTests {
 
     @Test("-F sends a multipart form with a file; --body text; --continue resumes")
     func formsAndContinue() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: CLIRunner.executable.path), "build the callsign executable first")
+        try CLIRunner.requireBuilt()
         try await TestServer.withRunning { server in
             let folder = Scratch.folder()
-            let definitions = folder.appendingPathComponent("api.yaml")
-            try Data("DEFAULT:\n  baseURL: \(server.baseURL.absoluteString)\nEcho:\n  method: POST\n  path: anything/echo\n".utf8).write(to: definitions)
+            let definitions = try definitionsFile(in: folder, server: server, api: "Echo", method: "POST", path: "anything/echo")
             let photo = folder.appendingPathComponent("photo.png")
             try Data("not really a png".utf8).write(to: photo)
             let form = try await CLIRunner.run(["call", "Echo", "-d", definitions.path, "-F", "title=Balsa Fish", "-F", "photo=@\(photo.path)"])
