@@ -159,7 +159,7 @@ struct Benchmarks {
         let callsignSessionCall: Call = { _ = try await callsignSession.call("Item") }
 
         struct Row { let name: String; let reference: String?; let call: Call }
-        let rows = [
+        var rows = [
             Row(name: "raw AsyncHTTPClient", reference: nil, call: rawAHCCall),
             Row(name: "raw URLSession", reference: nil, call: rawSession),
             Row(name: "Callsign + AHC transport", reference: "raw AsyncHTTPClient", call: callsignAHCCall),
@@ -169,7 +169,25 @@ struct Benchmarks {
         ]
 
         let only = ProcessInfo.processInfo.environment["CALLSIGN_BENCH_ONLY"]
-        for concurrency in [1, 32] where only == nil || only == "requests" {
+        if only == "experiment" {
+            let legacyURL = itemURL.absoluteString
+            rows = [rows[0], rows[2],
+                Row(name: "raw AHC delegate API", reference: "raw AsyncHTTPClient", call: {
+                    let request = try HTTPClient.Request(url: legacyURL)
+                    let response = try await rawAHC.execute(request: request, delegate: ResponseAccumulator(request: request), deadline: .now() + .seconds(30)).futureResult.get()
+                    guard response.status == .ok else { throw URLError(.badServerResponse) }
+                }),
+                Row(name: "raw AHC delegate API on loop", reference: "raw AsyncHTTPClient", call: {
+                    let request = try HTTPClient.Request(url: legacyURL)
+                    let loop = HTTPClient.defaultEventLoopGroup.next()
+                    let response = try await loop.flatSubmit {
+                        rawAHC.execute(request: request, delegate: ResponseAccumulator(request: request), eventLoop: .delegateAndChannel(on: loop), deadline: .now() + .seconds(30)).futureResult
+                    }.get()
+                    guard response.status == .ok else { throw URLError(.badServerResponse) }
+                }),
+            ]
+        }
+        for concurrency in [1, 32] where only == nil || only == "requests" || only == "experiment" {
             let requests = Int(Double(concurrency == 1 ? 1500 : 6000) * scale)
             // Warm-up: connections, caches, lazy initialisation.
             for row in rows { _ = try await Measure.run(requests: max(100, requests / 10), concurrency: concurrency, row.call) }
@@ -196,8 +214,10 @@ struct Benchmarks {
         if only == "profile" {
             // For `perf record`: only Callsign on the AHC transport, one call at a time
             // (CALLSIGN_BENCH_CONCURRENCY for more).
+            // CALLSIGN_BENCH_ROW picks another row by name ("raw AsyncHTTPClient", …).
             let concurrency = Int(ProcessInfo.processInfo.environment["CALLSIGN_BENCH_CONCURRENCY"] ?? "") ?? 1
-            let sample = try await Measure.run(requests: Int(20_000 * scale) * max(1, concurrency / 4), concurrency: concurrency, callsignAHCCall)
+            let picked = rows.first { $0.name == ProcessInfo.processInfo.environment["CALLSIGN_BENCH_ROW"] }?.call ?? callsignAHCCall
+            let sample = try await Measure.run(requests: Int(20_000 * scale) * max(1, concurrency / 4), concurrency: concurrency, picked)
             print("profile: \(format(sample.requestsPerSecond)) req/s, \(format(sample.cpuPerRequest, 1)) CPU µs/req")
         }
         if only == "queued-mock" {

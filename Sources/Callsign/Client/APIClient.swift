@@ -32,6 +32,10 @@ public final class APIClient: Sendable {
     /// Where ``StorePolicy/offline`` requests wait: the configuration's, or this client's own
     /// in-memory queue.
     public let offlineQueue: any OfflineQueueStorage
+    /// The transport again when it can send and collect in one step (cast once, not per call).
+    private let collectingTransport: (any CollectingTransport)?
+    /// Whether the transport decodes `Content-Encoding` by itself (asked once).
+    private let transportDecodes: Bool
     /// The fixed parts of the middleware chain, built once.
     private let pipeline: Pipeline
     /// How responses are judged, from the configuration.
@@ -60,7 +64,10 @@ public final class APIClient: Sendable {
     ) {
         self.definitions = definitions
         self.configuration = configuration
-        self.transport = transport ?? Self.defaultTransport
+        let transport = transport ?? Self.defaultTransport
+        self.transport = transport
+        self.collectingTransport = transport as? any CollectingTransport
+        self.transportDecodes = transport.decodesContentEncoding
         let offlineQueue = configuration.offlineQueue ?? MemoryOfflineQueue()
         self.offlineQueue = offlineQueue
         self.pipeline = Pipeline(configuration: configuration, definitions: definitions, offlineQueue: offlineQueue)
@@ -117,9 +124,20 @@ public final class APIClient: Sendable {
     /// ```
     @discardableResult
     public func call(_ name: String, parameters: Parameters = [:], headers: Headers = [:]) async throws(APIError) -> Response {
-        let definition = try definitions.definition(named: name)
-        let request = definition.request(parameters: parameters, headers: headers)
-        return try await perform(request).validate()
+        // Building and validating happen in synchronous helpers: this function's async frame,
+        // held by every call waiting for a concurrency slot, keeps none of their temporaries.
+        let request = try request(named: name, parameters: parameters, headers: headers)
+        return try Self.validated(await perform(request))
+    }
+
+    @inline(never)
+    private func request(named name: String, parameters: Parameters, headers: Headers) throws(APIError) -> Request {
+        try definitions.definition(named: name).request(parameters: parameters, headers: headers)
+    }
+
+    @inline(never)
+    private static func validated(_ response: Response) throws(APIError) -> Response {
+        try response.validate()
     }
 
     // MARK: - By value
@@ -162,6 +180,13 @@ public final class APIClient: Sendable {
         if key == nil, request.identifier == nil, request.group == nil, !ProgressSink.requestsHandle {
             return try await runLimited(request)
         }
+        return try await performShared(request, key: key)
+    }
+
+    /// A call others can join (de-duplication) or cancel by identifier or group: it runs in a
+    /// task of its own, registered while it runs.
+    @inline(never)
+    private func performShared(_ request: Request, key: String?) async throws(APIError) -> Response {
         let call = SharedCall(identifier: request.identifier, group: request.group, apiName: request.apiName)
         let (chosen, isNew) = registry.admit(call, key: key, conflict: configuration.identifierConflict)
         if isNew {
@@ -188,6 +213,7 @@ public final class APIClient: Sendable {
     }
 
     /// Waits for the tag's and the client's concurrency slots, reports activity, runs the chain.
+    /// Kept small: its frame is what a waiting call holds.
     private func runLimited(_ request: Request) async throws(APIError) -> Response {
         let activity = activityStarted(request)
         defer { activityEnded(activity) }
@@ -204,6 +230,12 @@ public final class APIClient: Sendable {
             throw Self.cancelledWhileWaiting(request)
         }
         defer { limiter?.release() }
+        return try await runAdmitted(request, activity: activity)
+    }
+
+    /// Runs a call that has its slots, reporting its progress to the activity observer.
+    @inline(never)
+    private func runAdmitted(_ request: Request, activity: ActivityCall?) async throws(APIError) -> Response {
         if let activity, let observer = configuration.activityObserver {
             let reporting = ProgressSink(
                 continuation: nil, observer: { progress in observer.callDidProgress(activity, progress: progress) },
@@ -273,6 +305,7 @@ public final class APIClient: Sendable {
     }
 
     /// The key under which identical safe requests share one transport request, or `nil`.
+    @inline(never)
     private func deduplicationKey(for request: Request) -> String? {
         guard configuration.deduplicatesRequests, request.method == .get || request.method == .head, request.body == nil,
             let prepared = try? { () throws(APIError) -> PreparedRequest in
@@ -345,7 +378,7 @@ public final class APIClient: Sendable {
             FileDownload.discard(destination: destination)
         }
         // A transport that decodes by itself gets its bodies left alone.
-        let decompression = transport.decodesContentEncoding ? DecompressionPolicy.disabled : configuration.decompression
+        let decompression = transportDecodes ? DecompressionPolicy.disabled : configuration.decompression
         let decodedLimit = decompression.maximumDecodedSize ?? limit
         let streams = request.streamsBody
         do {
@@ -356,7 +389,7 @@ public final class APIClient: Sendable {
                     destination, head: head, body: body, url: url, resumePoint: resumePoint, transport: transport,
                     decompression: decompression, progress: progress)
                 (responseHead, responseBody, stream) = (head, data, nil)
-            } else if let collecting = transport as? any CollectingTransport, progress == nil, downloadDestination == nil, !streams,
+            } else if let collecting = collectingTransport, progress == nil, downloadDestination == nil, !streams,
                 body == nil || body?.inMemoryData != nil
             {
                 // The common case — a body in memory, nobody watching progress — in one step.

@@ -99,10 +99,20 @@ struct PathTemplate: Sendable {
     /// path (RFC 3986 `pchar`, `/` and `?`) and valid `%XX` escapes pass, anything else is
     /// percent-encoded.
     static func encodeLiteral(_ text: String) -> String {
-        PercentEncoding.encode(text, keepsEscapes: true) { QueryEncoder.isUnreserved($0) || literalAllowed.contains($0) }
+        PercentEncoding.encode(text, keepsEscapes: true) { QueryEncoder.isUnreserved($0) || isLiteralAllowed($0) }
     }
 
-    private static let literalAllowed: Set<UInt8> = Set("!$&'()*+,;=:@/?".utf8)
+    /// The sub-delimiters and `:@/?`, which a path may hold as they are.
+    private static func isLiteralAllowed(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ":"),
+            UInt8(ascii: "@"), UInt8(ascii: "/"), UInt8(ascii: "?"):
+            true
+        default:
+            false
+        }
+    }
 }
 
 extension UInt8 {

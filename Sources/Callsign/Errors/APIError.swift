@@ -84,43 +84,92 @@ public struct APIError: Error, Sendable {
         public var description: String { base.rawValue }
     }
 
+    // Every field lives in one copy-on-write box (see `CopyOnWrite`): an error is one pointer wide, so each
+    // `throws(APIError)` async frame reserves a pointer for it.
+    struct Fields: Sendable {
+        var code: Code
+        var message: String
+        var request: Request? = nil
+        var response: Response? = nil
+        var underlyingError: (any Error)? = nil
+        var envelopeCode: Int? = nil
+        var envelopeMessage: String? = nil
+        var apiName: String? = nil
+        var key: String? = nil
+        var line: Int? = nil
+        var queuedRequestID: Int64? = nil
+        var responseStarted: Bool = false
+        var redaction: Redaction? = nil
+    }
+
+    private var storage: CopyOnWrite<Fields>
+
     /// What kind of failure this is.
-    public var code: Code
+    public var code: Code {
+        get { storage.value.code }
+        _modify { yield &storage.value.code }
+    }
     /// A sentence a person can act on. Never contains a credential.
-    public var message: String
+    public var message: String {
+        get { storage.value.message }
+        _modify { yield &storage.value.message }
+    }
     /// The request that failed, when one had been built.
     public var request: Request? {
-        get { requestBox?.value }
-        set { requestBox = newValue.map(Box.init) }
+        get { storage.value.request }
+        _modify { yield &storage.value.request }
     }
     /// The response, when one arrived (for example with ``Code/unacceptableStatus``).
     public var response: Response? {
-        get { responseBox?.value }
-        set { responseBox = newValue.map(Box.init) }
+        get { storage.value.response }
+        _modify { yield &storage.value.response }
     }
-    // Requests and responses are large values; boxed, an error stays a few words wide, which
-    // keeps every `throws(APIError)` async frame small (and with it each waiting call's memory).
-    private var requestBox: Box<Request>?
-    private var responseBox: Box<Response>?
     /// The error that caused this one, if any (a transport error, a `DecodingError`, …).
-    public var underlyingError: (any Error)?
+    public var underlyingError: (any Error)? {
+        get { storage.value.underlyingError }
+        _modify { yield &storage.value.underlyingError }
+    }
     /// For ``Code/envelope``: the code the envelope carried.
-    public var envelopeCode: Int?
+    public var envelopeCode: Int? {
+        get { storage.value.envelopeCode }
+        _modify { yield &storage.value.envelopeCode }
+    }
     /// For ``Code/envelope``: the message the envelope carried, if any.
-    public var envelopeMessage: String?
+    public var envelopeMessage: String? {
+        get { storage.value.envelopeMessage }
+        _modify { yield &storage.value.envelopeMessage }
+    }
     /// For definition and request errors: the API name involved.
-    public var apiName: String?
+    public var apiName: String? {
+        get { storage.value.apiName }
+        _modify { yield &storage.value.apiName }
+    }
     /// For definition errors: the key in the definitions file.
-    public var key: String?
+    public var key: String? {
+        get { storage.value.key }
+        _modify { yield &storage.value.key }
+    }
     /// For definition errors: the line in the definitions file, where the parser knows it.
-    public var line: Int?
+    public var line: Int? {
+        get { storage.value.line }
+        _modify { yield &storage.value.line }
+    }
     /// For ``Code/queuedOffline``: the id of the request in the offline queue.
-    public var queuedRequestID: Int64?
+    public var queuedRequestID: Int64? {
+        get { storage.value.queuedRequestID }
+        _modify { yield &storage.value.queuedRequestID }
+    }
     /// Whether the failure happened after the response had started to arrive (so a retry could
     /// repeat a request the server already acted on).
-    public internal(set) var responseStarted: Bool = false
+    public internal(set) var responseStarted: Bool {
+        get { storage.value.responseStarted }
+        _modify { yield &storage.value.responseStarted }
+    }
     /// The client's redaction, for ``description``.
-    var redaction: Redaction?
+    var redaction: Redaction? {
+        get { storage.value.redaction }
+        _modify { yield &storage.value.redaction }
+    }
 
     /// Creates an error. Most users only ever read errors; this is for middlewares,
     /// transports and validators that report their own failures.
@@ -132,12 +181,10 @@ public struct APIError: Error, Sendable {
         _ code: Code, _ message: String, request: Request? = nil, response: Response? = nil,
         underlyingError: (any Error)? = nil
     ) {
-        self.code = code
-        self.message = message
-        self.request = request ?? response?.request
-        self.response = response
-        self.underlyingError = underlyingError
-        self.apiName = request?.apiName ?? response?.request.apiName
+        storage = CopyOnWrite(
+            Fields(
+                code: code, message: message, request: request ?? response?.request, response: response,
+                underlyingError: underlyingError, apiName: request?.apiName ?? response?.request.apiName))
     }
 
     /// The HTTP status of the response, if one arrived.
@@ -203,10 +250,4 @@ extension APIError {
         if error is CancellationError { return wrap(error, request: request) }
         return APIError(defaultCode, "\(context): \(error)", request: request, underlyingError: error)
     }
-}
-
-/// An immutable reference holder for a large value.
-final class Box<Value: Sendable>: Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

@@ -178,21 +178,13 @@ public struct MultipartParameterEncoder: ParameterEncoder {
 enum PercentEncoding {
     /// Encodes every byte for which `passes` is false; `keepsEscapes` leaves valid `%XX` as they are.
     static func encode(_ text: String, keepsEscapes: Bool = false, passes: (UInt8) -> Bool) -> String {
+        // Most text needs nothing: checked without copying it.
+        guard text.utf8.contains(where: { !passes($0) }) else { return text }
         let bytes = Array(text.utf8)
-        var index = 0
-        var needsWork = false
-        while index < bytes.count {
-            if !passes(bytes[index]) {
-                needsWork = true
-                break
-            }
-            index += 1
-        }
-        guard needsWork else { return text }
         var result = [UInt8]()
         result.reserveCapacity(bytes.count * 3)
         let hex = Array("0123456789ABCDEF".utf8)
-        index = 0
+        var index = 0
         while index < bytes.count {
             let byte = bytes[index]
             if keepsEscapes, byte == UInt8(ascii: "%"), index + 2 < bytes.count, bytes[index + 1].isHexDigit,

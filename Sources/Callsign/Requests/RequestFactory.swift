@@ -47,21 +47,32 @@ enum RequestFactory {
 
     /// Fills the template (consuming its values from the parameters) and resolves the result.
     private static func expandAndResolve(_ request: inout Request, configuration: APIClient.Configuration) throws(APIError) -> Target {
+        // Most paths have no placeholder: nothing to parse or consume.
+        if !request.path.utf8.contains(where: { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "}") }) {
+            return try resolve(PathTemplate.encodeLiteral(request.path), base: request.baseURL ?? configuration.baseURL)
+        }
         let template: PathTemplate
         do {
             template = try PathTemplate(parsing: request.path)
         } catch {
             throw APIError(.invalidRequest, "the path template \"\(request.path)\" has \(error.reason)")
         }
-        let expanded = try template.expand(consuming: &request.parameters, query: &request.query)
+        var parameters = request.parameters
+        var query = request.query
+        let expanded = try template.expand(consuming: &parameters, query: &query)
+        request.parameters = parameters
+        request.query = query
         return try resolve(expanded, base: request.baseURL ?? configuration.baseURL)
     }
 
     private static func build(_ request: inout Request, configuration: APIClient.Configuration) throws(APIError) -> PreparedRequest {
         // Usually resolved once before the middleware chain; again only if a middleware changed the path.
         var target: Target
+        // The URL parsed when the target was resolved, while nothing has changed it since.
+        var knownURL: URL?
         if let resolved = request.resolvedTarget, resolved.absolute == request.path {
             target = resolved
+            knownURL = request.url
         } else {
             target = try expandAndResolve(&request, configuration: configuration)
         }
@@ -126,6 +137,7 @@ enum RequestFactory {
         let queryString = configuration.encoders.queryEncoder.encode(query)
         if !queryString.isEmpty {
             target.path += (target.path.contains("?") ? "&" : "?") + queryString
+            knownURL = nil
         }
 
         var headers = configuration.headers.merging(request.headers)
@@ -147,7 +159,7 @@ enum RequestFactory {
         let fields = try headers.httpFields()
         let head = HTTPRequest(
             method: method, scheme: target.scheme, authority: target.authority, path: target.path, headerFields: fields)
-        guard let url = URL(string: target.absolute) else {
+        guard let url = knownURL ?? URL(string: target.absolute) else {
             throw APIError(.invalidRequest, "the URL built from \"\(request.path)\" is not valid")
         }
         return PreparedRequest(head: head, body: body, url: url, headers: headers)

@@ -9,48 +9,88 @@ public import HTTPTypes
 /// print(response.status.code, response.headers[.contentType] ?? "", response.duration)
 /// ```
 public struct Response: Sendable {
+    // Every field lives in one copy-on-write box (see `CopyOnWrite`): a response is one pointer wide.
+    struct Fields: Sendable {
+        var request: Request
+        var status: HTTPResponse.Status
+        var headers: HTTPFields
+        var body: Data
+        var startedAt: Date
+        var duration: Duration
+        var source: ResponseSource = .network
+        var fileURL: URL? = nil
+        var settings: ResponseSettings
+        var bodyStream: ResponseBodyStream? = nil
+        var sentBody: HTTPBody? = nil
+    }
+
+    private var storage: CopyOnWrite<Fields>
+
     /// The request, as Callsign built it (its ``Request/url`` is filled in).
     public var request: Request {
-        get { requestBox.value }
-        set { requestBox = Box(newValue) }
+        get { storage.value.request }
+        _modify { yield &storage.value.request }
     }
-    // A request is a large value; boxed, a response stays small, and so does every async frame
-    // that holds one (each call waiting for a concurrency slot holds several).
-    private var requestBox: Box<Request>
     /// The status line.
-    public var status: HTTPResponse.Status
+    public var status: HTTPResponse.Status {
+        get { storage.value.status }
+        _modify { yield &storage.value.status }
+    }
     /// Every response header field.
-    public var headers: HTTPFields
+    public var headers: HTTPFields {
+        get { storage.value.headers }
+        _modify { yield &storage.value.headers }
+    }
     /// The whole body.
-    public var body: Data
+    public var body: Data {
+        get { storage.value.body }
+        _modify { yield &storage.value.body }
+    }
     /// When the request started.
-    public var startedAt: Date
+    public var startedAt: Date {
+        get { storage.value.startedAt }
+        _modify { yield &storage.value.startedAt }
+    }
     /// How long the exchange took, from the first byte sent to the last byte read.
-    public var duration: Duration
+    public var duration: Duration {
+        get { storage.value.duration }
+        _modify { yield &storage.value.duration }
+    }
     /// Whether this came from the network, the cache, or the cache after a `304`.
-    public var source: ResponseSource = .network
+    public var source: ResponseSource {
+        get { storage.value.source }
+        _modify { yield &storage.value.source }
+    }
     /// For a download, the file that holds the body (``body`` is then empty).
-    public var fileURL: URL?
-
+    public var fileURL: URL? {
+        get { storage.value.fileURL }
+        _modify { yield &storage.value.fileURL }
+    }
     /// Settings from the client that decide how this response is validated and decoded.
-    var settings: ResponseSettings
+    var settings: ResponseSettings {
+        get { storage.value.settings }
+        _modify { yield &storage.value.settings }
+    }
     /// For ``APIClient/stream(_:)``: the body, still arriving.
-    var bodyStream: ResponseBodyStream?
+    var bodyStream: ResponseBodyStream? {
+        get { storage.value.bodyStream }
+        _modify { yield &storage.value.bodyStream }
+    }
     /// The body as it was sent, for recorders.
-    var sentBody: HTTPBody?
+    var sentBody: HTTPBody? {
+        get { storage.value.sentBody }
+        _modify { yield &storage.value.sentBody }
+    }
 
     /// Creates a response. Transports and mocks normally do this for you.
     public init(
         request: Request, status: HTTPResponse.Status, headers: HTTPFields = [:], body: Data = Data(),
         startedAt: Date = Date(), duration: Duration = .zero
     ) {
-        self.requestBox = Box(request)
-        self.status = status
-        self.headers = headers
-        self.body = body
-        self.startedAt = startedAt
-        self.duration = duration
-        self.settings = ResponseSettings()
+        storage = CopyOnWrite(
+            Fields(
+                request: request, status: status, headers: headers, body: body, startedAt: startedAt,
+                duration: duration, settings: ResponseSettings()))
     }
 
     /// The body as UTF-8 text (invalid bytes replaced).

@@ -29,7 +29,8 @@ public protocol Transport: Sendable {
     func shutdown() async throws
 
     /// Whether the transport itself decodes `gzip`/`deflate` bodies (URLSession does); when it
-    /// does, Callsign leaves the body alone. The default is `false`.
+    /// does, Callsign leaves the body alone. The default is `false`. A client reads it once,
+    /// when it is created.
     var decodesContentEncoding: Bool { get }
 }
 

@@ -1,0 +1,28 @@
+/// A value kept in one heap box and copied only when it is changed while shared — how
+/// ``Request``, ``Response`` and ``APIError`` stay one pointer wide.
+///
+/// Async frames hold every value that lives across a suspension point, and typed throws reserve
+/// room for the error in each frame: with their fields boxed, the frame of each call waiting for
+/// a concurrency slot stays small, and passing a request down the middleware chain copies a
+/// pointer instead of a few hundred bytes and two dozen references.
+struct CopyOnWrite<Value: Sendable>: Sendable {
+    /// Safety: the box is written only through `value`'s modify accessor, which first copies it
+    /// unless this wrapper holds the only reference. A shared box is never written, so sharing
+    /// it across threads is as safe as sharing the immutable value it stands for.
+    private final class Storage: @unchecked Sendable {
+        var value: Value
+        init(_ value: Value) { self.value = value }
+    }
+
+    private var storage: Storage
+
+    init(_ value: Value) { storage = Storage(value) }
+
+    var value: Value {
+        get { storage.value }
+        _modify {
+            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.value) }
+            yield &storage.value
+        }
+    }
+}
