@@ -83,6 +83,7 @@ let package = Package(
                 "CallsignSQLite",
                 "CallsignTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Benchmarks/Sources/CallsignBenchmarks"

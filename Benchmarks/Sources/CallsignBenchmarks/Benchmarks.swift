@@ -1,8 +1,9 @@
 import AsyncHTTPClient
-import Callsign
+@_spi(Benchmarks) import Callsign
 import CallsignSQLite
 import CallsignTesting
 import Foundation
+import HTTPTypes
 import NIOCore
 
 #if canImport(FoundationNetworking)
@@ -134,7 +135,8 @@ struct Benchmarks {
         let decoder = JSONDecoder()
 
         let definitions = try APIDefinitions(values: ["DEFAULT": ["baseURL": .string(server.baseURL.absoluteString)], "Item": ["path": "bench/item", "responseType": "object"]])
-        let ahcTransport = AsyncHTTPClientTransport()
+        // Its pool sized to the concurrency, like the raw client's.
+        let ahcTransport = AsyncHTTPClientTransport(maximumConnectionsPerHost: 32)
         let callsignAHC = APIClient(definitions: definitions, configuration: .init { $0.baseURL = server.baseURL }, transport: ahcTransport)
         let sessionTransport = URLSessionTransport()
         let callsignSession = APIClient(definitions: definitions, transport: sessionTransport)
@@ -169,13 +171,25 @@ struct Benchmarks {
         ]
 
         let only = ProcessInfo.processInfo.environment["CALLSIGN_BENCH_ONLY"]
-        if only == "experiment" {
+        if only == "experiment" || only == "profile" {
+            let bare = APIClient(definitions: definitions, configuration: .init { $0.headers = [:]; $0.decompression = .disabled }, transport: ahcTransport)
             let legacyURL = itemURL.absoluteString
             rows = [rows[0], rows[2],
                 Row(name: "raw AHC delegate API", reference: "raw AsyncHTTPClient", call: {
                     let request = try HTTPClient.Request(url: legacyURL)
                     let response = try await rawAHC.execute(request: request, delegate: ResponseAccumulator(request: request), deadline: .now() + .seconds(30)).futureResult.get()
                     guard response.status == .ok else { throw URLError(.badServerResponse) }
+                }),
+                Row(name: "raw AHC delegate API + 2 headers", reference: "raw AsyncHTTPClient", call: {
+                    var request = try HTTPClient.Request(url: legacyURL)
+                    request.headers.add(name: "User-Agent", value: "Callsign/\(APIClient.version)")
+                    request.headers.add(name: "Accept-Encoding", value: "gzip, deflate")
+                    let response = try await rawAHC.execute(request: request, delegate: ResponseAccumulator(request: request), deadline: .now() + .seconds(30)).futureResult.get()
+                    guard response.status == .ok else { throw URLError(.badServerResponse) }
+                }),
+                Row(name: "Callsign, no extra headers", reference: "raw AsyncHTTPClient", call: { _ = try await bare.call("Item") }),
+                Row(name: "Callsign's AHC transport alone", reference: "raw AsyncHTTPClient", call: {
+                    _ = try await ahcTransport.sendAndCollect(HTTPRequest(method: .get, scheme: "http", authority: itemURL.host.map { "\($0):\(itemURL.port ?? 80)" }, path: itemURL.path), body: nil, limit: 1 << 20, timeout: .seconds(30))
                 }),
                 Row(name: "raw AHC delegate API on loop", reference: "raw AsyncHTTPClient", call: {
                     let request = try HTTPClient.Request(url: legacyURL)
@@ -219,6 +233,9 @@ struct Benchmarks {
             let picked = rows.first { $0.name == ProcessInfo.processInfo.environment["CALLSIGN_BENCH_ROW"] }?.call ?? callsignAHCCall
             let sample = try await Measure.run(requests: Int(20_000 * scale) * max(1, concurrency / 4), concurrency: concurrency, picked)
             print("profile: \(format(sample.requestsPerSecond)) req/s, \(format(sample.cpuPerRequest, 1)) CPU µs/req")
+        }
+        if only == nil || only == "pipeline" {
+            try await pipeline(definitions: definitions, body: body, scale: scale, rounds: rounds)
         }
         if only == "queued-mock" {
             let mocked = APIClient(
@@ -305,7 +322,47 @@ struct Benchmarks {
     }
 }
 
+/// A transport that answers at once from memory: what is left is Callsign's own CPU per call.
+struct InstantTransport: CollectingTransport {
+    let head: HTTPResponse
+    let body: Data
+
+    func send(_ request: HTTPRequest, body: HTTPBody?) async throws -> TransportResponse {
+        TransportResponse(head: head, body: ResponseBodyStream(data: self.body))
+    }
+
+    func sendAndCollect(_ request: HTTPRequest, body: Data?, limit: Int, timeout: Duration) async throws -> (HTTPResponse, Data) {
+        (head, self.body)
+    }
+}
+
 extension Benchmarks {
+    /// Callsign's own CPU per call: the full default pipeline (definition by name, validation)
+    /// over a transport that answers at once, one call at a time. No I/O, no thread hops — the
+    /// number the "Δ CPU" columns above are made of, without the network's noise.
+    static func pipeline(definitions: APIDefinitions, body: Data, scale: Double, rounds: Int) async throws {
+        let head = HTTPResponse(status: .ok, headerFields: [.contentType: "application/json", .contentLength: String(body.count)])
+        let client = APIClient(definitions: definitions, transport: InstantTransport(head: head, body: body))
+        let decoder = JSONDecoder()
+        let calls = Int(20_000 * scale)
+        var plain: [Double] = []
+        var decoding: [Double] = []
+        var decodeOnly: [Double] = []
+        for round in 0...rounds {
+            let a = try await Measure.run(requests: calls, concurrency: 1) { _ = try await client.call("Item") }
+            let b = try await Measure.run(requests: calls, concurrency: 1) { _ = try await client.call("Item", as: Item.self) }
+            let c = try await Measure.run(requests: calls, concurrency: 1) { _ = try decoder.decode(Item.self, from: body) }
+            guard round > 0 else { continue }  // the first round warms up
+            plain.append(a.cpuPerRequest)
+            decoding.append(b.cpuPerRequest)
+            decodeOnly.append(c.cpuPerRequest)
+        }
+        print("")
+        print("Callsign's own CPU per call (instant in-memory transport, \(calls) calls per round, medians): "
+            + "call \(format(median(plain), 1)) µs, call + decode \(format(median(decoding), 1)) µs "
+            + "(JSONDecoder alone \(format(median(decodeOnly), 1)) µs)")
+    }
+
     /// A fresh cache hit against a network round trip, and durable offline enqueues per second.
     static func persistence(server: TestServer, rawAHC: HTTPClient, scale: Double) async throws {
         server.route("/bench/cached") { _ in

@@ -323,10 +323,13 @@ public final class APIClient: Sendable {
         if request.isReplay {
             stages = pipeline.belowOffline
         } else {
-            stages = pipeline.leading
-            if let name = request.apiName, let extra = configuration.definitionMiddlewares[name] { stages += extra }
-            stages += request.middlewares
-            stages += request.storePolicy == .offline ? pipeline.builtIns : pipeline.withoutOffline
+            let fixed = request.storePolicy == .offline ? pipeline.builtIns : pipeline.withoutOffline
+            let perDefinition = request.apiName.flatMap { configuration.definitionMiddlewares[$0] } ?? []
+            if pipeline.leading.isEmpty, perDefinition.isEmpty, request.middlewares.isEmpty {
+                stages = fixed  // the usual case: the client's array, not a copy
+            } else {
+                stages = pipeline.leading + perDefinition + request.middlewares + fixed
+            }
         }
         var next = MiddlewareNext { [self] request in try await self.sendToTransport(request) }
         for middleware in stages.reversed() {

@@ -1,6 +1,6 @@
 #if canImport(AsyncHTTPClient)
 public import AsyncHTTPClient
-import Foundation
+public import Foundation
 public import HTTPTypes
 import NIOCore
 import NIOHTTP1
@@ -31,9 +31,19 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// Creates a transport that owns a new `HTTPClient` with Callsign's settings.
     ///
-    /// - Parameter connectTimeout: how long to wait for a connection. Default 10 seconds.
-    public init(connectTimeout: Duration = .seconds(10)) {
+    /// ```swift
+    /// // A server-side client calling one backend with up to 64 requests at once:
+    /// let transport = AsyncHTTPClientTransport(maximumConnectionsPerHost: 64)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - connectTimeout: how long to wait for a connection. Default 10 seconds.
+    ///   - maximumConnectionsPerHost: how many HTTP/1.1 connections to keep open to one host;
+    ///     requests beyond it wait for a free connection. Size it to the concurrency you expect
+    ///     (see ``APIClient/Configuration/concurrency``). Default 8, AsyncHTTPClient's own.
+    public init(connectTimeout: Duration = .seconds(10), maximumConnectionsPerHost: Int = 8) {
         var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(1, maximumConnectionsPerHost)
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
         configuration.timeout = HTTPClient.Configuration.Timeout(
@@ -125,10 +135,11 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 }
 
+@_spi(Benchmarks)
 extension AsyncHTTPClientTransport: CollectingTransport {
     /// AsyncHTTPClient's delegate API reads the whole body on the event loop under a deadline
     /// that covers head and body: one resumption of the caller, no extra task or timer.
-    func sendAndCollect(_ request: HTTPRequest, body: Data?, limit: Int, timeout: Duration) async throws -> (HTTPResponse, Data) {
+    public func sendAndCollect(_ request: HTTPRequest, body: Data?, limit: Int, timeout: Duration) async throws -> (HTTPResponse, Data) {
         let outbound = try HTTPClient.Request(
             url: request.urlString, method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue),
             headers: Self.nioHeaders(request.headerFields),

@@ -43,7 +43,11 @@ extension Transport {
 /// A transport that can send a request and read its whole, in-memory body in one step, under one
 /// time limit it enforces itself. The client uses it when nobody watches progress and the body
 /// goes to memory: no task or timer of Callsign's own per attempt.
-protocol CollectingTransport: Transport {
+///
+/// Not public API: the benchmarks reach it through `@_spi(Benchmarks)` to time the pipeline
+/// with a transport that costs nothing.
+@_spi(Benchmarks)
+public protocol CollectingTransport: Transport {
     /// Sends `request` and returns its head and body. Throws ``Deadline/Expired`` when `timeout`
     /// passes, ``ResponseBodyStream/tooLarge(_:)`` past `limit`, and an ``APIError`` with
     /// `responseStarted` set when the connection breaks after the head arrived.

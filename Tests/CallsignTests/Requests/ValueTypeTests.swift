@@ -55,3 +55,59 @@ struct ValueTypeTests {
         #expect(request.headers["h"] == "v")
     }
 }
+
+@Suite("Copy-on-write values keep value semantics")
+struct CopyOnWriteTests {
+    @Test("a changed copy of a request, response, error or configuration leaves the original alone")
+    func copiesAreIndependent() {
+        let original = Request.post("boards", parameters: ["title": "Balsa"], headers: ["X-A": "1"])
+        var copy = original
+        copy.headers["X-A"] = "2"
+        copy.parameters["title"] = "Fish"
+        copy.path = "other"
+        #expect(original.headers["X-A"] == "1")
+        #expect(original.parameters == ["title": "Balsa"])
+        #expect(original.path == "boards")
+        #expect(copy.headers["X-A"] == "2" && copy.path == "other")
+
+        let response = Response(request: original, status: .ok, body: Data("a".utf8))
+        var changedResponse = response
+        changedResponse.body = Data("b".utf8)
+        changedResponse.request.path = "changed"
+        #expect(response.string() == "a" && response.request.path == "boards")
+        #expect(changedResponse.string() == "b" && changedResponse.request.path == "changed")
+
+        let error = APIError(.timedOut, "slow", request: original)
+        var changedError = error
+        changedError.message = "slower"
+        changedError.request?.path = "elsewhere"
+        #expect(error.message == "slow" && error.request?.path == "boards")
+        #expect(changedError.message == "slower" && changedError.request?.path == "elsewhere")
+
+        let configuration = APIClient.Configuration()
+        let changedConfiguration = configuration.with { $0.timeout = .seconds(1); $0.headers["X-B"] = "b" }
+        #expect(configuration.timeout == .seconds(60) && configuration.headers["X-B"] == nil)
+        #expect(changedConfiguration.timeout == .seconds(1) && changedConfiguration.headers["X-B"] == "b")
+    }
+
+    @Test("copies of one request changed on many tasks at once never see each other's changes")
+    func concurrentCopies() async {
+        let shared = Request.get("items", headers: ["X-Base": "yes"])
+        let seen = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<64 {
+                group.addTask {
+                    var mine = shared
+                    mine.headers["X-Index"] = String(index)
+                    mine.parameters["page"] = .int(index)
+                    return mine.headers["X-Index"] == String(index) && mine.parameters["page"] == .int(index)
+                        && mine.headers["X-Base"] == "yes"
+                }
+            }
+            var all: [Bool] = []
+            for await result in group { all.append(result) }
+            return all
+        }
+        #expect(seen.count == 64 && seen.allSatisfy { $0 })
+        #expect(shared.headers["X-Index"] == nil && shared.parameters.isEmpty)
+    }
+}
