@@ -161,7 +161,7 @@ struct Benchmarks {
         let callsignSessionCall: Call = { _ = try await callsignSession.call("Item") }
 
         struct Row { let name: String; let reference: String?; let call: Call }
-        var rows = [
+        let rows = [
             Row(name: "raw AsyncHTTPClient", reference: nil, call: rawAHCCall),
             Row(name: "raw URLSession", reference: nil, call: rawSession),
             Row(name: "Callsign + AHC transport", reference: "raw AsyncHTTPClient", call: callsignAHCCall),
@@ -171,48 +171,52 @@ struct Benchmarks {
         ]
 
         let only = ProcessInfo.processInfo.environment["CALLSIGN_BENCH_ONLY"]
-        if only == "experiment" || only == "profile" {
-            let bare = APIClient(definitions: definitions, configuration: .init { $0.headers = [:]; $0.decompression = .disabled }, transport: ahcTransport)
-            let legacyURL = itemURL.absoluteString
-            rows = [rows[0], rows[2],
-                Row(name: "raw AHC delegate API", reference: "raw AsyncHTTPClient", call: {
-                    let request = try HTTPClient.Request(url: legacyURL)
-                    let response = try await rawAHC.execute(request: request, delegate: ResponseAccumulator(request: request), deadline: .now() + .seconds(30)).futureResult.get()
-                    guard response.status == .ok else { throw URLError(.badServerResponse) }
-                }),
-                Row(name: "raw AHC delegate API + 2 headers", reference: "raw AsyncHTTPClient", call: {
-                    var request = try HTTPClient.Request(url: legacyURL)
-                    request.headers.add(name: "User-Agent", value: "Callsign/\(APIClient.version)")
-                    request.headers.add(name: "Accept-Encoding", value: "gzip, deflate")
-                    let response = try await rawAHC.execute(request: request, delegate: ResponseAccumulator(request: request), deadline: .now() + .seconds(30)).futureResult.get()
-                    guard response.status == .ok else { throw URLError(.badServerResponse) }
-                }),
-                Row(name: "Callsign, no extra headers", reference: "raw AsyncHTTPClient", call: { _ = try await bare.call("Item") }),
-                Row(name: "Callsign's AHC transport alone", reference: "raw AsyncHTTPClient", call: {
-                    _ = try await ahcTransport.sendAndCollect(HTTPRequest(method: .get, scheme: "http", authority: itemURL.host.map { "\($0):\(itemURL.port ?? 80)" }, path: itemURL.path), body: nil, limit: 1 << 20, timeout: .seconds(30))
-                }),
-                Row(name: "raw AHC delegate API on loop", reference: "raw AsyncHTTPClient", call: {
-                    let request = try HTTPClient.Request(url: legacyURL)
-                    let loop = HTTPClient.defaultEventLoopGroup.next()
-                    let response = try await loop.flatSubmit {
-                        rawAHC.execute(request: request, delegate: ResponseAccumulator(request: request), eventLoop: .delegateAndChannel(on: loop), deadline: .now() + .seconds(30)).futureResult
-                    }.get()
-                    guard response.status == .ok else { throw URLError(.badServerResponse) }
-                }),
-            ]
+        // Diagnostics: AsyncHTTPClient's delegate API (what Callsign's transport uses), with and
+        // without Callsign's two default headers and with an event-loop preference; Callsign
+        // without those headers; Callsign's AHC transport called directly.
+        let bare = APIClient(definitions: definitions, configuration: .init { $0.headers = [:]; $0.decompression = .disabled }, transport: ahcTransport)
+        let legacyURL = itemURL.absoluteString
+        let delegateCall = { @Sendable (headers: [(String, String)], loop: (any EventLoop)?) async throws in
+            var building = try HTTPClient.Request(url: legacyURL)
+            for (name, value) in headers { building.headers.add(name: name, value: value) }
+            let request = building
+            let deadline = NIODeadline.now() + .seconds(30)
+            let response: HTTPClient.Response
+            if let loop {
+                response = try await loop.flatSubmit {
+                    rawAHC.execute(request: request, delegate: ResponseAccumulator(request: request), eventLoop: .delegateAndChannel(on: loop), deadline: deadline).futureResult
+                }.get()
+            } else {
+                response = try await rawAHC.execute(request: request, delegate: ResponseAccumulator(request: request), deadline: deadline).futureResult.get()
+            }
+            guard response.status == .ok else { throw URLError(.badServerResponse) }
         }
+        let experimentRows = [
+            Row(name: "raw AHC delegate API", reference: "raw AsyncHTTPClient", call: { try await delegateCall([], nil) }),
+            Row(name: "raw AHC delegate API + 2 headers", reference: "raw AsyncHTTPClient", call: {
+                try await delegateCall([("User-Agent", "Callsign/\(APIClient.version)"), ("Accept-Encoding", "gzip, deflate")], nil)
+            }),
+            Row(name: "Callsign, no extra headers", reference: "raw AsyncHTTPClient", call: { _ = try await bare.call("Item") }),
+            Row(name: "Callsign's AHC transport alone", reference: "raw AsyncHTTPClient", call: {
+                _ = try await ahcTransport.sendAndCollect(HTTPRequest(method: .get, scheme: "http", authority: itemURL.host.map { "\($0):\(itemURL.port ?? 80)" }, path: itemURL.path), body: nil, limit: 1 << 20, timeout: .seconds(30))
+            }),
+            Row(name: "raw AHC delegate API on loop", reference: "raw AsyncHTTPClient", call: {
+                try await delegateCall([], HTTPClient.defaultEventLoopGroup.next())
+            }),
+        ]
+        let tableRows = only == "experiment" ? [rows[0], rows[2]] + experimentRows : rows
         for concurrency in [1, 32] where only == nil || only == "requests" || only == "experiment" {
             let requests = Int(Double(concurrency == 1 ? 1500 : 6000) * scale)
             // Warm-up: connections, caches, lazy initialisation.
-            for row in rows { _ = try await Measure.run(requests: max(100, requests / 10), concurrency: concurrency, row.call) }
+            for row in tableRows { _ = try await Measure.run(requests: max(100, requests / 10), concurrency: concurrency, row.call) }
             var samples: [String: [Sample]] = [:]
             for _ in 0..<rounds {
-                for row in rows { samples[row.name, default: []].append(try await Measure.run(requests: requests, concurrency: concurrency, row.call)) }
+                for row in tableRows { samples[row.name, default: []].append(try await Measure.run(requests: requests, concurrency: concurrency, row.call)) }
             }
             print("")
             print("c=\(concurrency), \(requests) requests per round (medians)")
             print("\(pad("", 34)) \(pad("req/s", 9, right: true)) \(pad("CPU µs/req", 11, right: true)) \(pad("ratio req/s", 12, right: true)) \(pad("Δ CPU µs", 9, right: true))")
-            for row in rows {
+            for row in tableRows {
                 let rps = median(samples[row.name, default: []].map(\.requestsPerSecond))
                 let cpu = median(samples[row.name, default: []].map(\.cpuPerRequest))
                 var ratio = ""
@@ -226,13 +230,16 @@ struct Benchmarks {
         }
 
         if only == "profile" {
-            // For `perf record`: only Callsign on the AHC transport, one call at a time
-            // (CALLSIGN_BENCH_CONCURRENCY for more).
-            // CALLSIGN_BENCH_ROW picks another row by name ("raw AsyncHTTPClient", …).
+            // For `perf record`: one row (CALLSIGN_BENCH_ROW, by name; default Callsign on the AHC
+            // transport), one call at a time (CALLSIGN_BENCH_CONCURRENCY for more).
             let concurrency = Int(ProcessInfo.processInfo.environment["CALLSIGN_BENCH_CONCURRENCY"] ?? "") ?? 1
-            let picked = rows.first { $0.name == ProcessInfo.processInfo.environment["CALLSIGN_BENCH_ROW"] }?.call ?? callsignAHCCall
-            let sample = try await Measure.run(requests: Int(20_000 * scale) * max(1, concurrency / 4), concurrency: concurrency, picked)
-            print("profile: \(format(sample.requestsPerSecond)) req/s, \(format(sample.cpuPerRequest, 1)) CPU µs/req")
+            let wanted = ProcessInfo.processInfo.environment["CALLSIGN_BENCH_ROW"] ?? "Callsign + AHC transport"
+            if let picked = (rows + experimentRows).first(where: { $0.name == wanted })?.call {
+                let sample = try await Measure.run(requests: Int(20_000 * scale) * max(1, concurrency / 4), concurrency: concurrency, picked)
+                print("profile: \(format(sample.requestsPerSecond)) req/s, \(format(sample.cpuPerRequest, 1)) CPU µs/req")
+            } else {
+                print("no row named \"\(wanted)\"; rows: " + (rows + experimentRows).map(\.name).joined(separator: ", "))
+            }
         }
         if only == nil || only == "pipeline" {
             try await pipeline(definitions: definitions, body: body, scale: scale, rounds: rounds)

@@ -397,7 +397,7 @@ public final class APIClient: Sendable {
             {
                 // The common case — a body in memory, nobody watching progress — in one step.
                 var (head, data) = try await collecting.sendAndCollect(head, body: body?.inMemoryData, limit: limit, timeout: timeout)
-                if decompression.isEnabled, head.headerFields[.contentEncoding] != nil {
+                if head.headerFields[.contentEncoding] != nil {
                     let decoded: ResponseBodyStream
                     (decoded, head) = try ContentDecoding.decode(
                         ResponseBodyStream(data: data), head: head, policy: decompression, decodedLimit: decodedLimit)

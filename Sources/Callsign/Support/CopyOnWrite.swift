@@ -1,5 +1,5 @@
 /// A value kept in one heap box and copied only when it is changed while shared — how
-/// ``Request``, ``Response`` and ``APIError`` stay one pointer wide.
+/// ``Request``, ``Response``, ``APIError`` and ``APIClient/Configuration`` stay one pointer wide.
 ///
 /// Async frames hold every value that lives across a suspension point, and typed throws reserve
 /// room for the error in each frame: with their fields boxed, the frame of each call waiting for
