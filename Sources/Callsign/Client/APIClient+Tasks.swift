@@ -60,7 +60,7 @@ extension APIClient {
     public func start(_ request: Request) -> CallTask {
         let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let sink = ProgressSink(continuation: continuation)
-        let task = Task { [self] () -> Result<Response, APIError> in
+        let task = makeTask(preferring: taskExecutor) { [self] () -> Result<Response, APIError> in
             defer { sink.finish() }
             return await ProgressSink.$requestsHandle.withValue(true) {
                 await ProgressSink.$current.withValue(sink) {

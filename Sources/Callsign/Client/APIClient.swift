@@ -36,10 +36,18 @@ public final class APIClient: Sendable {
     private let collectingTransport: (any CollectingTransport)?
     /// Whether the transport decodes `Content-Encoding` by itself (asked once).
     private let transportDecodes: Bool
+    /// Where the tasks the client starts itself run: the transport's preferred executor, unless
+    /// the configuration says otherwise.
+    let taskExecutor: (any TaskExecutor)?
+    /// Whether the transport may read ``CallInfo/current`` (mocks match by API name): Callsign's
+    /// network transports never do, so calls through them skip setting it.
+    private let transportReadsCallInfo: Bool
     /// The fixed parts of the middleware chain, built once.
     private let pipeline: Pipeline
     /// How responses are judged, from the configuration.
     private let responseSettings: ResponseSettings
+    /// The configuration's headers in wire form, for requests that add none.
+    private let requestDefaults: RequestFactory.RequestDefaults?
     /// Running calls by identifier, group and de-duplication key.
     let registry = CallRegistry()
     private let observability: Observability
@@ -68,12 +76,15 @@ public final class APIClient: Sendable {
         self.transport = transport
         self.collectingTransport = transport as? any CollectingTransport
         self.transportDecodes = transport.decodesContentEncoding
+        self.taskExecutor = configuration.usesTransportExecutor ? transport.preferredTaskExecutor : nil
+        self.transportReadsCallInfo = !(transport is URLSessionTransport || Self.isAsyncHTTPClientTransport(transport))
         let offlineQueue = configuration.offlineQueue ?? MemoryOfflineQueue()
         self.offlineQueue = offlineQueue
         self.pipeline = Pipeline(configuration: configuration, definitions: definitions, offlineQueue: offlineQueue)
         self.observability = Observability(metricsFactory: configuration.metricsFactory, tracer: configuration.tracer)
         self.limiter = configuration.concurrency.maximum.map(AsyncLimiter.init(limit:))
         self.tagLimiters = configuration.tagConcurrency.compactMapValues { $0.maximum.map(AsyncLimiter.init(limit:)) }
+        self.requestDefaults = RequestFactory.RequestDefaults(configuration: configuration)
         self.responseSettings = ResponseSettings(
             acceptedStatusCodes: configuration.acceptedStatusCodes, envelope: configuration.envelope,
             decoder: configuration.decoder, validators: configuration.validators)
@@ -95,6 +106,14 @@ public final class APIClient: Sendable {
     #if !canImport(AsyncHTTPClient)
     private static let sharedURLSessionTransport = URLSessionTransport()
     #endif
+
+    private static func isAsyncHTTPClientTransport(_ transport: any Transport) -> Bool {
+        #if canImport(AsyncHTTPClient)
+        transport is AsyncHTTPClientTransport
+        #else
+        false
+        #endif
+    }
 
     // MARK: - By name
 
@@ -192,7 +211,7 @@ public final class APIClient: Sendable {
         if isNew {
             let admitted = request
             let registry = self.registry
-            chosen.start({ [self] () async throws(APIError) -> Response in try await self.runLimited(admitted) }) {
+            chosen.start(on: taskExecutor, { [self] () async throws(APIError) -> Response in try await self.runLimited(admitted) }) {
                 registry.remove(call, key: key)
             }
         }
@@ -259,24 +278,28 @@ public final class APIClient: Sendable {
         try RequestFactory.resolveTarget(&request, configuration: configuration)
         let context = MiddlewareContext(configuration: configuration, apiName: request.apiName)
         let chain = makeChain(for: request, context: context)
-        let info = CallInfo(apiName: request.apiName, tag: request.tag, endpoint: request.endpoint)
-        let span = observability.activeTracer.startSpan(
+        // Without a tracer (the no-op one), no span, no name to format, no context to set.
+        let tracer = observability.activeTracer
+        let span: (any Span)? = tracer is NoOpTracer ? nil : tracer.startSpan(
             "HTTP \(request.method.rawValue)", context: ServiceContext.current ?? .topLevel, ofKind: .client)
-        if !(span is NoOpTracer.NoOpSpan) {  // attributes cost a dictionary write each, even on a no-op span
+        if let span {
             span.attributes["http.request.method"] = request.method.rawValue
             span.attributes["url.full"] = configuration.redaction.redact(url: request.path)
             if let apiName = request.apiName { span.attributes["callsign.api"] = apiName }
         }
-        defer { span.end() }
+        defer { span?.end() }
         let clock = ContinuousClock()
         let started = clock.now
         do {
-            var response = try await ServiceContext.withValue(span.context) {
-                try await CallInfo.$current.withValue(info) { try await chain(request) }
+            var response: Response
+            if let span {
+                response = try await ServiceContext.withValue(span.context) { try await runWithInfo(chain, request) }
+            } else {
+                response = try await runWithInfo(chain, request)
             }
             // Responses made by middlewares (the cache, your own) are judged like the transport's.
             response.settings = responseSettings
-            span.record(status: response.status.code)
+            span?.record(status: response.status.code)
             observability.recordSuccess(response)
             log(response)
             return response
@@ -290,7 +313,7 @@ public final class APIClient: Sendable {
                 apiError = APIError(.invalidRequest, "a middleware failed: \(error)", request: request, underlyingError: error)
             }
             apiError.redaction = configuration.redaction
-            span.record(failure: apiError)
+            span?.record(failure: apiError)
             observability.recordFailure(apiError, request: request, duration: clock.now - started)
             configuration.logger?.error(
                 "request failed",
@@ -304,13 +327,20 @@ public final class APIClient: Sendable {
         }
     }
 
+    /// Runs the chain with ``CallInfo/current`` set when the transport may read it.
+    private func runWithInfo(_ chain: MiddlewareNext, _ request: Request) async throws -> Response {
+        guard transportReadsCallInfo else { return try await chain(request) }
+        let info = CallInfo(apiName: request.apiName, tag: request.tag, endpoint: request.endpoint)
+        return try await CallInfo.$current.withValue(info) { try await chain(request) }
+    }
+
     /// The key under which identical safe requests share one transport request, or `nil`.
     @inline(never)
     private func deduplicationKey(for request: Request) -> String? {
         guard configuration.deduplicatesRequests, request.method == .get || request.method == .head, request.body == nil,
             let prepared = try? { () throws(APIError) -> PreparedRequest in
                 var copy = request
-                return try RequestFactory.prepare(&copy, configuration: configuration)
+                return try RequestFactory.prepare(&copy, configuration: configuration, defaults: requestDefaults)
             }()
         else { return nil }
         let headers = prepared.headers.fields.map { "\($0.name.lowercased()):\($0.value)" }.sorted().joined(separator: "\n")
@@ -319,7 +349,7 @@ public final class APIClient: Sendable {
 
     /// The chain for one request: the client's fixed stages around the request's own middlewares.
     private func makeChain(for request: Request, context: MiddlewareContext) -> MiddlewareNext {
-        var stages: [any Middleware]
+        let stages: [any Middleware]
         if request.isReplay {
             stages = pipeline.belowOffline
         } else {
@@ -331,23 +361,18 @@ public final class APIClient: Sendable {
                 stages = pipeline.leading + perDefinition + request.middlewares + fixed
             }
         }
-        var next = MiddlewareNext { [self] request in try await self.sendToTransport(request) }
-        for middleware in stages.reversed() {
-            let inner = next
-            next = MiddlewareNext { request in try await middleware.intercept(request, context: context, next: inner) }
-        }
-        return next
+        return MiddlewareNext(MiddlewareChain(stages: stages, context: context, client: self))
     }
 
     /// The end of the chain: encode, `preProcess`, send, and read the body within the timeout.
-    private func sendToTransport(_ request: Request) async throws(APIError) -> Response {
+    func sendToTransport(_ request: Request) async throws(APIError) -> Response {
         var request = request
-        var prepared = try RequestFactory.prepare(&request, configuration: configuration)
+        var prepared = try RequestFactory.prepare(&request, configuration: configuration, defaults: requestDefaults)
         let tracer = observability.activeTracer
-        let span = tracer.startSpan(
+        let span: (any Span)? = tracer is NoOpTracer ? nil : tracer.startSpan(
             "HTTP \(request.method.rawValue) attempt", context: ServiceContext.current ?? .topLevel, ofKind: .client)
-        defer { span.end() }
-        tracer.inject(span.context, into: &prepared.head.headerFields, using: HTTPFieldsInjector())
+        defer { span?.end() }
+        if let span { tracer.inject(span.context, into: &prepared.head.headerFields, using: HTTPFieldsInjector()) }
         logAttempt(request, body: prepared.body)
         if let preProcess = configuration.preProcess {
             do {
@@ -444,17 +469,16 @@ public final class APIClient: Sendable {
             }
             var response = Response(
                 request: request, status: responseHead.status, headers: responseHead.headerFields, body: responseBody,
-                startedAt: startedAt, duration: clock.now - start)
-            response.settings = responseSettings
+                startedAt: startedAt, duration: clock.now - start, settings: responseSettings)
             response.sentBody = prepared.body
             response.bodyStream = stream
             if (200..<300).contains(responseHead.status.code) { response.fileURL = request.downloadDestination }
-            span.record(status: response.status.code)
+            span?.record(status: response.status.code)
             logAttemptResponse(response)
             return response
         } catch {
             let apiError = mapFailure(error, request: request, timeout: timeout)
-            span.record(failure: apiError)
+            span?.record(failure: apiError)
             throw apiError
         }
     }

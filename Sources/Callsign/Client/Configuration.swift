@@ -53,6 +53,7 @@ extension APIClient {
             var identifierConflict: IdentifierConflict = .cancelPrevious
             var deduplicatesRequests: Bool = false
             var callbackDelivery: CallbackDelivery = .mainActor
+            var usesTransportExecutor: Bool = true
             var errorHandler: (@Sendable (APIError) async -> Bool)? = nil
             var activityObserver: (any ActivityObserver)? = nil
             var attemptObserver: (@Sendable (AttemptReport) -> Void)? = nil
@@ -253,6 +254,16 @@ extension APIClient {
         public var deduplicatesRequests: Bool {
             get { storage.value.deduplicatesRequests }
             _modify { yield &storage.value.deduplicatesRequests }
+        }
+        /// Whether the tasks the client starts itself — ``APIClient/start(_:)``,
+        /// ``APIClient/request(_:configure:)`` and calls shared by identifier, group or
+        /// de-duplication — run on the transport's ``Transport/preferredTaskExecutor`` (with
+        /// AsyncHTTPClient: its event loops, where the responses arrive, so a call does not wait
+        /// for another thread to wake up). Default `true`. Turn it off when your middlewares do
+        /// heavy work that must not hold up an event loop.
+        public var usesTransportExecutor: Bool {
+            get { storage.value.usesTransportExecutor }
+            _modify { yield &storage.value.usesTransportExecutor }
         }
         /// Where callbacks of ``APIClient/request(_:configure:)`` run. Default ``CallbackDelivery/mainActor``.
         public var callbackDelivery: CallbackDelivery {

@@ -159,11 +159,23 @@ public struct APIDefinition: Sendable, Hashable {
 
     /// Whether a path is an absolute URL (has a scheme such as `https:`).
     static func hasScheme(_ path: String) -> Bool {
-        guard let colon = path.firstIndex(of: ":"), colon != path.startIndex else { return false }
-        let scheme = path[..<colon]
-        guard let first = scheme.first, first.isASCII, first.isLetter else { return false }
-        return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == ".") }
-            && path[colon...].hasPrefix("://")
+        // RFC 3986: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), then "://" here.
+        // Byte by byte: this runs for every call, and most paths fail at their first byte.
+        var bytes = path.utf8.makeIterator()
+        guard let first = bytes.next(), isLetter(first) else { return false }
+        while let byte = bytes.next() {
+            if byte == UInt8(ascii: ":") {
+                return bytes.next() == UInt8(ascii: "/") && bytes.next() == UInt8(ascii: "/")
+            }
+            guard isLetter(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "+")
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+            else { return false }
+        }
+        return false
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
     }
 }
 

@@ -27,12 +27,28 @@ public protocol Middleware: Sendable {
 
 /// The rest of the chain, as a function a middleware calls.
 public struct MiddlewareNext: Sendable {
-    private let body: @Sendable (Request) async throws -> Response
+    /// The chain's stages and a position in them: a call walks the client's array of stages
+    /// instead of allocating a closure per stage.
+    private let chain: MiddlewareChain
+    private let index: Int
 
-    init(_ body: @escaping @Sendable (Request) async throws -> Response) { self.body = body }
+    init(_ chain: MiddlewareChain, at index: Int = 0) {
+        self.chain = chain
+        self.index = index
+    }
 
     /// Sends `request` through the rest of the chain and returns its response.
-    public func callAsFunction(_ request: Request) async throws -> Response { try await body(request) }
+    public func callAsFunction(_ request: Request) async throws -> Response {
+        guard index < chain.stages.count else { return try await chain.client.sendToTransport(request) }
+        return try await chain.stages[index].intercept(request, context: chain.context, next: MiddlewareNext(chain, at: index + 1))
+    }
+}
+
+/// One call's middleware chain: the stages, outermost first, then the client's transport.
+struct MiddlewareChain: Sendable {
+    let stages: [any Middleware]
+    let context: MiddlewareContext
+    let client: APIClient
 }
 
 /// What a middleware knows about the call it is part of.

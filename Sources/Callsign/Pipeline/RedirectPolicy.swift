@@ -66,7 +66,8 @@ struct RedirectMiddleware: Middleware {
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         guard policy.maximumHops > 0 else { return try await next(request) }
         var current = request
-        var visited: Set<String> = [Self.key(current)]
+        // Built at the first redirect: most responses are not one.
+        var visited: Set<String> = []
         var hops = 0
         while true {
             let response = try await next(current)
@@ -79,6 +80,7 @@ struct RedirectMiddleware: Middleware {
             else {
                 throw APIError(.redirect, "the server redirected to \"\(location)\", which is not an http(s) URL", response: response)
             }
+            if hops == 0 { visited.insert(Self.key(current)) }
             hops += 1
             guard hops <= policy.maximumHops else {
                 throw APIError(.redirect, "more than \(policy.maximumHops) redirects", response: response)

@@ -16,8 +16,15 @@ struct PreparedRequest: Sendable {
 enum RequestFactory {
     /// Builds the wire form of `request` and records in it the URL and every header that will be
     /// sent, as a ``Response``'s request reports them.
-    static func prepare(_ request: inout Request, configuration: APIClient.Configuration) throws(APIError) -> PreparedRequest {
-        let prepared = try annotated(request) { () throws(APIError) in try build(&request, configuration: configuration) }
+    ///
+    /// - Parameter defaults: the configuration's headers converted ahead of time (a client's),
+    ///   used when the request adds none of its own.
+    static func prepare(
+        _ request: inout Request, configuration: APIClient.Configuration, defaults: RequestDefaults? = nil
+    ) throws(APIError) -> PreparedRequest {
+        let prepared = try annotated(request) { () throws(APIError) in
+            try build(&request, configuration: configuration, defaults: defaults)
+        }
         request.url = prepared.url
         request.headers = prepared.headers
         return prepared
@@ -27,9 +34,11 @@ enum RequestFactory {
     /// middleware sees the absolute URL (without the query) in ``Request/path``.
     @inline(never)  // keeps the large temporaries out of the caller's async frame
     static func resolveTarget(_ request: inout Request, configuration: APIClient.Configuration) throws(APIError) {
-        let target = try annotated(request) { () throws(APIError) in try expandAndResolve(&request, configuration: configuration) }
-        request.path = target.absolute
-        request.url = URL(string: request.path)
+        var target = try annotated(request) { () throws(APIError) in try expandAndResolve(&request, configuration: configuration) }
+        let text = target.absolute
+        target.resolvedText = text
+        request.path = text
+        request.url = URL(string: text)
         request.resolvedTarget = target
     }
 
@@ -65,12 +74,14 @@ enum RequestFactory {
         return try resolve(expanded, base: request.baseURL ?? configuration.baseURL)
     }
 
-    private static func build(_ request: inout Request, configuration: APIClient.Configuration) throws(APIError) -> PreparedRequest {
+    private static func build(
+        _ request: inout Request, configuration: APIClient.Configuration, defaults: RequestDefaults?
+    ) throws(APIError) -> PreparedRequest {
         // Usually resolved once before the middleware chain; again only if a middleware changed the path.
         var target: Target
         // The URL parsed when the target was resolved, while nothing has changed it since.
         var knownURL: URL?
-        if let resolved = request.resolvedTarget, resolved.absolute == request.path {
+        if let resolved = request.resolvedTarget, resolved.resolvedText == request.path {
             target = resolved
             knownURL = request.url
         } else {
@@ -140,29 +151,60 @@ enum RequestFactory {
             knownURL = nil
         }
 
-        var headers = configuration.headers.merging(request.headers)
-        if request.credentialsStripped {
-            for name in RedirectMiddleware.credentialHeaders { headers.remove(name) }
-            for field in configuration.authentication?.headers ?? [:] { headers.remove(field.name) }
-        }
-        if let contentTypeHeader, !headers.contains("Content-Type") {
-            headers["Content-Type"] = contentTypeHeader
-        }
-        if !headers.contains("Accept-Encoding") {
-            // A download asks for the bytes as stored, so it can be resumed with a Range.
-            if request.downloadDestination != nil {
-                headers["Accept-Encoding"] = "identity"
-            } else if configuration.decompression.isEnabled {
-                headers["Accept-Encoding"] = ContentDecoding.acceptEncoding
+        let headers: Headers
+        let fields: HTTPFields
+        if let defaults, request.headers.isEmpty, contentTypeHeader == nil, !request.credentialsStripped,
+            request.downloadDestination == nil
+        {
+            // Nothing of the request's own: the client's headers, converted once.
+            (headers, fields) = (defaults.headers, defaults.fields)
+        } else {
+            var merged = configuration.headers.merging(request.headers)
+            if request.credentialsStripped {
+                for name in RedirectMiddleware.credentialHeaders { merged.remove(name) }
+                for field in configuration.authentication?.headers ?? [:] { merged.remove(field.name) }
             }
+            if let contentTypeHeader, !merged.contains("Content-Type") {
+                merged["Content-Type"] = contentTypeHeader
+            }
+            if !merged.contains("Accept-Encoding") {
+                // A download asks for the bytes as stored, so it can be resumed with a Range.
+                if request.downloadDestination != nil {
+                    merged["Accept-Encoding"] = "identity"
+                } else {
+                    RequestDefaults.addAcceptEncoding(to: &merged, configuration: configuration)
+                }
+            }
+            headers = merged
+            fields = try merged.httpFields()
         }
-        let fields = try headers.httpFields()
         let head = HTTPRequest(
             method: method, scheme: target.scheme, authority: target.authority, path: target.path, headerFields: fields)
         guard let url = knownURL ?? URL(string: target.absolute) else {
             throw APIError(.invalidRequest, "the URL built from \"\(request.path)\" is not valid")
         }
         return PreparedRequest(head: head, body: body, url: url, headers: headers)
+    }
+
+    /// The headers a client's requests start with — its configuration's, and `Accept-Encoding`
+    /// when it decodes responses — with their wire form, built once per client.
+    struct RequestDefaults: Sendable {
+        let headers: Headers
+        let fields: HTTPFields
+
+        /// `nil` when the configuration's headers are not valid on the wire: each request then
+        /// reports that itself.
+        init?(configuration: APIClient.Configuration) {
+            var headers = configuration.headers
+            if !headers.contains("Accept-Encoding") { Self.addAcceptEncoding(to: &headers, configuration: configuration) }
+            guard let fields = try? headers.httpFields() else { return nil }
+            self.headers = headers
+            self.fields = fields
+        }
+
+        static func addAcceptEncoding(to headers: inout Headers, configuration: APIClient.Configuration) {
+            if configuration.decompression.isEnabled { headers["Accept-Encoding"] = ContentDecoding.acceptEncoding }
+        }
     }
 
     struct Target: Sendable {
@@ -172,6 +214,10 @@ enum RequestFactory {
 
         /// The absolute URL text.
         var absolute: String { "\(scheme)://\(authority)\(path)" }
+
+        /// ``absolute`` as it was when the target was resolved, kept so a later step can tell
+        /// cheaply whether the request's path still is that URL.
+        var resolvedText: String?
     }
 
     /// Resolves a path against a base without Foundation's relative resolution, so the result
@@ -198,8 +244,8 @@ enum RequestFactory {
                 .invalidRequest,
                 "the path \"\(path)\" starts with \"//\", which would name another host; write a full URL with a scheme or a relative path")
         }
-        let relative = path.hasPrefix("/") ? String(path.dropFirst()) : path
-        let pathPart = relative.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        let relative = path.hasPrefix("/") ? path.dropFirst() : path[...]
+        let pathPart = relative.utf8.firstIndex(of: UInt8(ascii: "?")).map { relative[..<$0] } ?? relative
         try checkDotSegments(pathPart, described: path)
         target.path += relative
         return target
@@ -239,7 +285,7 @@ enum RequestFactory {
 
     /// Refuses `.` and `..` segments (also percent-encoded), which would let a path climb out
     /// of the base path once a server normalises it.
-    private static func checkDotSegments(_ path: String, described: String) throws(APIError) {
+    private static func checkDotSegments(_ path: some StringProtocol, described: String) throws(APIError) {
         // Most paths have neither a dot nor a percent sign: nothing can decode to "." or "..".
         guard path.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "%") }) else { return }
         for segment in path.split(separator: "/", omittingEmptySubsequences: false)

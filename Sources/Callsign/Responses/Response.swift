@@ -87,10 +87,20 @@ public struct Response: Sendable {
         request: Request, status: HTTPResponse.Status, headers: HTTPFields = [:], body: Data = Data(),
         startedAt: Date = Date(), duration: Duration = .zero
     ) {
+        self.init(
+            request: request, status: status, headers: headers, body: body, startedAt: startedAt, duration: duration,
+            settings: .standard)
+    }
+
+    /// A response judged by `settings` (the client's), built in one step.
+    init(
+        request: Request, status: HTTPResponse.Status, headers: HTTPFields, body: Data, startedAt: Date, duration: Duration,
+        settings: ResponseSettings
+    ) {
         storage = CopyOnWrite(
             Fields(
                 request: request, status: status, headers: headers, body: body, startedAt: startedAt,
-                duration: duration, settings: ResponseSettings()))
+                duration: duration, settings: settings))
     }
 
     /// The body as UTF-8 text (invalid bytes replaced).
@@ -126,4 +136,7 @@ struct ResponseSettings: Sendable {
     var envelope: EnvelopePolicy?
     var decoder: JSONDecoder = JSONDecoder()
     var validators: [any ResponseValidator] = []
+
+    /// The defaults, made once: a response built outside a client shares its decoder.
+    static let standard = ResponseSettings()
 }

@@ -26,9 +26,13 @@ final class SharedCall: Sendable {
         self.apiName = apiName
     }
 
-    /// Starts the work; `finished` runs once after every waiter has been told.
-    func start(_ body: @escaping @Sendable () async throws(APIError) -> Response, finished: @escaping @Sendable () -> Void) {
-        let task = Task { [self] in
+    /// Starts the work, on `executor` when there is one; `finished` runs once after every
+    /// waiter has been told.
+    func start(
+        on executor: (any TaskExecutor)?, _ body: @escaping @Sendable () async throws(APIError) -> Response,
+        finished: @escaping @Sendable () -> Void
+    ) {
+        let task = makeTask(preferring: executor) { [self] in
             let result: Result<Response, APIError>
             do throws(APIError) {
                 result = .success(try await body())

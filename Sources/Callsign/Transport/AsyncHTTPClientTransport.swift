@@ -128,6 +128,21 @@ public final class AsyncHTTPClientTransport: Transport {
         return APIError(.transport, "\(what) (\(authority ?? "unknown host"))", underlyingError: error)
     }
 
+    /// The client's event loops as a task executor. A task that prefers it runs on the loop
+    /// where its response arrives: no hop to a pool thread and back per response. The client
+    /// starts its own tasks on it (``APIClient/Configuration/usesTransportExecutor``); use it for
+    /// your calling tasks too, when they mostly wait on calls:
+    ///
+    /// ```swift
+    /// let transport = AsyncHTTPClientTransport.shared
+    /// try await withTaskExecutorPreference(transport.preferredTaskExecutor) {
+    ///     for id in ids { _ = try await client.call("User", parameters: ["id": .int(id)]) }
+    /// }
+    /// ```
+    ///
+    /// Keep heavy work out of such tasks: while it runs, the loop serves no other connection.
+    public var preferredTaskExecutor: (any TaskExecutor)? { owner.executor }
+
     /// Shuts down the owned `HTTPClient`; does nothing for a borrowed one or the shared transport.
     public func shutdown() async throws {
         guard owner.owned, self !== Self.shared else { return }
@@ -217,11 +232,13 @@ private final class CollectingDelegate: HTTPClientResponseDelegate {
 private final class ClientOwner: Sendable {
     let client: HTTPClient
     let owned: Bool
+    let executor: EventLoopGroupTaskExecutor
     private let isShutDown = Mutex(false)
 
     init(client: HTTPClient, owned: Bool) {
         self.client = client
         self.owned = owned
+        self.executor = EventLoopGroupTaskExecutor(group: client.eventLoopGroup)
     }
 
     func shutdown() async throws {
@@ -269,6 +286,27 @@ private struct ByteBufferChunks: AsyncSequence, Sendable {
         }
 
         func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: chunks.makeAsyncIterator()) }
+    }
+}
+
+/// A task executor on an event loop group: a job enqueued on one of the group's loops (a task
+/// resumed by the response that just arrived there) stays on that loop; any other goes to the
+/// group's next loop. A task that prefers it therefore runs on the thread doing its I/O and
+/// follows its connection, instead of hopping to a pool thread and back for every response.
+final class EventLoopGroupTaskExecutor: TaskExecutor {
+    private let group: any EventLoopGroup
+    /// The group's loops, to tell whether the current thread is one of them.
+    private let loops: [any EventLoop]
+
+    init(group: any EventLoopGroup) {
+        self.group = group
+        self.loops = Array(group.makeIterator())
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let loop = loops.first(where: { $0.inEventLoop }) ?? group.next()
+        loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }
 #endif

@@ -32,12 +32,35 @@ public protocol Transport: Sendable {
     /// does, Callsign leaves the body alone. The default is `false`. A client reads it once,
     /// when it is created.
     var decodesContentEncoding: Bool { get }
+
+    /// Where a task that mostly waits on this transport runs best: the threads that do its I/O,
+    /// so a response resumes the waiting task without waking another thread. `nil` (the
+    /// default) when the transport has no such threads.
+    ///
+    /// ```swift
+    /// try await withTaskExecutorPreference(client.transport.preferredTaskExecutor) {
+    ///     for id in ids { _ = try await client.call("User", parameters: ["id": .int(id)]) }
+    /// }
+    /// ```
+    var preferredTaskExecutor: (any TaskExecutor)? { get }
 }
 
 extension Transport {
     public func shutdown() async throws {}
 
     public var decodesContentEncoding: Bool { false }
+
+    public var preferredTaskExecutor: (any TaskExecutor)? { nil }
+}
+
+/// Starts an unstructured task, on `executor` when there is one. Without one it is a plain
+/// `Task {}`: a task created with an explicit `nil` preference is marked as having one, and then
+/// looks it up under a lock at every executor switch.
+func makeTask<Success: Sendable>(
+    preferring executor: (any TaskExecutor)?, _ operation: @escaping @Sendable () async -> Success
+) -> Task<Success, Never> {
+    if let executor { return Task(executorPreference: executor, operation: operation) }
+    return Task(operation: operation)
 }
 
 /// A transport that can send a request and read its whole, in-memory body in one step, under one
