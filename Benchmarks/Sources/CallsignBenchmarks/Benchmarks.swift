@@ -43,9 +43,11 @@ let itemJSON: JSONValue = [
 struct Sample {
     var seconds: Double
     var cpuMicroseconds: Double
+    var serverCPUMicroseconds: Double
     var requests: Int
     var requestsPerSecond: Double { Double(requests) / seconds }
     var cpuPerRequest: Double { cpuMicroseconds / Double(requests) }
+    var serverCPUPerRequest: Double { serverCPUMicroseconds / Double(requests) }
 }
 
 enum Measure {
@@ -74,21 +76,34 @@ enum Measure {
         return 0
     }
 
-    /// Runs `requests` calls with `concurrency` workers and returns time and CPU.
-    static func run(requests: Int, concurrency: Int, _ call: @escaping @Sendable () async throws -> Void) async throws -> Sample {
+    /// Runs `requests` calls with `concurrency` workers and returns time and CPU (this process's,
+    /// and the server process's when there is one). With `executors`, each worker task prefers
+    /// one of them (round robin) instead of the default global executor.
+    static func run(
+        requests: Int, concurrency: Int, server: ServerProcess? = nil, executors: [any TaskExecutor] = [],
+        _ call: @escaping @Sendable () async throws -> Void
+    ) async throws -> Sample {
         let cpu = cpuMicroseconds()
+        let serverCPU = server?.cpuMicroseconds() ?? 0
         let clock = ContinuousClock()
         let start = clock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<concurrency {
                 let share = requests / concurrency + (worker < requests % concurrency ? 1 : 0)
-                group.addTask { for _ in 0..<share { try await call() } }
+                if executors.isEmpty {
+                    // Not `addTask(executorPreference: nil)`: that marks the task as having a
+                    // preference, and every executor switch in it then takes a lock to look it up.
+                    group.addTask { for _ in 0..<share { try await call() } }
+                } else {
+                    group.addTask(executorPreference: executors[worker % executors.count]) { for _ in 0..<share { try await call() } }
+                }
             }
             try await group.waitForAll()
         }
         let elapsed = clock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return Sample(seconds: seconds, cpuMicroseconds: cpuMicroseconds() - cpu, requests: requests)
+        return Sample(
+            seconds: elapsed.secondsValue, cpuMicroseconds: cpuMicroseconds() - cpu,
+            serverCPUMicroseconds: (server?.cpuMicroseconds() ?? 0) - serverCPU, requests: requests)
     }
 }
 
@@ -110,11 +125,16 @@ struct Benchmarks {
     static func main() async throws {
         let rounds = Int(ProcessInfo.processInfo.environment["CALLSIGN_BENCH_ROUNDS"] ?? "") ?? 5
         let scale = Double(ProcessInfo.processInfo.environment["CALLSIGN_BENCH_SCALE"] ?? "") ?? 1
-        let server = try await TestServer.start()
         let body = itemJSON.jsonData()
-        server.route("/bench/item") { _ in ServerResponse(headers: [("Content-Type", "application/json")], body: .data(body)) }
-        print("Callsign \(APIClient.version) benchmarks — \(ProcessInfo.processInfo.activeProcessorCount) cores, "
-            + "server on \(server.baseURL.absoluteString), body \(body.count) bytes, \(rounds) interleaved rounds")
+        if CommandLine.arguments.dropFirst().first == ServerProcess.serveArgument {
+            Pinning.pinAndRestart(toCPU: Pinning.serverCPU)
+            try await ServerProcess.serve(body: body)
+            return
+        }
+        Pinning.pinAndRestart(toCPU: Pinning.clientCPU)
+        let server = try ServerProcess.launch()
+        print("Callsign \(APIClient.version) benchmarks — \(ProcessInfo.processInfo.processorCount) cores (\(Pinning.description)), "
+            + "server on \(server.baseURL.absoluteString) (pid \(server.pid), a child process), body \(body.count) bytes, \(rounds) interleaved rounds")
 
         var ahcConfiguration = HTTPClient.Configuration()
         ahcConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 32
@@ -126,10 +146,10 @@ struct Benchmarks {
             print("benchmark failed: \(error)")
         }
         try await rawAHC.shutdown()
-        await server.stop()
+        server.stop()
     }
 
-    static func run(server: TestServer, rawAHC: HTTPClient, rounds: Int, scale: Double, body: Data) async throws {
+    static func run(server: ServerProcess, rawAHC: HTTPClient, rounds: Int, scale: Double, body: Data) async throws {
         let session = URLSession(configuration: .ephemeral)
         let itemURL = server.url("/bench/item")
         let decoder = JSONDecoder()
@@ -160,7 +180,16 @@ struct Benchmarks {
         let callsignAHCDecode: Call = { _ = try await callsignAHC.call("Item", as: Item.self) }
         let callsignSessionCall: Call = { _ = try await callsignSession.call("Item") }
 
-        struct Row { let name: String; let reference: String?; let call: Call }
+        // A client whose own tasks stay off the event loops, to show what running them there gives.
+        let offLoops = APIClient(definitions: definitions, configuration: .init { $0.usesTransportExecutor = false }, transport: ahcTransport)
+
+        struct Row {
+            let name: String
+            let reference: String?
+            /// Worker tasks prefer the AHC transport's event loops (`preferredTaskExecutor`).
+            var onLoops = false
+            let call: Call
+        }
         let rows = [
             Row(name: "raw AsyncHTTPClient", reference: nil, call: rawAHCCall),
             Row(name: "raw URLSession", reference: nil, call: rawSession),
@@ -168,64 +197,73 @@ struct Benchmarks {
             Row(name: "Callsign + URLSession transport", reference: "raw URLSession", call: callsignSessionCall),
             Row(name: "raw AsyncHTTPClient + decode", reference: nil, call: rawAHCDecode),
             Row(name: "Callsign + AHC + decode", reference: "raw AsyncHTTPClient + decode", call: callsignAHCDecode),
+            // Beyond parity: the calling tasks on the transport's event loops, against raw AHC
+            // used the straightforward way (tasks on the default executor).
+            Row(name: "raw AHC, tasks on its loops", reference: "raw AsyncHTTPClient", onLoops: true, call: rawAHCCall),
+            Row(name: "Callsign + AHC, tasks on its loops", reference: "raw AsyncHTTPClient", onLoops: true, call: callsignAHCCall),
+            Row(name: "Callsign + AHC + decode, on loops", reference: "raw AsyncHTTPClient + decode", onLoops: true, call: callsignAHCDecode),
+            Row(name: "Callsign start(), its own task", reference: "raw AsyncHTTPClient", call: {
+                _ = try await callsignAHC.start("Item").response
+            }),
         ]
 
         let only = ProcessInfo.processInfo.environment["CALLSIGN_BENCH_ONLY"]
         // Diagnostics: AsyncHTTPClient's delegate API (what Callsign's transport uses), with and
-        // without Callsign's two default headers and with an event-loop preference; Callsign
-        // without those headers; Callsign's AHC transport called directly.
+        // without Callsign's two default headers; Callsign without those headers; Callsign's AHC
+        // transport called directly; `start()` with the client's tasks off the event loops.
         let bare = APIClient(definitions: definitions, configuration: .init { $0.headers = [:]; $0.decompression = .disabled }, transport: ahcTransport)
         let legacyURL = itemURL.absoluteString
-        let delegateCall = { @Sendable (headers: [(String, String)], loop: (any EventLoop)?) async throws in
+        let delegateCall = { @Sendable (headers: [(String, String)]) async throws in
             var building = try HTTPClient.Request(url: legacyURL)
             for (name, value) in headers { building.headers.add(name: name, value: value) }
             let request = building
-            let deadline = NIODeadline.now() + .seconds(30)
-            let response: HTTPClient.Response
-            if let loop {
-                response = try await loop.flatSubmit {
-                    rawAHC.execute(request: request, delegate: ResponseAccumulator(request: request), eventLoop: .delegateAndChannel(on: loop), deadline: deadline).futureResult
-                }.get()
-            } else {
-                response = try await rawAHC.execute(request: request, delegate: ResponseAccumulator(request: request), deadline: deadline).futureResult.get()
-            }
+            let response = try await rawAHC.execute(
+                request: request, delegate: ResponseAccumulator(request: request), deadline: .now() + .seconds(30)
+            ).futureResult.get()
             guard response.status == .ok else { throw URLError(.badServerResponse) }
         }
+        let transportRequest = HTTPRequest(
+            method: .get, scheme: "http", authority: itemURL.host.map { "\($0):\(itemURL.port ?? 80)" }, path: itemURL.path)
         let experimentRows = [
-            Row(name: "raw AHC delegate API", reference: "raw AsyncHTTPClient", call: { try await delegateCall([], nil) }),
+            Row(name: "raw AHC delegate API", reference: "raw AsyncHTTPClient", call: { try await delegateCall([]) }),
             Row(name: "raw AHC delegate API + 2 headers", reference: "raw AsyncHTTPClient", call: {
-                try await delegateCall([("User-Agent", "Callsign/\(APIClient.version)"), ("Accept-Encoding", "gzip, deflate")], nil)
+                try await delegateCall([("User-Agent", "Callsign/\(APIClient.version)"), ("Accept-Encoding", "gzip, deflate")])
             }),
             Row(name: "Callsign, no extra headers", reference: "raw AsyncHTTPClient", call: { _ = try await bare.call("Item") }),
             Row(name: "Callsign's AHC transport alone", reference: "raw AsyncHTTPClient", call: {
-                _ = try await ahcTransport.sendAndCollect(HTTPRequest(method: .get, scheme: "http", authority: itemURL.host.map { "\($0):\(itemURL.port ?? 80)" }, path: itemURL.path), body: nil, limit: 1 << 20, timeout: .seconds(30))
+                _ = try await ahcTransport.sendAndCollect(transportRequest, body: nil, limit: 1 << 20, timeout: .seconds(30))
             }),
-            Row(name: "raw AHC delegate API on loop", reference: "raw AsyncHTTPClient", call: {
-                try await delegateCall([], HTTPClient.defaultEventLoopGroup.next())
+            Row(name: "Callsign start(), off the loops", reference: "raw AsyncHTTPClient", call: {
+                _ = try await offLoops.start("Item").response
             }),
         ]
+        let loopExecutor = ahcTransport.preferredTaskExecutor.map { [$0] } ?? []
         let tableRows = only == "experiment" ? [rows[0], rows[2]] + experimentRows : rows
         for concurrency in [1, 32] where only == nil || only == "requests" || only == "experiment" {
             let requests = Int(Double(concurrency == 1 ? 1500 : 6000) * scale)
             // Warm-up: connections, caches, lazy initialisation.
-            for row in tableRows { _ = try await Measure.run(requests: max(100, requests / 10), concurrency: concurrency, row.call) }
+            func measure(_ row: Row, requests: Int) async throws -> Sample {
+                try await Measure.run(requests: requests, concurrency: concurrency, server: server, executors: row.onLoops ? loopExecutor : [], row.call)
+            }
+            for row in tableRows { _ = try await measure(row, requests: max(100, requests / 10)) }
             var samples: [String: [Sample]] = [:]
             for _ in 0..<rounds {
-                for row in tableRows { samples[row.name, default: []].append(try await Measure.run(requests: requests, concurrency: concurrency, row.call)) }
+                for row in tableRows { samples[row.name, default: []].append(try await measure(row, requests: requests)) }
             }
             print("")
             print("c=\(concurrency), \(requests) requests per round (medians)")
-            print("\(pad("", 34)) \(pad("req/s", 9, right: true)) \(pad("CPU µs/req", 11, right: true)) \(pad("ratio req/s", 12, right: true)) \(pad("Δ CPU µs", 9, right: true))")
+            print("\(pad("", 34)) \(pad("req/s", 9, right: true)) \(pad("CPU µs/req", 11, right: true)) \(pad("ratio req/s", 12, right: true)) \(pad("Δ CPU µs", 9, right: true)) \(pad("server CPU µs/req", 18, right: true))")
             for row in tableRows {
                 let rps = median(samples[row.name, default: []].map(\.requestsPerSecond))
                 let cpu = median(samples[row.name, default: []].map(\.cpuPerRequest))
+                let serverCPU = median(samples[row.name, default: []].map(\.serverCPUPerRequest))
                 var ratio = ""
                 var delta = ""
                 if let reference = row.reference {
                     ratio = format(rps / median(samples[reference, default: []].map(\.requestsPerSecond)), 2) + "×"
                     delta = (cpu - median(samples[reference, default: []].map(\.cpuPerRequest)) >= 0 ? "+" : "") + format(cpu - median(samples[reference, default: []].map(\.cpuPerRequest)), 1)
                 }
-                print("\(pad(row.name, 34)) \(pad(format(rps), 9, right: true)) \(pad(format(cpu, 1), 11, right: true)) \(pad(ratio, 12, right: true)) \(pad(delta, 9, right: true))")
+                print("\(pad(row.name, 34)) \(pad(format(rps), 9, right: true)) \(pad(format(cpu, 1), 11, right: true)) \(pad(ratio, 12, right: true)) \(pad(delta, 9, right: true)) \(pad(format(serverCPU, 1), 18, right: true))")
             }
         }
 
@@ -283,7 +321,7 @@ struct Benchmarks {
         Measure.resetPeak()
         let before = Measure.currentRSS()
         let queuedSample = try await Measure.run(requests: 10_000, concurrency: 10_000) { _ = try await queued.call("Item") }
-        print("10,000 calls queued under .limited(32): \(format(queuedSample.seconds, 2)) s, peak RSS \(format(Measure.peakRSS(), 1)) MiB (+\(format(Measure.peakRSS() - before, 1)) MiB over \(format(before, 1)) MiB), max in flight at the server \(server.maxConcurrentRequests)")
+        print("10,000 calls queued under .limited(32): \(format(queuedSample.seconds, 2)) s, peak RSS \(format(Measure.peakRSS(), 1)) MiB (+\(format(Measure.peakRSS() - before, 1)) MiB over \(format(before, 1)) MiB)")
         }
 
         // A 100 MiB download streamed to a file.
@@ -319,7 +357,8 @@ struct Benchmarks {
             callsignRates.append(Double(size) / 1_048_576 / (ContinuousClock.now - clock).secondsValue)
             callsignPeak = max(callsignPeak, Measure.peakRSS() - start)
         }
-        for round in 0..<(only == nil || only == "download" ? max(2, rounds / 2 * 2) : 0) {
+        // A download takes well under a second here: ten each, for medians that hold still.
+        for round in 0..<(only == nil || only == "download" ? max(10, rounds * 2) : 0) {
             if round.isMultiple(of: 2) {
                 try await measureRaw()
                 try await measureCallsign()
@@ -366,6 +405,12 @@ extension Benchmarks {
         let client = APIClient(definitions: definitions, transport: InstantTransport(head: head, body: body))
         let decoder = JSONDecoder()
         let calls = Int(20_000 * scale)
+        if ProcessInfo.processInfo.environment["CALLSIGN_BENCH_ROW"] == "pipeline call" {
+            // For `perf stat`: plain calls only, nothing else in the process's run.
+            let sample = try await Measure.run(requests: calls, concurrency: 1) { _ = try await client.call("Item") }
+            print("pipeline call: \(format(sample.cpuPerRequest, 2)) CPU µs per call over \(calls) calls")
+            return
+        }
         var plain: [Double] = []
         var decoding: [Double] = []
         var decodeOnly: [Double] = []
@@ -385,10 +430,7 @@ extension Benchmarks {
     }
 
     /// A fresh cache hit against a network round trip, and durable offline enqueues per second.
-    static func persistence(server: TestServer, rawAHC: HTTPClient, scale: Double) async throws {
-        server.route("/bench/cached") { _ in
-            ServerResponse(headers: [("Content-Type", "application/json"), ("Cache-Control", "max-age=3600")], body: .data(itemJSON.jsonData()))
-        }
+    static func persistence(server: ServerProcess, rawAHC: HTTPClient, scale: Double) async throws {
         let cachedURL = server.url("/bench/cached").absoluteString
         let calls = Int(3000 * scale)
         func microsecondsPerCall(_ count: Int, _ call: () async throws -> Void) async throws -> Double {
