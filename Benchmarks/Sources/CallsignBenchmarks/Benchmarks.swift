@@ -231,7 +231,7 @@ struct Benchmarks {
             }),
             Row(name: "Callsign, no extra headers", reference: "raw AsyncHTTPClient", call: { _ = try await bare.call("Item") }),
             Row(name: "Callsign's AHC transport alone", reference: "raw AsyncHTTPClient", call: {
-                _ = try await ahcTransport.sendAndCollect(transportRequest, body: nil, limit: 1 << 20, timeout: .seconds(30))
+                _ = try await ahcTransport.sendAndCollect(transportRequest, body: nil, limit: 1 << 20, timeout: .seconds(30), progress: nil)
             }),
             Row(name: "Callsign start(), off the loops", reference: "raw AsyncHTTPClient", call: {
                 _ = try await offLoops.start("Item").response
@@ -392,7 +392,10 @@ struct InstantTransport: CollectingTransport {
         TransportResponse(head: head, body: ResponseBodyStream(data: self.body))
     }
 
-    func sendAndCollect(_ request: HTTPRequest, body: Data?, limit: Int, timeout: Duration) async throws -> (HTTPResponse, Data) {
+    func sendAndCollect(
+        _ request: HTTPRequest, body: Data?, limit: Int, timeout: Duration,
+        progress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?
+    ) async throws -> (HTTPResponse, Data) {
         (head, self.body)
     }
 }

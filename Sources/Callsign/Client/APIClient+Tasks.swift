@@ -60,6 +60,21 @@ extension APIClient {
     public func start(_ request: Request) -> CallTask {
         let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let sink = ProgressSink(continuation: continuation)
+        if let call = registerUnshared(request) {
+            // Nobody can join it: it runs in this one task, registered so it can be cancelled.
+            let task = makeTask(preferring: taskExecutor) { [self] () -> Result<Response, APIError> in
+                defer { sink.finish() }
+                return await ProgressSink.$current.withValue(sink) {
+                    do throws(APIError) {
+                        return .success(try await runUnshared(request, registered: call))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+            call.adopt { task.cancel() }
+            return CallTask(identifier: request.identifier, progress: stream, task: task)
+        }
         let task = makeTask(preferring: taskExecutor) { [self] () -> Result<Response, APIError> in
             defer { sink.finish() }
             return await ProgressSink.$requestsHandle.withValue(true) {

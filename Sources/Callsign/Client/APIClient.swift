@@ -202,6 +202,29 @@ public final class APIClient: Sendable {
         return try await performShared(request, key: key)
     }
 
+    /// Registers a call that ``start(_:)`` runs in its own task when nobody can join it (no
+    /// de-duplication key, and no identifier a later call could join), so it needs no second task
+    /// to share: registered, `cancel(identifier:)`, `cancel(group:)` and `cancelAll()` reach it.
+    /// `nil` when the call must be shared.
+    func registerUnshared(_ request: Request) -> SharedCall? {
+        guard request.identifier == nil || configuration.identifierConflict == .cancelPrevious,
+            deduplicationKey(for: request) == nil
+        else { return nil }
+        let call = SharedCall(identifier: request.identifier, group: request.group, apiName: request.apiName)
+        // With no key and `cancelPrevious`, admitting never joins: it may cancel a running call
+        // with the same identifier.
+        _ = registry.admit(call, key: nil, conflict: .cancelPrevious)
+        return call
+    }
+
+    /// Runs a call registered by ``registerUnshared(_:)`` and removes it from the registry.
+    func runUnshared(_ request: Request, registered call: SharedCall) async throws(APIError) -> Response {
+        defer { registry.remove(call, key: nil) }
+        // Cancelled before its task ran (cancelAll() right after start()): nothing is sent.
+        guard !Task.isCancelled else { throw Self.cancelledWhileWaiting(request) }
+        return try await runLimited(request)
+    }
+
     /// A call others can join (de-duplication) or cancel by identifier or group: it runs in a
     /// task of its own, registered while it runs.
     @inline(never)
@@ -417,11 +440,24 @@ public final class APIClient: Sendable {
                     destination, head: head, body: body, url: url, resumePoint: resumePoint, transport: transport,
                     decompression: decompression, progress: progress)
                 (responseHead, responseBody, stream) = (head, data, nil)
-            } else if let collecting = collectingTransport, progress == nil, downloadDestination == nil, !streams,
+            } else if let collecting = collectingTransport, downloadDestination == nil, !streams,
                 body == nil || body?.inMemoryData != nil
             {
-                // The common case — a body in memory, nobody watching progress — in one step.
-                var (head, data) = try await collecting.sendAndCollect(head, body: body?.inMemoryData, limit: limit, timeout: timeout)
+                // The common case — bodies in memory — in one step, progress reported as it reads.
+                let received = progress.map { sink in
+                    { @Sendable (received: Int64, expected: Int64?) in
+                        // The first report comes with the head: the upload is complete by then.
+                        if received == 0, let uploadLength {
+                            sink.report(TransferProgress(direction: .upload, completedBytes: uploadLength, totalBytes: uploadLength))
+                        }
+                        sink.report(TransferProgress(direction: .download, completedBytes: received, totalBytes: expected))
+                    }
+                }
+                if let progress, let uploadLength {
+                    progress.report(TransferProgress(direction: .upload, completedBytes: 0, totalBytes: uploadLength))
+                }
+                var (head, data) = try await collecting.sendAndCollect(
+                    head, body: body?.inMemoryData, limit: limit, timeout: timeout, progress: received)
                 if head.headerFields[.contentEncoding] != nil {
                     let decoded: ResponseBodyStream
                     (decoded, head) = try ContentDecoding.decode(
@@ -433,6 +469,8 @@ public final class APIClient: Sendable {
                         throw error
                     }
                 }
+                // Ends at 1 also without a Content-Length, or once a compressed body is decoded.
+                progress?.report(TransferProgress(direction: .download, completedBytes: Int64(data.count), totalBytes: Int64(data.count)))
                 (responseHead, responseBody, stream) = (head, data, nil)
             } else {
             (responseHead, responseBody, stream) = try await Deadline.run(within: timeout) { () async throws -> (HTTPResponse, Data, ResponseBodyStream?) in

@@ -14,8 +14,8 @@ final class SharedCall: Sendable {
     }
 
     private let state = Mutex(State())
-    /// The work, and whether it was cancelled before it started.
-    private let work = Mutex<(task: Task<Void, Never>?, cancelled: Bool)>((nil, false))
+    /// How to cancel the work, and whether it was cancelled before there was any.
+    private let work = Mutex<(cancel: (@Sendable () -> Void)?, cancelled: Bool)>((nil, false))
     let identifier: String?
     let group: String?
     let apiName: String?
@@ -42,20 +42,27 @@ final class SharedCall: Sendable {
             complete(with: result)
             finished()
         }
+        adopt { task.cancel() }
+    }
+
+    /// Makes `cancelWork` what cancels this call: for a call that runs in a task of its own
+    /// making, which nobody joins (so it needs no waiters), but which `cancel(identifier:)`,
+    /// `cancel(group:)` and `cancelAll()` must reach.
+    func adopt(cancelling cancelWork: @escaping @Sendable () -> Void) {
         let cancelledEarly = work.withLock { work -> Bool in
-            work.task = task
+            work.cancel = cancelWork
             return work.cancelled
         }
-        if cancelledEarly { task.cancel() }
+        if cancelledEarly { cancelWork() }
     }
 
     /// Cancels the work for everyone (also if it has not started yet).
     func cancel() {
-        let task = work.withLock { work -> Task<Void, Never>? in
+        let cancelWork = work.withLock { work -> (@Sendable () -> Void)? in
             work.cancelled = true
-            return work.task
+            return work.cancel
         }
-        task?.cancel()
+        cancelWork?()
     }
 
     /// Waits for the result; throws `CancellationError` if the waiting task is cancelled first.

@@ -154,12 +154,15 @@ public final class AsyncHTTPClientTransport: Transport {
 extension AsyncHTTPClientTransport: CollectingTransport {
     /// AsyncHTTPClient's delegate API reads the whole body on the event loop under a deadline
     /// that covers head and body: one resumption of the caller, no extra task or timer.
-    public func sendAndCollect(_ request: HTTPRequest, body: Data?, limit: Int, timeout: Duration) async throws -> (HTTPResponse, Data) {
+    public func sendAndCollect(
+        _ request: HTTPRequest, body: Data?, limit: Int, timeout: Duration,
+        progress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?
+    ) async throws -> (HTTPResponse, Data) {
         let outbound = try HTTPClient.Request(
             url: request.urlString, method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue),
             headers: Self.nioHeaders(request.headerFields),
             body: body.map { .byteBuffer(ByteBuffer(bytes: $0)) })
-        let delegate = CollectingDelegate(limit: limit)
+        let delegate = CollectingDelegate(limit: limit, progress: progress)
         // Clamped: a limit of centuries must not overflow NIO's deadline arithmetic.
         let nanoseconds = min(max(timeout.nanoseconds, 0), 365 * 86_400 * 1_000_000_000)
         let task = owner.client.execute(request: outbound, delegate: delegate, deadline: .now() + .nanoseconds(nanoseconds))
@@ -194,29 +197,39 @@ private final class CollectingDelegate: HTTPClientResponseDelegate {
     typealias Response = (HTTPResponseHead, ByteBuffer)
 
     private let limit: Int
-    private let state = Mutex<(head: HTTPResponseHead?, body: ByteBuffer)>((nil, ByteBuffer()))
+    private let progress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?
+    private let state = Mutex<(head: HTTPResponseHead?, body: ByteBuffer, expected: Int64?)>((nil, ByteBuffer(), nil))
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int, progress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?) {
+        self.limit = limit
+        self.progress = progress
+    }
 
     var headArrived: Bool { state.withLock { $0.head != nil } }
 
     func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        if let length = head.headers.first(name: "Content-Length").flatMap(Int.init), length > limit {
-            state.withLock { $0.head = head }
+        let length = head.headers.first(name: "Content-Length").flatMap(Int64.init)
+        state.withLock {
+            $0.head = head
+            $0.expected = length
+        }
+        if let length, length > limit {
             return task.eventLoop.makeFailedFuture(ResponseBodyStream.tooLarge(limit))
         }
-        state.withLock { $0.head = head }
+        progress?(0, length)
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        let tooLarge = state.withLock { state -> Bool in
-            guard state.body.readableBytes + buffer.readableBytes <= limit else { return true }
+        let received = state.withLock { state -> Int64? in
+            guard state.body.readableBytes + buffer.readableBytes <= limit else { return nil }
             var buffer = buffer
             state.body.writeBuffer(&buffer)
-            return false
+            return Int64(state.body.readableBytes)
         }
-        return tooLarge ? task.eventLoop.makeFailedFuture(ResponseBodyStream.tooLarge(limit)) : task.eventLoop.makeSucceededVoidFuture()
+        guard let received else { return task.eventLoop.makeFailedFuture(ResponseBodyStream.tooLarge(limit)) }
+        if let progress { progress(received, state.withLock { $0.expected }) }
+        return task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {

@@ -74,7 +74,13 @@ public protocol CollectingTransport: Transport {
     /// Sends `request` and returns its head and body. Throws ``Deadline/Expired`` when `timeout`
     /// passes, ``ResponseBodyStream/tooLarge(_:)`` past `limit`, and an ``APIError`` with
     /// `responseStarted` set when the connection breaks after the head arrived.
-    func sendAndCollect(_ request: HTTPRequest, body: Data?, limit: Int, timeout: Duration) async throws -> (HTTPResponse, Data)
+    ///
+    /// `progress`, when given, is told the body bytes received so far and the expected total
+    /// (`Content-Length`), from the head on, on whatever thread the transport reads on.
+    func sendAndCollect(
+        _ request: HTTPRequest, body: Data?, limit: Int, timeout: Duration,
+        progress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?
+    ) async throws -> (HTTPResponse, Data)
 }
 
 /// The head of a response and its body, as a transport delivers them.

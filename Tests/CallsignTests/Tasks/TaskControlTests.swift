@@ -77,6 +77,27 @@ struct TaskControlTests {
         }
     }
 
+    @Test("cancelAll reaches calls started without identifier or group, also one cancelled at once")
+    func cancelAllStartedCalls() async throws {
+        try await withServer { server, client in
+            let gate = Gate(on: server, path: "/held")
+            let held = (0..<2).map { index in client.start(.get("held/\(index)")) }
+            await gate.waitForArrivals(2)
+            #expect(client.runningCalls.count == 2)
+            #expect(client.cancelAll() == 2)
+            for task in held { #expect(await task.result.error?.code == .cancelled) }
+            #expect(client.runningCalls.isEmpty)
+
+            let never = client.start(.get("held/never"))
+            #expect(client.cancelAll() == 1)
+            #expect(await never.result.error?.code == .cancelled)
+            gate.release()
+            let after = try await client.start(.get("held/after")).response
+            #expect(after.status == .ok)
+            #expect(client.runningCalls.isEmpty)
+        }
+    }
+
     @Test("an identifier already running: cancelPrevious (default) or join")
     func identifierConflict() async throws {
         try await withServer { server, client in
@@ -171,6 +192,27 @@ struct TaskControlTests {
             let downloads = updates.filter { $0.direction == .download }
             #expect(downloads.last?.fraction == 1)
             #expect(downloads.allSatisfy { ($0.fraction ?? 0) <= 1 })
+            #expect(zip(downloads, downloads.dropFirst()).allSatisfy { $0.completedBytes <= $1.completedBytes })
+        }
+    }
+
+    @Test("an in-memory upload reports 0 then 1 before the first download update; the download ends at 1")
+    func inMemoryUploadProgress() async throws {
+        try await withServer { server, client in
+            let text = String(repeating: "surf ", count: 4000)
+            let task = client.start(.post("anything/notes", parameters: ["text": .string(text)]))
+            var updates: [TransferProgress] = []
+            for await update in task.progress { updates.append(update) }
+            let response = try await task.response
+            #expect(response.status == .ok)
+            let uploads = updates.enumerated().filter { $0.element.direction == .upload }
+            let firstDownload = updates.firstIndex { $0.direction == .download }
+            #expect(uploads.map(\.element.fraction) == [0, 1])
+            #expect(uploads.last.map { $0.offset < (firstDownload ?? -1) } == true)
+            #expect(uploads.last?.element.totalBytes ?? 0 > 20_000)
+            let downloads = updates.filter { $0.direction == .download }
+            #expect(downloads.last?.fraction == 1)
+            #expect(downloads.last?.completedBytes == Int64(response.body.count))
             #expect(zip(downloads, downloads.dropFirst()).allSatisfy { $0.completedBytes <= $1.completedBytes })
         }
     }
