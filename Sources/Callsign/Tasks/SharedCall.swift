@@ -1,5 +1,15 @@
 import Synchronization
 
+/// Starts an unstructured task, on `executor` when there is one. Without one it is a plain
+/// `Task {}`: a task created with an explicit `nil` preference is marked as having one, and then
+/// looks it up under a lock at every executor switch.
+func makeTask<Success: Sendable>(
+    preferring executor: (any TaskExecutor)?, _ operation: @escaping @Sendable () async -> Success
+) -> Task<Success, Never> {
+    if let executor { return Task(executorPreference: executor, operation: operation) }
+    return Task(operation: operation)
+}
+
 /// One running call that one or more callers await: the caller that started it, callers that
 /// joined by identifier, and callers of an identical de-duplicated request.
 ///

@@ -141,6 +141,8 @@ public final class AsyncHTTPClientTransport: Transport {
     /// ```
     ///
     /// Keep heavy work out of such tasks: while it runs, the loop serves no other connection.
+    /// With a borrowed `HTTPClient` on an event loop group of your own, the executor works while
+    /// that group runs.
     public var preferredTaskExecutor: (any TaskExecutor)? { owner.executor }
 
     /// Shuts down the owned `HTTPClient`; does nothing for a borrowed one or the shared transport.
@@ -221,14 +223,14 @@ private final class CollectingDelegate: HTTPClientResponseDelegate {
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        let received = state.withLock { state -> Int64? in
+        let counts = state.withLock { state -> (received: Int64, expected: Int64?)? in
             guard state.body.readableBytes + buffer.readableBytes <= limit else { return nil }
             var buffer = buffer
             state.body.writeBuffer(&buffer)
-            return Int64(state.body.readableBytes)
+            return (Int64(state.body.readableBytes), state.expected)
         }
-        guard let received else { return task.eventLoop.makeFailedFuture(ResponseBodyStream.tooLarge(limit)) }
-        if let progress { progress(received, state.withLock { $0.expected }) }
+        guard let counts else { return task.eventLoop.makeFailedFuture(ResponseBodyStream.tooLarge(limit)) }
+        progress?(counts.received, counts.expected)
         return task.eventLoop.makeSucceededVoidFuture()
     }
 

@@ -53,16 +53,6 @@ extension Transport {
     public var preferredTaskExecutor: (any TaskExecutor)? { nil }
 }
 
-/// Starts an unstructured task, on `executor` when there is one. Without one it is a plain
-/// `Task {}`: a task created with an explicit `nil` preference is marked as having one, and then
-/// looks it up under a lock at every executor switch.
-func makeTask<Success: Sendable>(
-    preferring executor: (any TaskExecutor)?, _ operation: @escaping @Sendable () async -> Success
-) -> Task<Success, Never> {
-    if let executor { return Task(executorPreference: executor, operation: operation) }
-    return Task(operation: operation)
-}
-
 /// A transport that can send a request and read its whole, in-memory body in one step, under one
 /// time limit it enforces itself. The client uses it when nobody watches progress and the body
 /// goes to memory: no task or timer of Callsign's own per attempt.
