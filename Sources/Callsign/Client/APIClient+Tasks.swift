@@ -60,33 +60,21 @@ extension APIClient {
     public func start(_ request: Request) -> CallTask {
         let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let sink = ProgressSink(continuation: continuation)
-        if let call = registerUnshared(request) {
-            // Nobody can join it: it runs in this one task, registered so it can be cancelled.
-            let task = makeTask(preferring: taskExecutor) { [self] () -> Result<Response, APIError> in
-                defer { sink.finish() }
-                return await ProgressSink.$current.withValue(sink) {
-                    do throws(APIError) {
-                        return .success(try await runUnshared(request, registered: call))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-            }
-            call.adopt { task.cancel() }
-            return CallTask(identifier: request.identifier, progress: stream, task: task)
-        }
+        // Nobody can join most calls: they run in this one task, registered so that
+        // `cancel(identifier:)`, `cancel(group:)` and `cancelAll()` reach it. The others are shared.
+        let unshared = registerUnshared(request)
         let task = makeTask(preferring: taskExecutor) { [self] () -> Result<Response, APIError> in
             defer { sink.finish() }
-            return await ProgressSink.$requestsHandle.withValue(true) {
-                await ProgressSink.$current.withValue(sink) {
-                    do throws(APIError) {
-                        return .success(try await perform(request))
-                    } catch {
-                        return .failure(error)
-                    }
+            return await ProgressSink.$current.withValue(sink) {
+                do throws(APIError) {
+                    guard let unshared else { return .success(try await perform(request)) }
+                    return .success(try await runUnshared(request, registered: unshared))
+                } catch {
+                    return .failure(error)
                 }
             }
         }
+        unshared?.adopt { task.cancel() }
         return CallTask(identifier: request.identifier, progress: stream, task: task)
     }
 

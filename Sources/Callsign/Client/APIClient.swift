@@ -77,7 +77,7 @@ public final class APIClient: Sendable {
         self.collectingTransport = transport as? any CollectingTransport
         self.transportDecodes = transport.decodesContentEncoding
         self.taskExecutor = configuration.usesTransportExecutor ? transport.preferredTaskExecutor : nil
-        self.transportReadsCallInfo = !(transport is URLSessionTransport || Self.isAsyncHTTPClientTransport(transport))
+        self.transportReadsCallInfo = !(transport is any IgnoresCallInfo)
         let offlineQueue = configuration.offlineQueue ?? MemoryOfflineQueue()
         self.offlineQueue = offlineQueue
         self.pipeline = Pipeline(configuration: configuration, definitions: definitions, offlineQueue: offlineQueue)
@@ -106,14 +106,6 @@ public final class APIClient: Sendable {
     #if !canImport(AsyncHTTPClient)
     private static let sharedURLSessionTransport = URLSessionTransport()
     #endif
-
-    private static func isAsyncHTTPClientTransport(_ transport: any Transport) -> Bool {
-        #if canImport(AsyncHTTPClient)
-        transport is AsyncHTTPClientTransport
-        #else
-        false
-        #endif
-    }
 
     // MARK: - By name
 
@@ -196,7 +188,7 @@ public final class APIClient: Sendable {
         // A call nobody can join or cancel from outside runs in the caller's own task: no task
         // hop, and nothing allocated while it waits for a concurrency slot. The caller cancels it
         // by cancelling its task.
-        if key == nil, request.identifier == nil, request.group == nil, !ProgressSink.requestsHandle {
+        if key == nil, request.identifier == nil, request.group == nil {
             return try await runLimited(request)
         }
         return try await performShared(request, key: key)
@@ -301,10 +293,8 @@ public final class APIClient: Sendable {
         try RequestFactory.resolveTarget(&request, configuration: configuration)
         let context = MiddlewareContext(configuration: configuration, apiName: request.apiName)
         let chain = makeChain(for: request, context: context)
-        // Without a tracer (the no-op one), no span, no name to format, no context to set.
-        let tracer = observability.activeTracer
-        let span: (any Span)? = tracer is NoOpTracer ? nil : tracer.startSpan(
-            "HTTP \(request.method.rawValue)", context: ServiceContext.current ?? .topLevel, ofKind: .client)
+        // Without a tracer (the no-op one): no span, no name to format, no context to set.
+        let span = observability.startSpan("HTTP \(request.method.rawValue)")
         if let span {
             span.attributes["http.request.method"] = request.method.rawValue
             span.attributes["url.full"] = configuration.redaction.redact(url: request.path)
@@ -391,11 +381,9 @@ public final class APIClient: Sendable {
     func sendToTransport(_ request: Request) async throws(APIError) -> Response {
         var request = request
         var prepared = try RequestFactory.prepare(&request, configuration: configuration, defaults: requestDefaults)
-        let tracer = observability.activeTracer
-        let span: (any Span)? = tracer is NoOpTracer ? nil : tracer.startSpan(
-            "HTTP \(request.method.rawValue) attempt", context: ServiceContext.current ?? .topLevel, ofKind: .client)
+        let span = observability.startSpan("HTTP \(request.method.rawValue) attempt")
         defer { span?.end() }
-        if let span { tracer.inject(span.context, into: &prepared.head.headerFields, using: HTTPFieldsInjector()) }
+        if let span { observability.activeTracer.inject(span.context, into: &prepared.head.headerFields, using: HTTPFieldsInjector()) }
         logAttempt(request, body: prepared.body)
         if let preProcess = configuration.preProcess {
             do {

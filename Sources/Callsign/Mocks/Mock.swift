@@ -97,6 +97,10 @@ public struct MockRequest: Sendable {
     public var tag: String?
 }
 
+/// A transport that never reads ``CallInfo/current`` (Callsign's network transports): calls
+/// through it skip setting that task-local.
+protocol IgnoresCallInfo {}
+
 /// Facts about the call running in the current task, for transports that want them (mocks).
 struct CallInfo: Sendable {
     @TaskLocal static var current: CallInfo?

@@ -14,6 +14,14 @@ struct Observability: Sendable {
     private var factory: any MetricsFactory { metricsFactory ?? MetricsSystem.factory }
     var activeTracer: any Tracer { tracer ?? InstrumentationSystem.tracer }
 
+    /// A client span under the current context, or `nil` with the no-op tracer: then no name is
+    /// formatted and there is nothing to record or propagate.
+    func startSpan(_ name: @autoclosure () -> String) -> (any Span)? {
+        let tracer = activeTracer
+        guard !(tracer is NoOpTracer) else { return nil }
+        return tracer.startSpan(name(), context: ServiceContext.current ?? .topLevel, ofKind: .client)
+    }
+
     /// Labels stay low-cardinality: the API name (never a URL with ids), the method, the status class.
     private func dimensions(_ request: Request) -> [(String, String)] {
         [("api", request.apiName ?? "-"), ("method", request.method.rawValue)]

@@ -35,8 +35,6 @@ public struct TransferProgress: Sendable, Hashable {
 /// Where the transport stage reports progress for the call running in the current task.
 final class ProgressSink: Sendable {
     @TaskLocal static var current: ProgressSink?
-    /// Set by ``APIClient/start(_:)``: the call must be registered so `cancelAll()` reaches it.
-    @TaskLocal static var requestsHandle = false
 
     private let continuation: AsyncStream<TransferProgress>.Continuation?
     private let observer: (@Sendable (TransferProgress) -> Void)?

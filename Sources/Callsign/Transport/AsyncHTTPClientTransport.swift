@@ -304,6 +304,8 @@ private struct ByteBufferChunks: AsyncSequence, Sendable {
     }
 }
 
+extension AsyncHTTPClientTransport: IgnoresCallInfo {}
+
 /// A task executor on an event loop group: a job enqueued on one of the group's loops (a task
 /// resumed by the response that just arrived there) stays on that loop; any other goes to the
 /// group's next loop. A task that prefers it therefore runs on the thread doing its I/O and

@@ -183,3 +183,5 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         completionHandler(nil)
     }
 }
+
+extension URLSessionTransport: IgnoresCallInfo {}
