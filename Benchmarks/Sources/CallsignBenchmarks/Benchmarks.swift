@@ -359,7 +359,8 @@ struct Benchmarks {
             callsignPeak = max(callsignPeak, Measure.peakRSS() - start)
         }
         // A download takes well under a second here: ten each, for medians that hold still.
-        for round in 0..<(only == nil || only == "download" ? max(10, rounds * 2) : 0) {
+        let downloads = only == nil || only == "download"
+        for round in 0..<(downloads ? max(10, rounds * 2) : 0) {
             if round.isMultiple(of: 2) {
                 try await measureRaw()
                 try await measureCallsign()
@@ -370,8 +371,10 @@ struct Benchmarks {
         }
         try? FileManager.default.removeItem(at: rawFile)
         try? FileManager.default.removeItem(at: callsignFile)
-        print("\(size / 1_048_576) MiB download to a file: raw AHC \(format(median(rawRates))) MiB/s (peak RSS +\(format(rawPeak, 1)) MiB), "
+        if downloads {
+            print("\(size / 1_048_576) MiB download to a file: raw AHC \(format(median(rawRates))) MiB/s (peak RSS +\(format(rawPeak, 1)) MiB), "
             + "Callsign \(format(median(callsignRates))) MiB/s (peak RSS +\(format(callsignPeak, 1)) MiB), ratio \(format(median(callsignRates) / median(rawRates), 2))×")
+        }
 
         if only == nil || only == "persistence" {
             try await persistence(server: server, rawAHC: rawAHC, scale: scale)

@@ -37,9 +37,14 @@ public struct APIDefinitions: Sendable {
     public static let defaultName = "DEFAULT"
 
     /// The default definition, merged under every named one.
-    public var defaultDefinition: APIDefinition
+    public var defaultDefinition: APIDefinition {
+        didSet { mergeAll() }
+    }
     /// The named definitions as written (not merged).
     public private(set) var definitions: [String: APIDefinition]
+    /// Each named definition merged over the default, kept up to date with both: a call by name
+    /// looks its definition up here instead of merging it again.
+    private var mergedDefinitions: [String: APIDefinition] = [:]
     /// Things the load noticed that are not errors (for example RFAPI keys Callsign does not act
     /// on yet). Also logged by ``APIClient`` at `warning` level.
     public private(set) var warnings: [String] = []
@@ -73,6 +78,7 @@ public struct APIDefinitions: Sendable {
         self.init()
         try Self.check(defaultDefinition, name: Self.defaultName, line: nil)
         self.defaultDefinition = defaultDefinition
+        mergeAll()
         for definition in definitions { try add(definition) }
     }
 
@@ -135,6 +141,7 @@ public struct APIDefinitions: Sendable {
         let parsed = try parser.parse()
         defaultDefinition = parsed.defaultDefinition
         definitions = parsed.definitions
+        mergeAll()
         warnings = parsed.warnings
     }
 
@@ -148,7 +155,7 @@ public struct APIDefinitions: Sendable {
 
     /// The named definition merged over the default, or `nil` if there is none by that name.
     public subscript(name: String) -> APIDefinition? {
-        definitions[name]?.merged(over: defaultDefinition)
+        mergedDefinitions[name]
     }
 
     /// The named definition merged over the default.
@@ -185,6 +192,12 @@ public struct APIDefinitions: Sendable {
         }
         try Self.check(definition, name: name, line: nil)
         definitions[name] = definition
+        mergedDefinitions[name] = definition.merged(over: defaultDefinition)
+    }
+
+    /// Merges every named definition over the default again (the default changed).
+    private mutating func mergeAll() {
+        mergedDefinitions = definitions.mapValues { $0.merged(over: defaultDefinition) }
     }
 
     /// Checks the parts of a definition that can be wrong even when every value has the right type.

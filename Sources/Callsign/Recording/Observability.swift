@@ -17,6 +17,10 @@ struct Observability: Sendable {
     /// A client span under the current context, or `nil` with the no-op tracer: then no name is
     /// formatted and there is nothing to record or propagate.
     func startSpan(_ name: @autoclosure () -> String) -> (any Span)? {
+        // Nothing bootstrapped and no `withTracer` scope, the common case: comparing the
+        // instrument's type is far cheaper than the protocol search behind
+        // `InstrumentationSystem.tracer`, which finds no tracer in a `NoOpInstrument` either.
+        if tracer == nil, InstrumentationSystem.instrument is NoOpInstrument { return nil }
         let tracer = activeTracer
         guard !(tracer is NoOpTracer) else { return nil }
         return tracer.startSpan(name(), context: ServiceContext.current ?? .topLevel, ofKind: .client)

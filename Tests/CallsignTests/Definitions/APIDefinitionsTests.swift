@@ -123,6 +123,24 @@ struct APIDefinitionsTests {
         #expect(request.parameters == ["lang": "de", "v": 2, "q": "x"])
     }
 
+    @Test("a named definition follows later changes to DEFAULT and replacements by add(_:)")
+    func defaultChangedLater() throws {
+        var definitions = try APIDefinitions([APIDefinition(name: "Item", path: "items/1")])
+        #expect(definitions["Item"]?.baseURL == nil)
+        definitions.defaultDefinition.baseURL = URL(string: "https://example.com/v2/")
+        definitions.defaultDefinition.timeout = .seconds(5)
+        let item = try definitions.definition(named: "Item")
+        #expect(item.baseURL?.absoluteString == "https://example.com/v2/")
+        #expect(item.timeout == .seconds(5))
+        #expect(item.path == "items/1")
+        try definitions.add(APIDefinition(name: "Item", path: "items/2", method: .post))
+        #expect(definitions["Item"]?.path == "items/2")
+        #expect(definitions["Item"]?.method == .post)
+        #expect(definitions["Item"]?.baseURL?.absoluteString == "https://example.com/v2/")
+        // The definitions as written stay unmerged.
+        #expect(definitions.definitions["Item"]?.baseURL == nil)
+    }
+
     // MARK: - Bad input
 
     @Test("a JSON syntax error names the line")

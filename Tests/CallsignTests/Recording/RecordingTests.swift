@@ -188,4 +188,19 @@ struct RecordingTests {
             #expect(server.requests.last?.header("traceparent") == nil)
         }
     }
+
+    @Test("tracing: a tracer bound with withTracer around the call is used when none is configured")
+    func taskLocalTracer() async throws {
+        let tracer = TraceparentTracer()
+        try await withServer { server, client in
+            try await withTracer(tracer) {
+                _ = try await client.get("/get").send()
+            }
+            #expect(server.requests.last?.header("traceparent") != nil)
+            // Outside the scope nothing is traced again.
+            _ = try await client.get("/get").send()
+            #expect(server.requests.last?.header("traceparent") == nil)
+        }
+        #expect(tracer.memory.finishedSpans.filter { $0.operationName == "HTTP GET" }.count == 1)
+    }
 }
