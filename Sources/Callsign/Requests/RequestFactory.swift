@@ -34,13 +34,48 @@ enum RequestFactory {
     /// middleware sees the absolute URL (without the query) in ``Request/path``.
     @inline(never)  // keeps the large temporaries out of the caller's async frame
     static func resolveTarget(_ request: inout Request, configuration: APIClient.Configuration) throws(APIError) {
+        // A path without placeholders resolves the same way against the same base every time:
+        // calls by name repeat a handful of them, so their resolution (and URL parse) is kept.
+        let key = isLiteral(request.path)
+            ? ResolvedKey(path: request.path, base: (request.baseURL ?? configuration.baseURL)?.absoluteString) : nil
+        if let key, let known = resolvedTargets.withLock({ $0[key] }) {
+            request.path = known.target.resolvedText ?? known.target.absolute
+            request.url = known.url
+            request.resolvedTarget = known.target
+            return
+        }
         var target = try annotated(request) { () throws(APIError) in try expandAndResolve(&request, configuration: configuration) }
         let text = target.absolute
         target.resolvedText = text
+        let url = URL(string: text)
         request.path = text
-        request.url = URL(string: text)
+        request.url = url
         request.resolvedTarget = target
+        if let key {
+            resolvedTargets.withLock { cache in
+                if cache.count >= 256 { cache.removeAll(keepingCapacity: true) }  // bounded: paths built per call must not grow it
+                cache[key] = ResolvedTarget(target: target, url: url)
+            }
+        }
     }
+
+    /// Whether a path has no `{placeholder}`: nothing to fill, so its resolution depends on the
+    /// path and the base alone.
+    private static func isLiteral(_ path: String) -> Bool {
+        !path.utf8.contains(where: { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "}") })
+    }
+
+    private struct ResolvedKey: Hashable {
+        let path: String
+        let base: String?
+    }
+
+    private struct ResolvedTarget {
+        let target: Target
+        let url: URL?
+    }
+
+    private static let resolvedTargets = Mutex<[ResolvedKey: ResolvedTarget]>([:])
 
     /// Adds the request and API name to an error that lacks them.
     private static func annotated<T>(_ request: Request, _ body: () throws(APIError) -> T) throws(APIError) -> T {
@@ -57,7 +92,7 @@ enum RequestFactory {
     /// Fills the template (consuming its values from the parameters) and resolves the result.
     private static func expandAndResolve(_ request: inout Request, configuration: APIClient.Configuration) throws(APIError) -> Target {
         // Most paths have no placeholder: nothing to parse or consume.
-        if !request.path.utf8.contains(where: { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "}") }) {
+        if isLiteral(request.path) {
             return try resolve(PathTemplate.encodeLiteral(request.path), base: request.baseURL ?? configuration.baseURL)
         }
         let template: PathTemplate

@@ -73,6 +73,28 @@ struct PathTemplateTests {
         }
     }
 
+    @Test("the same literal path resolves against whichever base each call has, every time")
+    func samePathOtherBases() async throws {
+        try await withServer { server, client in
+            for round in 0..<3 {
+                for base in ["/anything/one/", "/anything/two/"] {
+                    var request = Request.get("items/list")
+                    request.baseURL = server.url(base)
+                    let response = try await client.send(request)
+                    #expect(response.request.url?.path == base + "items/list", "round \(round)")
+                    #expect(server.requests.last?.rawPath == base + "items/list")
+                }
+                // No base of its own: the client's.
+                let plain = try await client.send(.get("items/list"))
+                #expect(plain.request.url?.absoluteString == server.url("/items/list").absoluteString)
+                // A refused path is refused again, not served from what was resolved before.
+                let error = await apiError { _ = try await client.send(.get("a/../../admin")) }
+                #expect(error?.code == .invalidRequest)
+            }
+            #expect(server.requests.count == 9)
+        }
+    }
+
     @Test("a path with a scheme is used as it is; a base with a path must end in /")
     func absoluteAndBaseRules() async throws {
         try await withServer { server, client in
