@@ -78,8 +78,7 @@ public struct APIDefinitions: Sendable {
         self.init()
         try Self.check(defaultDefinition, name: Self.defaultName, line: nil)
         self.defaultDefinition = defaultDefinition
-        mergeAll()
-        for definition in definitions { try add(definition) }
+        for definition in definitions { try add(definition) }  // add(_:) merges each
     }
 
     /// Loads definitions from a `.json`, `.plist`, `.yaml` or `.yml` file.

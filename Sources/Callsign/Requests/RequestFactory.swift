@@ -38,25 +38,19 @@ enum RequestFactory {
         // calls by name repeat a handful of them, so their resolution (and URL parse) is kept.
         let key = isLiteral(request.path)
             ? ResolvedKey(path: request.path, base: (request.baseURL ?? configuration.baseURL)?.absoluteString) : nil
-        if let key, let known = resolvedTargets.withLock({ $0[key] }) {
-            request.path = known.target.resolvedText ?? known.target.absolute
-            request.url = known.url
-            request.resolvedTarget = known.target
-            return
+        let resolved: ResolvedTarget
+        if let key, let known = resolvedTargets[key] {
+            resolved = known
+        } else {
+            var target = try annotated(request) { () throws(APIError) in try expandAndResolve(&request, configuration: configuration) }
+            let text = target.absolute
+            target.resolvedText = text
+            resolved = ResolvedTarget(text: text, target: target, url: URL(string: text))
+            if let key { resolvedTargets[key] = resolved }
         }
-        var target = try annotated(request) { () throws(APIError) in try expandAndResolve(&request, configuration: configuration) }
-        let text = target.absolute
-        target.resolvedText = text
-        let url = URL(string: text)
-        request.path = text
-        request.url = url
-        request.resolvedTarget = target
-        if let key {
-            resolvedTargets.withLock { cache in
-                if cache.count >= 256 { cache.removeAll(keepingCapacity: true) }  // bounded: paths built per call must not grow it
-                cache[key] = ResolvedTarget(target: target, url: url)
-            }
-        }
+        request.path = resolved.text
+        request.url = resolved.url
+        request.resolvedTarget = resolved.target
     }
 
     /// Whether a path has no `{placeholder}`: nothing to fill, so its resolution depends on the
@@ -70,12 +64,14 @@ enum RequestFactory {
         let base: String?
     }
 
-    private struct ResolvedTarget {
+    private struct ResolvedTarget: Sendable {
+        let text: String
         let target: Target
         let url: URL?
     }
 
-    private static let resolvedTargets = Mutex<[ResolvedKey: ResolvedTarget]>([:])
+    /// Paths built per call (ids in literal paths) must not grow it without bound.
+    private static let resolvedTargets = BoundedCache<ResolvedKey, ResolvedTarget>()
 
     /// Adds the request and API name to an error that lacks them.
     private static func annotated<T>(_ request: Request, _ body: () throws(APIError) -> T) throws(APIError) -> T {
@@ -290,21 +286,19 @@ enum RequestFactory {
     /// have a handful of bases, and parsing one costs more than the rest of building a request.
     private static func baseTarget(_ base: URL) throws(APIError) -> Target {
         let key = base.absoluteString
-        if let known = baseTargets.withLock({ $0[key] }) { return known }
+        if let known = baseTargets[key] { return known }
         if let problem = BaseURLRule.problem(with: base) { throw APIError(.invalidRequest, problem) }
         guard let components = URLComponents(url: base, resolvingAgainstBaseURL: false) else {
             throw APIError(.invalidRequest, "the base URL \"\(base.absoluteString)\" is not valid")
         }
         var target = try target(from: components, described: base.absoluteString)
         target.path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        baseTargets.withLock { cache in
-            if cache.count >= 256 { cache.removeAll() }  // bounded: bases built per call must not grow it
-            cache[key] = target
-        }
+        baseTargets[key] = target
         return target
     }
 
-    private static let baseTargets = Mutex<[String: Target]>([:])
+    /// Bases built per call must not grow it without bound.
+    private static let baseTargets = BoundedCache<String, Target>()
 
     private static func target(from components: URLComponents, described: String) throws(APIError) -> Target {
         guard let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
@@ -328,6 +322,25 @@ enum RequestFactory {
             let decoded = String(segment).removingPercentEncoding ?? String(segment)
             if decoded == "." || decoded == ".." {
                 throw APIError(.invalidRequest, "the path \"\(described)\" contains a \"\(decoded)\" segment")
+            }
+        }
+    }
+}
+
+/// A small cache shared across threads that forgets everything once it holds `limit` entries:
+/// for results that a handful of keys repeat, where keys made per call must not grow it.
+final class BoundedCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    private let entries = Mutex<[Key: Value]>([:])
+    private let limit: Int
+
+    init(limit: Int = 256) { self.limit = limit }
+
+    subscript(key: Key) -> Value? {
+        get { entries.withLock { $0[key] } }
+        set {
+            entries.withLock { entries in
+                if entries.count >= limit { entries.removeAll(keepingCapacity: true) }
+                entries[key] = newValue
             }
         }
     }
