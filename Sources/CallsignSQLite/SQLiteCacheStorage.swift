@@ -66,7 +66,7 @@ public final class SQLiteCacheStorage: HTTPCacheStorage {
                 db,
                 sql: "SELECT * FROM cached_response WHERE url = ? AND partition = ? AND method = ? ORDER BY response_time DESC",
                 arguments: [url, partition, method]
-            ).map { row in (entry: try Self.entry(from: row), lastAccess: row["last_access"] as Double) }
+            ).map { row in (entry: try Self.entry(from: row), lastAccess: try row.decode(Double.self, forColumn: "last_access")) }
         }
         let now = Date().timeIntervalSince1970
         if rows.contains(where: { $0.lastAccess < now - Self.accessGranularity }) {
@@ -127,8 +127,9 @@ public final class SQLiteCacheStorage: HTTPCacheStorage {
         let victims = try Row.fetchCursor(db, sql: "SELECT rowid, size FROM cached_response ORDER BY last_access")
         var doomed: [Int64] = []
         while total > target, let row = try victims.next() {
-            doomed.append(row["rowid"])
-            total -= row["size"] as Int
+            doomed.append(try row.decode(forColumn: "rowid"))
+            let (remaining, overflow) = total.subtractingReportingOverflow(try row.decode(Int.self, forColumn: "size"))
+            total = overflow ? 0 : remaining
         }
         for rowid in doomed {
             try db.execute(sql: "DELETE FROM cached_response WHERE rowid = ?", arguments: [rowid])
@@ -139,16 +140,31 @@ public final class SQLiteCacheStorage: HTTPCacheStorage {
         try JSONEncoder().encode(fields.map { [$0.name.rawName, $0.value] })
     }
 
+    /// A row is outside data (the file may be old, damaged or edited): every column is decoded
+    /// with a throwing read, never GRDB's trapping subscript, and a bad row is an error.
     private static func entry(from row: Row) throws -> CachedResponse {
-        let pairs = try JSONDecoder().decode([[String]].self, from: row["headers"] as Data)
+        let pairs = try JSONDecoder().decode([[String]].self, from: try row.decode(Data.self, forColumn: "headers"))
         var headers = HTTPFields()
         for pair in pairs where pair.count == 2 {
             if let name = HTTPField.Name(pair[0]) { headers.append(HTTPField(name: name, value: pair[1])) }
         }
         return CachedResponse(
-            url: row["url"], partition: row["partition"], method: row["method"],
-            varyingHeaders: try JSONDecoder().decode([String: String].self, from: row["varying"] as Data), status: row["status"],
-            headers: headers, body: row["body"], requestTime: Date(timeIntervalSince1970: row["request_time"]),
-            responseTime: Date(timeIntervalSince1970: row["response_time"]))
+            url: try row.decode(forColumn: "url"), partition: try row.decode(forColumn: "partition"),
+            method: try row.decode(forColumn: "method"),
+            varyingHeaders: try JSONDecoder().decode([String: String].self, from: try row.decode(Data.self, forColumn: "varying")),
+            status: try row.decode(forColumn: "status"), headers: headers, body: try row.decode(forColumn: "body"),
+            requestTime: Date(timeIntervalSince1970: try finiteTime(row.decode(forColumn: "request_time"))),
+            responseTime: Date(timeIntervalSince1970: try finiteTime(row.decode(forColumn: "response_time"))))
     }
+
+    private static func finiteTime(_ value: Double) throws -> Double {
+        guard value.isFinite else { throw SQLiteRowError(message: "a stored time is not a finite number") }
+        return value
+    }
+}
+
+/// A stored row whose values cannot be what Callsign wrote.
+struct SQLiteRowError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
 }

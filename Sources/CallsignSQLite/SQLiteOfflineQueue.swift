@@ -132,10 +132,15 @@ public final class SQLiteOfflineQueue: OfflineQueueStorage {
     }
 
     private static func request(from row: Row) throws -> QueuedRequest {
-        QueuedRequest(
-            id: row["id"], enqueuedAt: Date(timeIntervalSince1970: row["enqueued_at"]), apiName: row["api_name"],
-            method: row["method"], url: row["url"], headers: try HeaderCoding.decodeHeaders(row["headers"]), body: row["body"],
-            needsAuthorization: row["needs_authorization"], tag: row["tag"], attempts: row["attempts"], lastError: row["last_error"])
+        // Throwing reads: a damaged or edited row is an error, never a trap.
+        let enqueuedAt = try row.decode(Double.self, forColumn: "enqueued_at")
+        return QueuedRequest(
+            id: try row.decode(forColumn: "id"), enqueuedAt: Date(timeIntervalSince1970: enqueuedAt.isFinite ? enqueuedAt : 0),
+            apiName: try row.decode(forColumn: "api_name"), method: try row.decode(forColumn: "method"),
+            url: try row.decode(forColumn: "url"), headers: try HeaderCoding.decodeHeaders(row.decode(forColumn: "headers")),
+            body: try row.decode(forColumn: "body"), needsAuthorization: try row.decode(forColumn: "needs_authorization"),
+            tag: try row.decode(forColumn: "tag"), attempts: try row.decode(forColumn: "attempts"),
+            lastError: try row.decode(forColumn: "last_error"))
     }
 }
 

@@ -46,7 +46,7 @@ enum CacheRoutes {
             return with(body(["version": .string(version)]), [("ETag", tag), ("Cache-Control", control)])
         case "last-modified":
             let stamp = HTTPDate.format(lastModified)
-            if let since = request.header("If-Modified-Since").flatMap(HTTPDate.parse), since >= lastModified {
+            if let since = request.header("If-Modified-Since").flatMap({ HTTPDate.parse($0) }), since >= lastModified {
                 return ServerResponse(status: 304, headers: [("Last-Modified", stamp), ("Date", now)])
             }
             return with(body(), [("Last-Modified", stamp), ("Cache-Control", "no-cache")])

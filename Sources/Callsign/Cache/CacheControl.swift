@@ -4,9 +4,16 @@ import Foundation
 struct CacheControl: Sendable {
     private var directives: [String: String?] = [:]
 
-    init(_ value: String?) {
-        guard let value else { return }
-        for item in Self.split(value) {
+    /// Longer values are read only this far: no real directive list comes close, and a hostile
+    /// megabyte must not cost a megabyte of work per cache lookup.
+    static let maximumLength = 4096
+    /// At most this many directives are kept.
+    static let maximumDirectives = 64
+
+    init(_ field: String?) {
+        guard let field else { return }
+        let value = field.utf8.count > Self.maximumLength ? String(decoding: field.utf8.prefix(Self.maximumLength), as: UTF8.self) : field
+        for item in Self.split(value).prefix(Self.maximumDirectives) {
             let parts = item.split(separator: "=", maxSplits: 1)
             guard let rawName = parts.first else { continue }
             let name = rawName.trimmingCharacters(in: .whitespaces).lowercased()
@@ -46,14 +53,13 @@ struct CacheControl: Sendable {
     /// except that callers treat a malformed `max-age` as stale, see ``maxAgeIsInvalid``).
     func seconds(_ name: String) -> Int? {
         guard let entry = directives[name], let text = entry else { return nil }
-        guard !text.isEmpty, text.allSatisfy(\.isASCII), text.allSatisfy(\.isNumber) else { return nil }
-        return Int(text) ?? Int.max  // RFC 9111 §1.2.2: too large means "a very long time"
+        return DeltaSeconds.parse(text)  // saturates at 2^31 (RFC 9111 §1.2.2)
     }
 
     /// `max-stale` may come without a value, meaning any staleness.
     var maxStale: Int? {
         guard let entry = directives["max-stale"] else { return nil }
-        return entry == nil ? Int.max : seconds("max-stale")
+        return entry == nil ? DeltaSeconds.maximum : seconds("max-stale")
     }
 
     /// Whether the directive is present with a value that is not delta-seconds.

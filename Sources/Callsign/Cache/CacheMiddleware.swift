@@ -128,8 +128,8 @@ struct CacheMiddleware: Middleware {
         guard !control.has("no-store") else { return nil }
         let varyNames = Self.varyNames(response.headers)
         guard !varyNames.contains("*") else { return nil }
-        if key.method == "GET", response.headers[.contentEncoding] == nil, let length = response.headers[.contentLength].flatMap(Int.init),
-            length != response.body.count
+        if key.method == "GET", response.headers[.contentEncoding] == nil, let length = response.headers[.contentLength].flatMap({ ContentLength.digits($0) }),
+            length != Int64(response.body.count)
         {
             return nil  // truncated (or padded): never store a body we did not get whole
         }
@@ -183,6 +183,8 @@ struct CacheMiddleware: Middleware {
             return nil
         }
         return candidates.first { entry in
+            // A row from storage is outside data: a status HTTPTypes cannot hold is no entry.
+            guard (100...999).contains(entry.status) else { return false }
             let names = Self.varyNames(entry.headers)
             return !names.contains("*") && Self.varyingValues(names, in: requestHeaders, redaction: .default) == entry.varyingHeaders
         }
@@ -190,7 +192,7 @@ struct CacheMiddleware: Middleware {
 
     private func serve(_ entry: CachedResponse, age: TimeInterval, for request: Request, source: ResponseSource) -> Response {
         var headers = entry.headers
-        headers[.age] = String(Int(max(0, age)))
+        headers[.age] = String(min(Int(saturating: max(0, age)), DeltaSeconds.maximum))
         var response = Response(
             request: request, status: HTTPResponse.Status(code: entry.status), headers: headers,
             body: request.method == .head ? Data() : entry.body)
@@ -255,7 +257,7 @@ struct Freshness {
     init(entry: CachedResponse, now: Date, heuristicLimit: Duration) {
         let headers = entry.headers
         let control = CacheControl(headers[.cacheControl])
-        let date = headers[.date].flatMap(HTTPDate.parse) ?? entry.responseTime
+        let date = headers[.date].flatMap({ HTTPDate.parse($0) }) ?? entry.responseTime
         if let maxAge = control.seconds("max-age") {
             lifetime = TimeInterval(maxAge)
         } else if control.isMalformed("max-age") {
@@ -263,12 +265,13 @@ struct Freshness {
         } else if let expires = headers[.expires] {
             // An invalid Expires (such as "0") means already expired.
             lifetime = HTTPDate.parse(expires).map { max(0, $0.timeIntervalSince(date)) } ?? 0
-        } else if let lastModified = headers[.lastModified].flatMap(HTTPDate.parse) {
+        } else if let lastModified = headers[.lastModified].flatMap({ HTTPDate.parse($0) }) {
             lifetime = min(max(0, date.timeIntervalSince(lastModified)) / 10, heuristicLimit.seconds)
         } else {
             lifetime = 0
         }
-        let ageValue = headers[.age].flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        // An Age that is not delta-seconds ("inf", "-5", "1e9") counts as absent.
+        let ageValue = headers[.age].flatMap(DeltaSeconds.parse).map(TimeInterval.init) ?? 0
         let apparentAge = max(0, entry.responseTime.timeIntervalSince(date))
         let responseDelay = max(0, entry.responseTime.timeIntervalSince(entry.requestTime))
         let initialAge = max(apparentAge, ageValue + responseDelay)
@@ -281,6 +284,6 @@ struct Freshness {
         if let minFresh = request.seconds("min-fresh"), lifetime - age < TimeInterval(minFresh) { return false }
         if lifetime > age { return true }
         guard !storedControl.has("must-revalidate"), let maxStale = request.maxStale else { return false }
-        return maxStale == Int.max || staleness <= TimeInterval(maxStale)
+        return maxStale == DeltaSeconds.maximum || staleness <= TimeInterval(maxStale)
     }
 }

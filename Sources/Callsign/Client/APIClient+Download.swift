@@ -160,10 +160,14 @@ enum FileDownload {
     ) async throws {
         let partial = partialURL(for: destination)
         var offset: Int64 = 0
-        var total = headers[.contentLength].flatMap(Int64.init)
+        var total = try ContentLength.parse(headers)
         if status == 206 {
             guard let resume, let range = ContentRange(headers[.contentRange]) else {
                 throw APIError(.invalidResponse, "the server sent part of the file (206) without a usable Content-Range")
+            }
+            if let length = total, length != range.count {
+                throw APIError(
+                    .invalidResponse, "the server's Content-Length (\(length)) does not match its Content-Range (\(range.count) bytes)")
             }
             guard range.start == resume.offset, validator(headers).map({ $0 == resume.validator }) ?? true else {
                 discard(destination: destination)
@@ -200,6 +204,10 @@ enum FileDownload {
         var written = offset
         progress?.report(TransferProgress(direction: .download, completedBytes: written, totalBytes: total))
         for try await chunk in body {
+            // More than the server declared: stop before the file grows past it.
+            if let total, Int64(chunk.count) > total - written {
+                throw APIError(.invalidResponse, "the download is longer than the \(total) bytes the server declared")
+            }
             try handle.write(contentsOf: chunk)
             written += Int64(chunk.count)
             progress?.report(TransferProgress(direction: .download, completedBytes: written, totalBytes: total))
@@ -218,25 +226,5 @@ enum FileDownload {
         }
         finished = true
         try? FileManager.default.removeItem(at: stateURL(for: destination))
-    }
-}
-
-/// `Content-Range: bytes 100-199/1000` (RFC 9110 §14.4).
-struct ContentRange {
-    let start: Int64
-    let end: Int64
-    let total: Int64?
-
-    init?(_ value: String?) {
-        guard let value, value.lowercased().hasPrefix("bytes ") else { return nil }
-        let spec = value.dropFirst(6).split(separator: "/", maxSplits: 1)
-        guard spec.count == 2 else { return nil }
-        let bounds = spec[0].split(separator: "-", maxSplits: 1)
-        guard bounds.count == 2, let start = Int64(bounds[0].trimmingCharacters(in: .whitespaces)),
-            let end = Int64(bounds[1].trimmingCharacters(in: .whitespaces)), start <= end
-        else { return nil }
-        self.start = start
-        self.end = end
-        self.total = spec[1] == "*" ? nil : Int64(spec[1].trimmingCharacters(in: .whitespaces))
     }
 }

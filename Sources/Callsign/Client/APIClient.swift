@@ -87,7 +87,8 @@ public final class APIClient: Sendable {
         self.requestDefaults = RequestFactory.RequestDefaults(configuration: configuration)
         self.responseSettings = ResponseSettings(
             acceptedStatusCodes: configuration.acceptedStatusCodes, envelope: configuration.envelope,
-            decoder: configuration.decoder, validators: configuration.validators)
+            decoder: configuration.decoder, validators: configuration.validators,
+            maximumJSONDepth: configuration.limits.maximumJSONDepth)
         if let logger = configuration.logger {
             for warning in definitions.warnings { logger.warning("\(warning)") }
         }
@@ -398,6 +399,7 @@ public final class APIClient: Sendable {
         // A download's length has no natural bound: only an explicit timeout limits one attempt.
         let timeout = request.timeout ?? (request.downloadDestination == nil ? configuration.timeout : .seconds(86_400))
         let limit = configuration.maxResponseBodySize
+        let limits = configuration.limits
         let transport = self.transport
         let head = prepared.head
         let progress = ProgressSink.current
@@ -426,7 +428,7 @@ public final class APIClient: Sendable {
                 // A download without an explicit timeout has no per-attempt limit: no race to set up.
                 let (head, data) = try await Self.transferToFile(
                     destination, head: head, body: body, url: url, resumePoint: resumePoint, transport: transport,
-                    decompression: decompression, progress: progress)
+                    decompression: decompression, limits: limits, progress: progress)
                 (responseHead, responseBody, stream) = (head, data, nil)
             } else if let collecting = collectingTransport, downloadDestination == nil, !streams,
                 body == nil || body?.inMemoryData != nil
@@ -446,6 +448,7 @@ public final class APIClient: Sendable {
                 }
                 var (head, data) = try await collecting.sendAndCollect(
                     head, body: body?.inMemoryData, limit: limit, timeout: timeout, progress: received)
+                try limits.check(head)
                 if head.headerFields[.contentEncoding] != nil {
                     let decoded: ResponseBodyStream
                     (decoded, head) = try ContentDecoding.decode(
@@ -469,17 +472,19 @@ public final class APIClient: Sendable {
                 if let destination = downloadDestination {
                     let (head, data) = try await Self.transferToFile(
                         destination, head: head, body: body, url: url, resumePoint: resumePoint, transport: transport,
-                        decompression: decompression, progress: progress)
+                        decompression: decompression, limits: limits, progress: progress)
                     return (head, data, nil)
                 }
                 let sent = try await transport.send(head, body: body)
+                let declaredLength = try limits.check(sent.head)
                 if let progress, let uploadTotal {
                     progress.report(TransferProgress(direction: .upload, completedBytes: uploadTotal, totalBytes: uploadTotal))
                 }
                 let (responseBody, responseHead) = try ContentDecoding.decode(
                     sent.body, head: sent.head, policy: decompression, decodedLimit: decodedLimit)
                 if streams { return (responseHead, Data(), responseBody) }
-                let length = responseHead.headerFields[.contentLength].flatMap(Int.init)
+                // The declared length of the encoded body; a decoded one has no declared length.
+                let length = responseHead.headerFields[.contentLength] == nil ? nil : declaredLength.map { Int(clamping: $0) }
                 if let length, length > limit { throw ResponseBodyStream.tooLarge(limit) }
                 do {
                     guard let progress else { return (responseHead, try await responseBody.collect(upTo: limit), nil) }
@@ -515,7 +520,7 @@ public final class APIClient: Sendable {
     @inline(never)
     private static func transferToFile(
         _ destination: URL, head: HTTPRequest, body: HTTPBody?, url: URL, resumePoint: ResumePoint?, transport: any Transport,
-        decompression: DecompressionPolicy, progress: ProgressSink?
+        decompression: DecompressionPolicy, limits: Limits, progress: ProgressSink?
     ) async throws -> (HTTPResponse, Data) {
         var resume = resumePoint
         while true {
@@ -525,6 +530,7 @@ public final class APIClient: Sendable {
                 head.headerFields[.ifRange] = resume.validator
             }
             let sent = try await transport.send(head, body: body)
+            try limits.check(sent.head)
             let (responseBody, responseHead) = try ContentDecoding.decode(
                 sent.body, head: sent.head, policy: decompression, decodedLimit: decompression.maximumDecodedSize)
             // An error status keeps its (small) body in memory, for the error to show.
@@ -634,13 +640,13 @@ public final class APIClient: Sendable {
                 "callsign.method": .string(response.request.method.rawValue),
                 "callsign.url": .string(configuration.redaction.redact(url: response.request.url?.absoluteString ?? "")),
                 "callsign.status": .stringConvertible(response.status.code),
-                "callsign.duration_ms": .stringConvertible(Int(response.duration.seconds * 1000)),
+                "callsign.duration_ms": .stringConvertible(response.duration.wholeMilliseconds),
             ])
     }
 
     static func describe(_ duration: Duration) -> String {
         let seconds = duration.seconds
-        return seconds >= 1 ? "\(seconds.formatted(.number.precision(.fractionLength(0...2)))) s" : "\(Int(seconds * 1000)) ms"
+        return seconds >= 1 ? "\(seconds.formatted(.number.precision(.fractionLength(0...2)))) s" : "\(duration.wholeMilliseconds) ms"
     }
 }
 

@@ -61,6 +61,7 @@ extension APIClient {
             var metricsFactory: (any MetricsFactory)? = nil
             var tracer: (any Tracer)? = nil
             var maximumLoggedBodySize: Int = 4096
+            var limits: Limits = .default
         }
 
         private var storage: CopyOnWrite<Fields>
@@ -97,6 +98,12 @@ extension APIClient {
         public var maxResponseBodySize: Int {
             get { storage.value.maxResponseBodySize }
             _modify { yield &storage.value.maxResponseBodySize }
+        }
+        /// Bounds on response heads and JSON bodies, so a hostile server gets a clear error.
+        /// Default ``Limits/default``.
+        public var limits: Limits {
+            get { storage.value.limits }
+            _modify { yield &storage.value.limits }
         }
         /// Whether compressed answers are asked for and decoded, with the limits that stop a
         /// decompression bomb. Default ``DecompressionPolicy/default``.

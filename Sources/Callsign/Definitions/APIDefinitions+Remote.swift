@@ -25,6 +25,6 @@ extension APIDefinitions {
             }
             format = byExtension
         }
-        return try APIDefinitions(data: response.body, format: format)
+        return try APIDefinitions(data: response.body, format: format, limits: client.configuration.limits)
     }
 }

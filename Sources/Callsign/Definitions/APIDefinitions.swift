@@ -83,10 +83,13 @@ public struct APIDefinitions: Sendable {
 
     /// Loads definitions from a `.json`, `.plist`, `.yaml` or `.yml` file.
     ///
-    /// - Parameter format: The format; `nil` picks it from the file's extension.
-    /// - Throws: ``APIError`` (``APIError/Code/invalidDefinition``) when the file cannot be read
-    ///   or is malformed.
-    public init(contentsOf url: URL, format: Format? = nil) throws(APIError) {
+    /// - Parameters:
+    ///   - format: The format; `nil` picks it from the file's extension.
+    ///   - limits: How deep and how large the file may expand (``Limits/maximumJSONDepth``,
+    ///     ``Limits/maximumDefinitionNodes``). Default ``Limits/default``.
+    /// - Throws: ``APIError`` (``APIError/Code/invalidDefinition``) when the file cannot be read,
+    ///   is malformed, or is past a limit.
+    public init(contentsOf url: URL, format: Format? = nil, limits: Limits = .default) throws(APIError) {
         guard let format = format ?? Format(pathExtension: url.pathExtension) else {
             throw APIError(
                 .invalidDefinition,
@@ -99,12 +102,14 @@ public struct APIDefinitions: Sendable {
             throw APIError(
                 .invalidDefinition, "the definitions file \"\(url.path)\" cannot be read", underlyingError: error)
         }
-        try self.init(data: data, format: format)
+        try self.init(data: data, format: format, limits: limits)
     }
 
     /// Loads definitions from the bytes of a file in the given format.
-    public init(data: Data, format: Format) throws(APIError) {
-        let document = try DefinitionDocument(data: data, format: format)
+    ///
+    /// - Parameter limits: How deep and how large the file may expand. Default ``Limits/default``.
+    public init(data: Data, format: Format, limits: Limits = .default) throws(APIError) {
+        let document = try DefinitionDocument(data: data, format: format, limits: limits)
         try self.init(document: document)
     }
 

@@ -13,16 +13,21 @@ struct DefinitionDocument {
         self.lines = lines
     }
 
-    init(data: Data, format: APIDefinitions.Format) throws(APIError) {
+    init(data: Data, format: APIDefinitions.Format, limits: Limits = .default) throws(APIError) {
         switch format {
-        case .json: try self.init(json: data)
-        case .plist: try self.init(plist: data)
-        case .yaml: try self.init(yaml: data)
+        case .json: try self.init(json: data, limits: limits)
+        case .plist: try self.init(plist: data, limits: limits)
+        case .yaml: try self.init(yaml: data, limits: limits)
         }
     }
 
-    private init(json data: Data) throws(APIError) {
+    private init(json data: Data, limits: Limits) throws(APIError) {
         let value: JSONValue
+        if JSONDepth.exceeds(data, limit: min(limits.maximumJSONDepth, JSONDepth.foundationLimit)) {
+            throw APIError(
+                .invalidDefinition,
+                "the definitions file nests deeper than \(min(limits.maximumJSONDepth, JSONDepth.foundationLimit)) levels (Limits.maximumJSONDepth)")
+        }
         do {
             value = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
@@ -37,8 +42,13 @@ struct DefinitionDocument {
         self.init(root: root, lines: JSONLineScanner.lines(in: data))
     }
 
-    private init(plist data: Data) throws(APIError) {
+    private init(plist data: Data, limits: Limits) throws(APIError) {
         let object: Any
+        // Foundation's property-list readers recurse once per level: bound the nesting first.
+        if PropertyListDepth.exceeds(data, limit: limits.maximumJSONDepth) {
+            throw APIError(
+                .invalidDefinition, "the definitions file nests deeper than \(limits.maximumJSONDepth) levels (Limits.maximumJSONDepth)")
+        }
         do {
             object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
         } catch {
@@ -61,10 +71,12 @@ struct DefinitionDocument {
         self.init(root: root, lines: [:])
     }
 
-    private init(yaml data: Data) throws(APIError) {
+    private init(yaml data: Data, limits: Limits) throws(APIError) {
         guard let text = String(data: data, encoding: .utf8) else {
             throw APIError(.invalidDefinition, "the definitions file is not UTF-8 text")
         }
+        // libyaml (inside Yams) refuses nesting past 1,000 levels; aliases can nest further once
+        // expanded, which the node budget's depth check below stops.
         let node: Node?
         do {
             node = try Yams.compose(yaml: text)
@@ -86,6 +98,7 @@ struct DefinitionDocument {
         }
         var root: [String: JSONValue] = [:]
         var lines: [String: [String: Int]] = [:]
+        var budget = NodeBudget(remaining: limits.maximumDefinitionNodes, maximumDepth: limits.maximumJSONDepth)
         for (keyNode, valueNode) in mapping {
             guard let name = keyNode.string else { continue }
             var apiLines: [String: Int] = [:]
@@ -96,13 +109,26 @@ struct DefinitionDocument {
                 }
             }
             lines[name] = apiLines
-            root[name] = try Self.value(of: valueNode, api: name)
+            root[name] = try Self.value(of: valueNode, api: name, budget: &budget)
         }
         self.init(root: root, lines: lines)
     }
 
     /// Converts a YAML node, using the tag the resolver gave each scalar.
-    private static func value(of node: Node, api: String) throws(APIError) -> JSONValue {
+    private static func value(of node: Node, api: String, budget: inout NodeBudget) throws(APIError) -> JSONValue {
+        // Every alias is expanded here as a copy: counting each value bounds the expansion, and
+        // the depth bounds this recursion (an alias can hold a deep value inside a deep value).
+        guard budget.take() else {
+            throw APIError(
+                .invalidDefinition,
+                "the definitions file expands to more than \(budget.limit) values (YAML aliases count once per use; Limits.maximumDefinitionNodes)")
+        }
+        guard budget.enter() else {
+            throw APIError(
+                .invalidDefinition,
+                "the definitions file nests deeper than \(budget.maximumDepth) levels (Limits.maximumJSONDepth)")
+        }
+        defer { budget.leave() }
         switch node {
         case .scalar(let scalar):
             switch Tag.Name(rawValue: node.tag.rawValue) {
@@ -115,7 +141,7 @@ struct DefinitionDocument {
             return .string(scalar.string)
         case .sequence(let sequence):
             var result: [JSONValue] = []
-            for element in sequence { result.append(try value(of: element, api: api)) }
+            for element in sequence { result.append(try value(of: element, api: api, budget: &budget)) }
             return .array(result)
         case .mapping(let mapping):
             var result: [String: JSONValue] = [:]
@@ -123,7 +149,7 @@ struct DefinitionDocument {
                 guard let name = key.string else {
                     throw DefinitionParser.error(api, key: nil, line: key.mark?.line, "a key is not a string")
                 }
-                result[name] = try value(of: element, api: api)
+                result[name] = try value(of: element, api: api, budget: &budget)
             }
             return .object(result)
         case .alias:
@@ -178,6 +204,32 @@ struct DefinitionDocument {
         }
         return "\(error)"
     }
+}
+
+/// Counts the values a document expands to and how deep it nests, against
+/// ``Limits/maximumDefinitionNodes`` and ``Limits/maximumJSONDepth``.
+struct NodeBudget {
+    let limit: Int
+    let maximumDepth: Int
+    private var used = 0
+    private var depth = 0
+
+    init(remaining limit: Int, maximumDepth: Int) {
+        self.limit = limit
+        self.maximumDepth = maximumDepth
+    }
+
+    mutating func take() -> Bool {
+        used += 1
+        return used <= limit
+    }
+
+    mutating func enter() -> Bool {
+        depth += 1
+        return depth <= maximumDepth
+    }
+
+    mutating func leave() { depth -= 1 }
 }
 
 /// Finds the lines of API names and their keys in JSON text without a full parser: it tracks

@@ -85,7 +85,7 @@ public final class MockTransport: Transport {
         if delay > .zero { try await Task.sleep(for: delay) }
         switch mock.answer {
         case .data(let data, let status, let headers):
-            return Self.response(status: status, headers: headers, body: data)
+            return try Self.response(status: status, headers: headers, body: data)
         case .file(let path, let status, var headers):
             let fileURL = path.hasPrefix("/") ? URL(fileURLWithPath: path) : (directory ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).appendingPathComponent(path)
             let data: Data
@@ -97,7 +97,7 @@ public final class MockTransport: Transport {
             if !headers.keys.contains(where: { $0.lowercased() == "content-type" }) {
                 headers["Content-Type"] = Self.contentType(forExtension: fileURL.pathExtension)
             }
-            return Self.response(status: status, headers: headers, body: data)
+            return try Self.response(status: status, headers: headers, body: data)
         case .failure(let error):
             throw error
         case .sequence:
@@ -105,13 +105,13 @@ public final class MockTransport: Transport {
         }
     }
 
-    static func response(status: Int, headers: [String: String], body: Data) -> TransportResponse {
+    static func response(status: Int, headers: [String: String], body: Data) throws(APIError) -> TransportResponse {
         var fields = HTTPFields()
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             if let name = HTTPField.Name(name), HTTPField.isValidValue(value) { fields.append(HTTPField(name: name, value: value)) }
         }
         fields[.contentLength] = String(body.count)
-        return TransportResponse(head: HTTPResponse(status: .init(code: status), headerFields: fields), body: ResponseBodyStream(data: body))
+        return TransportResponse(head: HTTPResponse(status: try .checked(status), headerFields: fields), body: ResponseBodyStream(data: body))
     }
 
     static func contentType(forExtension pathExtension: String) -> String {

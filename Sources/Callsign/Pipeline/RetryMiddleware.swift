@@ -74,7 +74,7 @@ struct RetryMiddleware: Middleware {
                 "retrying",
                 metadata: [
                     "callsign.api": .string(request.apiName ?? ""), "callsign.attempt": .stringConvertible(attempt),
-                    "callsign.outcome": .string(outcome), "callsign.wait_ms": .stringConvertible(Int(wait.seconds * 1000)),
+                    "callsign.outcome": .string(outcome), "callsign.wait_ms": .stringConvertible(wait.wholeMilliseconds),
                 ])
             context.attemptObserver?(AttemptReport(attempt: attempt, outcome: outcome, wait: wait))
             try await clock.sleep(for: wait)

@@ -30,24 +30,38 @@ public final class HARReplayTransport: Transport {
     ///
     /// - Throws: ``APIError`` (``APIError/Code/invalidDefinition``) when the file cannot be read or
     ///   is not a HAR 1.2 archive.
-    public init(contentsOf url: URL, redaction: Redaction = .default) throws(APIError) {
+    public convenience init(contentsOf url: URL, redaction: Redaction = .default) throws(APIError) {
         let data: Data
         do {
             data = try Data(contentsOf: url)
         } catch {
             throw APIError(.invalidDefinition, "the HAR file \"\(url.lastPathComponent)\" cannot be read", underlyingError: error)
         }
+        try self.init(data: data, name: url.lastPathComponent, redaction: redaction)
+    }
+
+    /// Reads an archive from its bytes; `name` appears in error messages.
+    ///
+    /// - Throws: ``APIError`` (``APIError/Code/invalidDefinition``) when the bytes are not a HAR
+    ///   1.2 archive.
+    public init(data: Data, name: String = "archive.har", redaction: Redaction = .default) throws(APIError) {
         let file: HARFile
         do {
             file = try JSONDecoder().decode(HARFile.self, from: data)
         } catch {
             throw APIError(
-                .invalidDefinition, "\"\(url.lastPathComponent)\" is not a HAR 1.2 archive: \(Response.describe(error))",
+                .invalidDefinition, "\"\(name)\" is not a HAR 1.2 archive: \(Response.describe(error))",
                 underlyingError: error)
         }
         self.redaction = redaction
         var exchanges: [String: [Exchange]] = [:]
-        for entry in file.log.entries where entry.response.status > 0 {
+        for (index, entry) in file.log.entries.enumerated() where entry.response.status != 0 {
+            // 0 is how a recorder writes "no response"; anything else must be a status HTTP can carry.
+            guard (100...999).contains(entry.response.status) else {
+                throw APIError(
+                    .invalidDefinition,
+                    "\"\(name)\": entry \(index + 1) has status \(entry.response.status), which is not an HTTP status (100–999)")
+            }
             let body: Data
             if entry.response.content.encoding == "base64" {
                 body = Data(base64Encoded: entry.response.content.text ?? "") ?? Data()
@@ -91,7 +105,7 @@ public final class HARReplayTransport: Transport {
         }
         fields[.contentLength] = String(exchange.body.count)
         return TransportResponse(
-            head: HTTPResponse(status: .init(code: exchange.status), headerFields: fields), body: ResponseBodyStream(data: exchange.body))
+            head: HTTPResponse(status: try .checked(exchange.status), headerFields: fields), body: ResponseBodyStream(data: exchange.body))
     }
 
     private static func key(method: String, url: String, redaction: Redaction) -> String {

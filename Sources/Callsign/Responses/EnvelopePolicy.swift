@@ -98,6 +98,8 @@ extension Response {
     func envelopePayload() throws(APIError) -> Data? {
         guard let policy = activeEnvelopePolicy, (200..<300).contains(status.code),
             body.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) == UInt8(ascii: "{"),
+            // Too deep: no envelope; decode() then reports the depth.
+            settings.maximumJSONDepth >= JSONDepth.foundationLimit || !JSONDepth.exceeds(body, limit: settings.maximumJSONDepth),
             let value = try? JSONValue(parsing: body), let contents = policy.read(value)
         else { return nil }
         if let code = contents.code, !policy.successCodes.contains(code) {

@@ -127,6 +127,7 @@ extension Response {
         if T.self == EmptyResponse.self, let empty = EmptyResponse() as? T { return empty }
         if request.acceptsNullResponse && payload.isEmpty { payload = Data("null".utf8) }
         try checkResponseType(payload)
+        try JSONDepth.check(payload, limit: settings.maximumJSONDepth, what: "the body")
         do {
             return try (decoder ?? settings.decoder).decode(T.self, from: payload)
         } catch {

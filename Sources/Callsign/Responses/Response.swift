@@ -136,6 +136,7 @@ struct ResponseSettings: Sendable {
     var envelope: EnvelopePolicy?
     var decoder: JSONDecoder = JSONDecoder()
     var validators: [any ResponseValidator] = []
+    var maximumJSONDepth: Int = Limits.default.maximumJSONDepth
 
     /// The defaults, made once: a response built outside a client shares its decoder.
     static let standard = ResponseSettings()

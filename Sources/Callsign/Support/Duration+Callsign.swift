@@ -11,4 +11,21 @@ extension Duration {
     var seconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
+
+    /// A duration of `seconds`, saturating: NaN and negative values are zero, and anything
+    /// beyond `maximum` is `maximum`. For seconds computed from outside values.
+    static func saturating(seconds: Double, maximum: Duration = .seconds(Int64(DeltaSeconds.maximum))) -> Duration {
+        guard seconds.isFinite || seconds == .infinity else { return .zero }
+        if seconds <= 0 { return .zero }
+        if seconds >= maximum.seconds { return maximum }
+        return .milliseconds(Int64(saturating: (seconds * 1000).rounded()))
+    }
+
+    /// The duration in whole milliseconds, saturating; for log and metric values.
+    var wholeMilliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        if overflow { return seconds < 0 ? .min : .max }
+        return product.addingReportingOverflow(attoseconds / 1_000_000_000_000_000).partialValue
+    }
 }

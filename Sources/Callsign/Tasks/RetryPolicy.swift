@@ -81,7 +81,7 @@ public struct RetryPolicy: Sendable, Hashable {
     func exponentialDelay(afterAttempt attempt: Int) -> Duration {
         let factor = Double(1 << min(max(attempt - 1, 0), 30))
         let delay = baseDelay.seconds * factor
-        return .milliseconds(Int64(min(delay, maximumDelay.seconds) * 1000))
+        return .saturating(seconds: delay, maximum: max(.zero, maximumDelay))
     }
 
     /// The wait after `attempt` failed attempts, with jitter.
@@ -91,19 +91,22 @@ public struct RetryPolicy: Sendable, Hashable {
         case .none: return ceiling
         case .full:
             var generator = SystemRandomNumberGenerator()
-            let milliseconds = max(0, Int64(ceiling.seconds * 1000))
+            let milliseconds = max(0, ceiling.wholeMilliseconds)
             return .milliseconds(Int64.random(in: 0...milliseconds, using: &generator))
         }
     }
 }
 
 /// Reads `Retry-After` (RFC 9110 §10.2.3): delay-seconds or an HTTP date.
+///
+/// Anything else — a negative or fractional number, `inf`, a date outside years 1…9999 — is
+/// not a `Retry-After` at all (`nil`), and the retry policy's own back-off applies. Values
+/// saturate at 2^31 seconds, far beyond any ``RetryPolicy/maximumRetryAfter``.
 enum RetryAfter {
     static func parse(_ value: String, now: Date = Date()) -> Duration? {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
-        if let seconds = Int(trimmed), seconds >= 0 { return .seconds(seconds) }
-        if let date = HTTPDate.parse(trimmed) {
-            return .milliseconds(Int64(max(0, date.timeIntervalSince(now)) * 1000))
+        if let seconds = DeltaSeconds.parse(value) { return .seconds(seconds) }
+        if let date = HTTPDate.parse(value, now: now) {
+            return .saturating(seconds: date.timeIntervalSince(now))
         }
         return nil
     }

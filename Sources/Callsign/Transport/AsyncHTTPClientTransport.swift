@@ -210,7 +210,8 @@ private final class CollectingDelegate: HTTPClientResponseDelegate {
     var headArrived: Bool { state.withLock { $0.head != nil } }
 
     func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        let length = head.headers.first(name: "Content-Length").flatMap(Int64.init)
+        // Conflicting or malformed lengths are refused later, by the client's head check.
+        let length = head.headers.first(name: "Content-Length").flatMap { ContentLength.digits($0) }
         state.withLock {
             $0.head = head
             $0.expected = length

@@ -83,7 +83,7 @@ public final class URLSessionTransport: Transport {
             // URLSession joins repeated fields with ", "; Set-Cookie is the one that cannot be joined.
             fields.append(HTTPField(name: name, value: text))
         }
-        let head = HTTPResponse(status: HTTPResponse.Status(code: response.statusCode, reasonPhrase: ""), headerFields: fields)
+        let head = HTTPResponse(status: try .checked(response.statusCode), headerFields: fields)
         return TransportResponse(head: head, body: ResponseBodyStream(stream))
     }
 

@@ -1,0 +1,68 @@
+import HTTPTypes
+
+/// Bounds on what a peer or a file can make Callsign hold or parse, so that a hostile server
+/// or a malicious definitions file gets a clear ``APIError`` instead of a crash, a hang or
+/// unbounded memory.
+///
+/// The body-size cap (``APIClient/Configuration/maxResponseBodySize``) and the decompression
+/// limits (``DecompressionPolicy``) complete this set.
+///
+/// ```swift
+/// let client = APIClient(configuration: .init {
+///     $0.limits.maximumHeaderFieldCount = 100
+///     $0.limits.maximumJSONDepth = 64
+/// })
+/// let definitions = try APIDefinitions(contentsOf: url, limits: .init { $0.maximumDefinitionNodes = 10_000 })
+/// ```
+public struct Limits: Sendable, Hashable {
+    /// The most bytes of header names and values one response head may carry. Default 64 KiB.
+    ///
+    /// Transports have their own ceiling too (AsyncHTTPClient refuses heads over 80 KiB while
+    /// parsing), so a larger value does not raise theirs.
+    public var maximumResponseHeadSize: Int = 64 * 1024
+    /// The most header fields one response may carry. Default 500.
+    public var maximumHeaderFieldCount: Int = 500
+    /// The deepest nesting of arrays and objects accepted in a JSON body or definitions file.
+    /// Default 512, the limit of Foundation's own JSON parser, which enforces it at no extra
+    /// cost; a lower value is checked by a quick scan before parsing.
+    public var maximumJSONDepth: Int = 512
+    /// The most values (scalars, lists and maps, counting every use of a YAML alias as a copy)
+    /// a definitions file may expand to. Stops "billion laughs" documents, whose aliases expand
+    /// a few hundred bytes into billions of values. Default 1,000,000.
+    public var maximumDefinitionNodes: Int = 1_000_000
+
+    /// The defaults above.
+    public static let `default` = Limits()
+
+    /// Creates limits, adjusted from the defaults by `change`.
+    public init(_ change: (inout Limits) -> Void = { _ in }) {
+        change(&self)
+    }
+
+    /// Checks a response head against these limits and HTTP's own rules: a final status of
+    /// 100…999, a `Content-Length` that is one valid number.
+    ///
+    /// - Returns: the declared `Content-Length`, if any.
+    /// - Throws: ``APIError/Code/invalidResponse``.
+    @discardableResult
+    func check(_ head: HTTPResponse) throws(APIError) -> Int64? {
+        guard (200...999).contains(head.status.code) else {
+            throw APIError(.invalidResponse, "the server answered with status \(head.status.code), which is not a final HTTP status (200–999; Callsign never asks for an upgrade, and interim 1xx answers are not final)")
+        }
+        guard head.headerFields.count <= maximumHeaderFieldCount else {
+            throw APIError(
+                .invalidResponse,
+                "the response has \(head.headerFields.count) header fields; at most \(maximumHeaderFieldCount) are accepted (Limits.maximumHeaderFieldCount)")
+        }
+        var size = 0
+        for field in head.headerFields {
+            size += field.name.rawName.utf8.count + field.value.utf8.count
+            guard size <= maximumResponseHeadSize else {
+                throw APIError(
+                    .invalidResponse,
+                    "the response head is larger than \(maximumResponseHeadSize) bytes (Limits.maximumResponseHeadSize)")
+            }
+        }
+        return try ContentLength.parse(head.headerFields)
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import HTTPTypes
+
+/// `delta-seconds` (RFC 9111 §1.2.2): the number form of `Age`, `max-age`, `s-maxage`,
+/// `stale-while-revalidate`, `stale-if-error` and `Retry-After`.
+///
+/// Only ASCII digits are accepted (no sign, no fraction, no `inf`); a value too large to hold
+/// saturates at 2^31 seconds (about 68 years), as the RFC says.
+enum DeltaSeconds {
+    /// The value every larger one saturates to: 2^31 seconds.
+    static let maximum = 2_147_483_648
+
+    /// The seconds in `text` (optional whitespace around it); `nil` when it is not delta-seconds.
+    static func parse<Text: StringProtocol>(_ text: Text) -> Int? {
+        var value = 0
+        var digits = 0
+        var seenEnd = false
+        for byte in text.utf8 {
+            if byte == 0x20 || byte == 0x09 {
+                if digits > 0 { seenEnd = true }
+                continue
+            }
+            guard !seenEnd, byte >= 0x30, byte <= 0x39 else { return nil }
+            digits += 1
+            // Once saturated, further digits change nothing; the loop still checks each byte.
+            if value < maximum { value = min(maximum, value * 10 + Int(byte - 0x30)) }
+        }
+        return digits > 0 ? value : nil
+    }
+}
+
+/// `Content-Length` (RFC 9110 §8.6), read from every field line that carries it.
+enum ContentLength {
+    /// The declared length; `nil` when the head has none. Throws when the values conflict, are
+    /// not digits, or do not fit in 63 bits — a sign of a confused or hostile peer, and a
+    /// request-smuggling risk behind proxies.
+    static func parse(_ fields: HTTPFields) throws(APIError) -> Int64? {
+        let values = fields[values: .contentLength]
+        guard !values.isEmpty else { return nil }
+        var result: Int64?
+        for value in values {
+            // A list of identical values ("42, 42") is allowed; anything else is an error.
+            for item in value.split(separator: ",", omittingEmptySubsequences: false) {
+                guard let length = digits(item) else {
+                    throw APIError(.invalidResponse, "the response's Content-Length \"\(Self.excerpt(value))\" is not a valid length")
+                }
+                if let result, result != length {
+                    throw APIError(.invalidResponse, "the response has conflicting Content-Length values (\(result) and \(length))")
+                }
+                result = length
+            }
+        }
+        return result
+    }
+
+    /// Optional whitespace around 1*DIGIT, at most `Int64.max`.
+    static func digits<Text: StringProtocol>(_ text: Text) -> Int64? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 19, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            return nil
+        }
+        return Int64(trimmed)  // at most 19 digits: nil past Int64.max, never a trap
+    }
+
+    static func excerpt(_ value: String) -> String {
+        value.count > 40 ? String(value.prefix(40)) + "…" : value
+    }
+}
+
+/// `Content-Range: bytes 100-199/1000` (RFC 9110 §14.4), checked: first ≤ last < complete length.
+struct ContentRange: Equatable {
+    let start: Int64
+    let end: Int64
+    let total: Int64?
+
+    /// The number of bytes the range covers.
+    var count: Int64 { end - start + 1 }
+
+    init?(_ value: String?) {
+        guard let value, value.utf8.count <= 128 else { return nil }
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = trimmed.dropFirst(6).split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        guard spec.count == 2 else { return nil }
+        let bounds = spec[0].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard bounds.count == 2, let start = ContentLength.digits(bounds[0]), let end = ContentLength.digits(bounds[1]),
+            start <= end, end < Int64.max
+        else { return nil }
+        let totalText = spec[1].trimmingCharacters(in: .whitespaces)
+        if totalText == "*" {
+            total = nil
+        } else {
+            guard let total = ContentLength.digits(totalText), end < total else { return nil }
+            self.total = total
+        }
+        self.start = start
+        self.end = end
+    }
+}
+
+extension FixedWidthInteger {
+    /// The integer nearest to `value` toward zero, saturating at the type's bounds; NaN is zero.
+    /// Use this, never `Int(someDouble)`, for any value that may come from outside.
+    init(saturating value: Double) {
+        if value.isNaN {
+            self = 0
+        } else if let exact = Self(exactly: value.rounded(.towardZero)) {
+            self = exact
+        } else {
+            self = value < 0 ? .min : .max
+        }
+    }
+}
+
+extension HTTPResponse.Status {
+    /// A status from outside (a cache row, a HAR file, a socket), checked: HTTPTypes traps on
+    /// codes outside 0...999, so those are an error here instead.
+    static func checked(_ code: Int, reasonPhrase: String = "") throws(APIError) -> HTTPResponse.Status {
+        guard (100...999).contains(code) else {
+            throw APIError(.invalidResponse, "\(code) is not an HTTP status code (100–999)")
+        }
+        return HTTPResponse.Status(code: code, reasonPhrase: reasonPhrase)
+    }
+}

@@ -1,0 +1,136 @@
+@testable import Callsign
+import CallsignSQLite
+import Foundation
+import Testing
+
+/// Definitions files, HAR archives and stored rows are outside data too: a small hostile file
+/// ends in a clear error, fast, with bounded memory.
+@Suite("Hostile files: definitions, archives and stored rows", .timeLimit(.minutes(1)))
+struct HostileFileTests {
+    @Test("a billion-laughs YAML document fails fast with a clear error")
+    func billionLaughs() throws {
+        var yaml = "a0: &a0 [\"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\"]\n"
+        for level in 1...9 {
+            let previous = "*a\(level - 1)"
+            yaml += "a\(level): &a\(level) [\(Array(repeating: previous, count: 10).joined(separator: ", "))]\n"
+        }
+        yaml += "Boom:\n  path: x\n  headers: *a9\n"
+        let error = #expect(throws: APIError.self) { try APIDefinitions(data: Data(yaml.utf8), format: .yaml) }
+        #expect(error?.code == .invalidDefinition)
+        #expect(error?.message.contains("maximumDefinitionNodes") == true)
+    }
+
+    @Test("aliases nested inside aliases cannot build a value deeper than the depth limit")
+    func aliasDepth() throws {
+        var yaml = "a0: &a0 " + String(repeating: "[", count: 400) + String(repeating: "]", count: 400) + "\n"
+        for level in 1...5 {
+            yaml += "a\(level): &a\(level) " + String(repeating: "[", count: 400) + "*a\(level - 1)" + String(repeating: "]", count: 400) + "\n"
+        }
+        let error = #expect(throws: APIError.self) { try APIDefinitions(data: Data(yaml.utf8), format: .yaml) }
+        #expect(error?.message.contains("deeper than") == true)
+    }
+
+    @Test("YAML nested 100,000 deep")
+    func deepYAML() {
+        let yaml = "A:\n  path: " + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + "\n"
+        let error = #expect(throws: APIError.self) { try APIDefinitions(data: Data(yaml.utf8), format: .yaml) }
+        #expect(error?.code == .invalidDefinition)
+    }
+
+    @Test("JSON definitions nested 100,000 deep, and past a lower limit")
+    func deepJSON() {
+        let json = "{\"A\": {\"path\": " + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + "}}"
+        let error = #expect(throws: APIError.self) { try APIDefinitions(data: Data(json.utf8), format: .json) }
+        #expect(error?.code == .invalidDefinition)
+        let shallow = "{\"A\": {\"path\": \"a\", \"headers\": {\"X\": \"1\"}, \"extra\": [[[[[[]]]]]]}}"
+        #expect(throws: APIError.self) {
+            try APIDefinitions(data: Data(shallow.utf8), format: .json, limits: .init { $0.maximumJSONDepth = 4 })
+        }
+    }
+
+    @Test("an XML property list nested 100,000 deep")
+    func deepXMLPropertyList() {
+        let plist = "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>A</key>"
+            + String(repeating: "<array>", count: 100_000) + String(repeating: "</array>", count: 100_000) + "</dict></plist>"
+        let error = #expect(throws: APIError.self) { try APIDefinitions(data: Data(plist.utf8), format: .plist) }
+        #expect(error?.message.contains("deeper than") == true)
+    }
+
+    @Test("a binary property list nested 100,000 deep")
+    func deepBinaryPropertyList() {
+        let error = #expect(throws: APIError.self) {
+            try APIDefinitions(data: Self.nestedBinaryPropertyList(depth: 100_000), format: .plist)
+        }
+        #expect(error?.message.contains("deeper than") == true)
+        // The walk reads a normal list as Foundation does.
+        #expect(!PropertyListDepth.exceeds(Self.nestedBinaryPropertyList(depth: 10), limit: 11))
+        #expect(PropertyListDepth.exceeds(Self.nestedBinaryPropertyList(depth: 10), limit: 9))
+    }
+
+    /// `bplist00` with `depth` arrays, each holding the next: object i = [object i+1].
+    static func nestedBinaryPropertyList(depth: Int) -> Data {
+        var bytes = Array("bplist00".utf8)
+        var offsets: [Int] = []
+        for index in 0..<depth {
+            offsets.append(bytes.count)
+            if index == depth - 1 {
+                bytes.append(0xA0)
+            } else {
+                let next = UInt32(index + 1)
+                bytes += [0xA1, UInt8(next >> 24), UInt8((next >> 16) & 0xFF), UInt8((next >> 8) & 0xFF), UInt8(next & 0xFF)]
+            }
+        }
+        let tableOffset = bytes.count
+        for offset in offsets {
+            bytes += [UInt8(offset >> 24), UInt8((offset >> 16) & 0xFF), UInt8((offset >> 8) & 0xFF), UInt8(offset & 0xFF)]
+        }
+        func be64(_ value: Int) -> [UInt8] { (0..<8).reversed().map { UInt8((value >> ($0 * 8)) & 0xFF) } }
+        bytes += [0, 0, 0, 0, 0, 0, 4, 4] + be64(depth) + be64(0) + be64(tableOffset)
+        return Data(bytes)
+    }
+
+    @Test("a HAR entry whose status HTTPTypes cannot hold is a clear error")
+    func harStatus() {
+        let har = #"{"log":{"version":"1.2","creator":{"name":"x","version":"1"},"entries":[{"startedDateTime":"2026-01-01T00:00:00Z","time":1,"request":{"method":"GET","url":"http://127.0.0.1/x","httpVersion":"HTTP/1.1","headers":[],"queryString":[],"cookies":[],"headersSize":-1,"bodySize":0},"response":{"status":5000,"statusText":"","httpVersion":"HTTP/1.1","headers":[],"cookies":[],"content":{"size":0,"mimeType":"text/plain"},"redirectURL":"","headersSize":-1,"bodySize":0},"cache":{},"timings":{"blocked":-1,"dns":-1,"connect":-1,"send":0,"wait":1,"receive":0,"ssl":-1}}]}}"#
+        let error = #expect(throws: APIError.self) { try HARReplayTransport(data: Data(har.utf8)) }
+        #expect(error?.message.contains("5000") == true, "\(error?.message ?? "")")
+    }
+
+    @Test("a mock with an impossible status is an error, not a trap")
+    func mockStatus() async {
+        let client = APIClient(transport: MockTransport(realRequests: false) { _ in .data(Data(), status: 1234) })
+        let error = await apiError { _ = try await client.send(.get("http://127.0.0.1/x")) }
+        #expect(error?.message.contains("1234") == true)
+    }
+
+    @Test("damaged cache rows are errors (or misses), never GRDB's trapping reads")
+    func damagedCacheRows() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-rows-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let storage = SQLiteCacheStorage(directory: folder)
+        let entry = CachedResponse(
+            url: "http://127.0.0.1/x", partition: "", method: "GET", varyingHeaders: [:], status: 200, headers: [.cacheControl: "max-age=3600"], body: Data("ok".utf8),
+            requestTime: Date(), responseTime: Date())
+        try await storage.store(entry)
+        #expect(try await storage.entries(url: entry.url, partition: "", method: "GET").count == 1)
+        // Tamper with the file as an attacker or a disk error could: NULL and text where numbers belong.
+        try sqlite(folder.appendingPathComponent("callsign-cache.sqlite"), "UPDATE cached_response SET status = 'two hundred', request_time = 'soon'")
+        await #expect(throws: (any Error).self) { try await storage.entries(url: entry.url, partition: "", method: "GET") }
+        let client = APIClient(configuration: .init { $0.cache = HTTPCache(storage: storage) }, transport: MockTransport(realRequests: false) { _ in .json(["fresh": true]) })
+        try sqlite(folder.appendingPathComponent("callsign-cache.sqlite"), "UPDATE cached_response SET status = 200, request_time = response_time")
+        #expect(try await client.send(.get(entry.url)).source != .network)
+        // A status HTTPTypes cannot hold is never served.
+        try sqlite(folder.appendingPathComponent("callsign-cache.sqlite"), "UPDATE cached_response SET status = 70000")
+        #expect(try await client.send(.get(entry.url)).source == .network)
+    }
+
+    private func sqlite(_ file: URL, _ statement: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()", file.path, statement]
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0)
+    }
+}
