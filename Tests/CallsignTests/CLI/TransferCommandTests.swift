@@ -3,20 +3,6 @@ import CallsignTesting
 import Foundation
 import Testing
 
-/// Runs a command under Python's resource module and returns its peak resident set in bytes.
-private func peakMemory(_ arguments: [String]) async throws -> (result: ProcessRunner.Result, peak: Int) {
-    let script = """
-        import resource, subprocess, sys
-        code = subprocess.run(sys.argv[1:]).returncode
-        sys.stderr.write("peak-kib %d\\n" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-        sys.exit(code)
-        """
-    let result = try await ProcessRunner.run("/usr/bin/env", ["python3", "-c", script] + arguments)
-    let line = result.standardError.split(separator: "\n").last { $0.hasPrefix("peak-kib ") }
-    let kib = line.flatMap { Int($0.dropFirst(9)) } ?? -1
-    return (result, kib * 1024)
-}
-
 /// A definitions file with one API on the test server.
 private func definitionsFile(in folder: URL, server: TestServer, api: String, method: String, path: String) throws -> URL {
     let file = folder.appendingPathComponent("api.yaml")

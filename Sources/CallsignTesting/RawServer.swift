@@ -1,0 +1,211 @@
+public import Foundation
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// A TCP server on 127.0.0.1 that writes exactly the bytes a test scripts: malformed heads,
+/// conflicting lengths, floods, bombs, resets and silences that a well-behaved HTTP server
+/// (such as ``TestServer``) can never produce.
+///
+/// Each connection first reads the request head (up to the blank line), then plays the
+/// script, then closes. The script may differ per connection:
+///
+/// ```swift
+/// try await RawServer.withRunning([
+///     .write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello"),
+/// ]) { server in
+///     await #expect(throws: APIError.self) { try await client.send(.get(server.url("/x").absoluteString)) }
+/// }
+/// ```
+public final class RawServer: Sendable {
+    /// One step of a script.
+    public enum Step: Sendable {
+        /// Writes these bytes at once.
+        case bytes([UInt8])
+        /// Writes `count` copies of `bytes`, in writes of about 64 KiB (a flood without holding it whole).
+        case repeated([UInt8], count: Int)
+        /// Writes the bytes one at a time, `interval` apart (a server that drips).
+        case drip([UInt8], interval: Duration)
+        /// Waits before the next step.
+        case pause(Duration)
+        /// Closes the connection with a TCP reset (RST) instead of a normal close.
+        case reset
+        /// Never answers: keeps the connection open until the client closes it or the server stops.
+        case hang
+
+        /// Writes the UTF-8 bytes of `text` at once.
+        public static func write(_ text: String) -> Step { .bytes(Array(text.utf8)) }
+    }
+
+    /// The script played on the `n`-th connection (0-based).
+    public typealias Script = @Sendable (_ connection: Int) -> [Step]
+
+    /// The port the operating system chose.
+    public let port: Int
+    /// `http://127.0.0.1:port/`.
+    public let baseURL: URL
+
+    private let channel: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+    private let script: Script
+    private let connections = Mutex(0)
+    private let serving = Mutex<Task<Void, Never>?>(nil)
+
+    /// How many connections the server has accepted.
+    public var connectionCount: Int { connections.withLock { $0 } }
+
+    /// Starts a server that plays `script` on every connection.
+    public static func start(_ script: [Step]) async throws -> RawServer {
+        try await start { _ in script }
+    }
+
+    /// Starts a server that plays `script(n)` on the `n`-th connection.
+    public static func start(script: @escaping Script) async throws -> RawServer {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 64)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .bind(host: "127.0.0.1", port: 0) { child in
+                child.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: child)
+                }
+            }
+        guard let port = channel.channel.localAddress?.port else {
+            try? await channel.channel.close()
+            throw TestServerError("the raw server did not report its port")
+        }
+        let server = RawServer(port: port, channel: channel, script: script)
+        server.serve()
+        return server
+    }
+
+    /// Starts a server, runs `body` with it, and stops it whether `body` returns or throws.
+    public static func withRunning<T>(_ script: [Step], _ body: (RawServer) async throws -> T) async throws -> T {
+        try await withRunning(script: { _ in script }, body)
+    }
+
+    /// Starts a server with a per-connection script, runs `body`, and stops it on every path.
+    public static func withRunning<T>(script: @escaping Script, _ body: (RawServer) async throws -> T) async throws -> T {
+        let server = try await start(script: script)
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    private init(port: Int, channel: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>, script: @escaping Script) {
+        self.port = port
+        self.baseURL = URL(string: "http://127.0.0.1:\(port)/") ?? URL(fileURLWithPath: "/")
+        self.channel = channel
+        self.script = script
+    }
+
+    /// `baseURL` with `path` appended.
+    public func url(_ path: String) -> URL {
+        URL(string: "http://127.0.0.1:\(port)\(path.hasPrefix("/") ? path : "/" + path)") ?? baseURL
+    }
+
+    /// Stops accepting connections and ends the open ones.
+    public func stop() async {
+        try? await channel.channel.close()
+        let task = serving.withLock { $0 }
+        task?.cancel()
+        await task?.value
+    }
+
+    private func serve() {
+        let task = Task { [self] in
+            await withDiscardingTaskGroup { group in
+                do {
+                    try await channel.executeThenClose { inbound in
+                        for try await connection in inbound {
+                            let index = connections.withLock { count in
+                                defer { count += 1 }
+                                return count
+                            }
+                            let steps = script(index)
+                            group.addTask { await Self.play(steps, on: connection) }
+                        }
+                    }
+                } catch {
+                    // The listening socket closed: the server is stopping.
+                }
+                group.cancelAll()
+            }
+        }
+        serving.withLock { $0 = task }
+    }
+
+    private static func play(_ steps: [Step], on connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+        let raw = connection.channel
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                var reader = inbound.makeAsyncIterator()
+                try await readHead(&reader)
+                for step in steps {
+                    switch step {
+                    case .bytes(let bytes):
+                        try await outbound.write(ByteBuffer(bytes: bytes))
+                    case .repeated(let bytes, let count):
+                        try await writeRepeated(bytes, count: count, to: outbound)
+                    case .drip(let bytes, let interval):
+                        for byte in bytes {
+                            try await outbound.write(ByteBuffer(bytes: [byte]))
+                            try await Task.sleep(for: interval)
+                        }
+                    case .pause(let duration):
+                        try await Task.sleep(for: duration)
+                    case .reset:
+                        try? await (raw as? any SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
+                        try? await raw.close()
+                        return
+                    case .hang:
+                        // Until the client gives up (its end closes) or the server stops (cancellation).
+                        while try await reader.next() != nil {}
+                        return
+                    }
+                }
+            }
+        } catch {
+            // The client went away or the server is stopping: nothing to report.
+        }
+    }
+
+    /// Reads until the end of a request head (`\r\n\r\n`), or until the client closes.
+    private static func readHead(_ reader: inout NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator) async throws {
+        let end = Array("\r\n\r\n".utf8)
+        var tail: [UInt8] = []  // the last bytes seen, so a blank line split across reads is found
+        while let buffer = try await reader.next() {
+            let window = tail + buffer.readableBytesView
+            if window.count >= 4, (0...(window.count - 4)).contains(where: { window[$0..<($0 + 4)].elementsEqual(end) }) { return }
+            tail = Array(window.suffix(3))
+        }
+    }
+
+    private static func writeRepeated(_ bytes: [UInt8], count: Int, to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws {
+        guard !bytes.isEmpty, count > 0 else { return }
+        let perWrite = max(1, 65_536 / bytes.count)
+        var chunk = ByteBuffer()
+        for _ in 0..<min(perWrite, count) { chunk.writeBytes(bytes) }
+        var remaining = count
+        while remaining >= perWrite {
+            try await outbound.write(chunk)
+            remaining -= perWrite
+        }
+        if remaining > 0 {
+            var last = ByteBuffer()
+            for _ in 0..<remaining { last.writeBytes(bytes) }
+            try await outbound.write(last)
+        }
+    }
+}
+
+extension RawServer {
+    /// `data` gzip-compressed, for scripted `Content-Encoding: gzip` bodies (and bombs:
+    /// `RawServer.gzip(Data(count: 64 << 20))` is about 64 KiB on the wire).
+    public static func gzip(_ data: Data) -> Data? {
+        Compression.compress(data, format: .gzip)
+    }
+}
