@@ -8,20 +8,57 @@ import Glibc
 import Darwin
 #endif
 
-/// Writing to the terminal.
+/// Writing to the terminal, a file or a pipe.
+///
+/// Raw `write(2)` calls rather than `FileHandle.write`, which traps when the reader has gone
+/// (`callsign call X | head -1`). A closed stdout ends the program as `cat` or `curl` would:
+/// quietly, by the default action of SIGPIPE (status 141 in a shell), with nothing on stderr.
 enum Terminal {
     static func out(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        write(Data((text + "\n").utf8))
     }
 
     static func write(_ data: Data) {
-        FileHandle.standardOutput.write(data)
+        write(data, to: STDOUT_FILENO)
     }
 
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        write(Data((text + "\n").utf8), to: STDERR_FILENO)
+    }
+
+    private static func write(_ data: Data, to descriptor: Int32) {
+        data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+            guard var next = buffer.baseAddress else { return }
+            var remaining = buffer.count
+            while remaining > 0 {
+                let written = systemWrite(descriptor, next, remaining)
+                if written > 0 {
+                    next += written
+                    remaining -= written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else if written < 0 && errno == EPIPE {
+                    readerClosed()
+                } else {
+                    return  // a full disk or a closed descriptor: nothing better to do than stop writing
+                }
+            }
+        }
+    }
+
+    /// The reader went away: end as a pipeline member conventionally does.
+    private static func readerClosed() -> Never {
+        signal(SIGPIPE, SIG_DFL)
+        raise(SIGPIPE)
+        exit(141)  // only if the signal was blocked
     }
 }
+
+#if canImport(Glibc)
+private let systemWrite = Glibc.write
+#elseif canImport(Darwin)
+private let systemWrite = Darwin.write
+#endif
 
 /// Reads `-p` arguments: `key=value` sends a string, `key:=json` sends a JSON value
 /// (`page:=2`, `tags:=["a","b"]`, `on:=true`), as HTTPie writes them.
