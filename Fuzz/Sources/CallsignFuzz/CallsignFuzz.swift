@@ -1,0 +1,118 @@
+@testable import Callsign
+import Foundation
+import HTTPTypes
+
+/// One fuzz target: gets arbitrary bytes, must neither trap nor hang nor grow without bound.
+/// Errors are fine; they are what bad input should produce.
+struct FuzzTarget: Sendable {
+    let name: String
+    let run: @Sendable (Data) -> Void
+}
+
+let targets: [FuzzTarget] = [
+    // HTTP dates, delta-seconds, Retry-After, Cache-Control and Age, Content-Length/-Range, and
+    // the freshness arithmetic that combines them.
+    FuzzTarget(name: "http-fields") { data in
+        let text = String(decoding: data, as: UTF8.self)
+        _ = HTTPDate.parse(text)
+        _ = HTTPDate.parse(text, now: Date(timeIntervalSince1970: 1e11))
+        if let date = HTTPDate.parse(text) { _ = HTTPDate.format(date) }
+        _ = DeltaSeconds.parse(text)
+        _ = RetryAfter.parse(text)
+        _ = ContentLength.digits(text)
+        _ = ContentRange(text)
+        let control = CacheControl(text)
+        for name in ["max-age", "s-maxage", "stale-if-error", "stale-while-revalidate", "min-fresh"] {
+            _ = control.seconds(name)
+            _ = control.isMalformed(name)
+        }
+        _ = control.maxStale
+        // Lines become the stored response's fields: Cache-Control, Date, Expires, Last-Modified, Age.
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var fields = HTTPFields()
+        let names: [HTTPField.Name] = [.cacheControl, .date, .expires, .lastModified, .age, .contentLength]
+        for (name, value) in zip(names, lines) where HTTPField.isValidValue(value) { fields[name] = value }
+        _ = try? ContentLength.parse(fields)
+        let entry = CachedResponse(
+            url: "http://127.0.0.1/", partition: "", method: "GET", varyingHeaders: [:], status: 200, headers: fields,
+            body: Data(), requestTime: Date(timeIntervalSince1970: 1_000_000), responseTime: Date(timeIntervalSince1970: 1_000_001))
+        let freshness = Freshness(entry: entry, now: Date(timeIntervalSince1970: 2_000_000), heuristicLimit: .seconds(86_400))
+        _ = freshness.satisfies(CacheControl(lines.last), storedControl: CacheControl(fields[.cacheControl]))
+    },
+    // Definitions files: the first byte picks JSON, YAML or a property list.
+    FuzzTarget(name: "definitions") { data in
+        guard let first = data.first else { return }
+        let format: APIDefinitions.Format = [.json, .yaml, .plist][Int(first) % 3]
+        let limits = Limits { $0.maximumDefinitionNodes = 100_000 }
+        _ = try? APIDefinitions(data: data.dropFirst(), format: format, limits: limits)
+    },
+    // Path templates, parsed and expanded with a parameter for every placeholder.
+    FuzzTarget(name: "path-template") { data in
+        let text = String(decoding: data, as: UTF8.self)
+        guard let template = try? PathTemplate(parsing: text) else { return }
+        var parameters: Parameters = [:]
+        for name in template.placeholders { parameters[name] = .string(String(text.prefix(8))) }
+        var query: Parameters = [:]
+        _ = try? template.expand(consuming: &parameters, query: &query)
+    },
+    // The adaptive envelope reader, on a body as a server would send it.
+    FuzzTarget(name: "envelope") { data in
+        guard let value = try? JSONValue(parsing: data) else { return }
+        _ = EnvelopePolicy.standard.read(value)
+        _ = JSONDepth.exceeds(data, limit: 64)
+    },
+    // gzip and deflate bodies, through the streaming inflater with its limits; the first byte
+    // picks the encoding and where the input is split into chunks.
+    FuzzTarget(name: "content-decoding") { data in
+        guard let first = data.first else { return }
+        let encoding = first & 1 == 0 ? "gzip" : "deflate"
+        let inflater = Inflater(encoding: encoding, limit: 8 << 20, maximumRatio: 100)
+        let body = data.dropFirst()
+        let split = body.isEmpty ? 0 : Int(first >> 1) % body.count
+        do {
+            _ = try inflater.inflate(Data(body.prefix(split)))
+            _ = try inflater.inflate(Data(body.dropFirst(split)))
+            try inflater.finish()
+        } catch {}
+    },
+    // HTTP Archive files, as HAR replay reads them.
+    FuzzTarget(name: "har") { data in
+        _ = try? HARReplayTransport(data: data)
+    },
+]
+
+/// The target named by `CALLSIGN_FUZZ_TARGET`, looked up once.
+let selected: FuzzTarget? = {
+    let name = ProcessInfo.processInfo.environment["CALLSIGN_FUZZ_TARGET"] ?? ""
+    guard let target = targets.first(where: { $0.name == name }) else {
+        let names = targets.map(\.name).joined(separator: ", ")
+        FileHandle.standardError.write(Data("set CALLSIGN_FUZZ_TARGET to one of: \(names)\n".utf8))
+        exit(64)
+    }
+    return target
+}()
+
+/// libFuzzer's entry point for each input.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzTestOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
+    let data = bytes.map { Data(bytes: $0, count: count) } ?? Data()
+    selected?.run(data)
+    return 0
+}
+
+/// libFuzzer's driver, linked by `-sanitize=fuzzer`.
+@_silgen_name("LLVMFuzzerRunDriver")
+func runFuzzerDriver(
+    _ argc: UnsafeMutablePointer<Int32>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
+) -> Int32
+
+/// The program's entry point: SwiftPM names an executable's main `<module>_main`, which
+/// replaces libFuzzer's own `main`; it hands over to libFuzzer's driver.
+@_cdecl("CallsignFuzz_main")
+public func callsignFuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    var count = argc
+    var arguments = argv
+    return runFuzzerDriver(&count, &arguments) { bytes, size in fuzzTestOneInput(bytes, size) }
+}
