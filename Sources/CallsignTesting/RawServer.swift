@@ -17,7 +17,7 @@ import Synchronization
 ///     await #expect(throws: APIError.self) { try await client.send(.get(server.url("/x").absoluteString)) }
 /// }
 /// ```
-public final class RawServer: Sendable {
+public final class RawServer: StoppableServer {
     /// One step of a script.
     public enum Step: Sendable {
         /// Writes these bytes at once.
@@ -84,15 +84,7 @@ public final class RawServer: Sendable {
 
     /// Starts a server with a per-connection script, runs `body`, and stops it on every path.
     public static func withRunning<T>(script: @escaping Script, _ body: (RawServer) async throws -> T) async throws -> T {
-        let server = try await start(script: script)
-        do {
-            let result = try await body(server)
-            await server.stop()
-            return result
-        } catch {
-            await server.stop()
-            throw error
-        }
+        try await runThenStop(try await start(script: script), body)
     }
 
     private init(port: Int, channel: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>, script: @escaping Script) {

@@ -77,15 +77,7 @@ public final class TestServer: Sendable {
     public static func withRunning<T>(
         host: String = "127.0.0.1", _ body: (TestServer) async throws -> T
     ) async throws -> T {
-        let server = try await start(host: host)
-        do {
-            let result = try await body(server)
-            await server.stop()
-            return result
-        } catch {
-            await server.stop()
-            throw error
-        }
+        try await runThenStop(try await start(host: host), body)
     }
 
     private init(
@@ -380,4 +372,23 @@ public struct TestServerError: Error, CustomStringConvertible {
     /// What went wrong.
     public let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// A server the testing helpers can stop.
+protocol StoppableServer: Sendable {
+    func stop() async
+}
+
+extension TestServer: StoppableServer {}
+
+/// Runs `body` with a started server and stops the server whether `body` returns or throws.
+func runThenStop<Server: StoppableServer, T>(_ server: Server, _ body: (Server) async throws -> T) async throws -> T {
+    do {
+        let result = try await body(server)
+        await server.stop()
+        return result
+    } catch {
+        await server.stop()
+        throw error
+    }
 }

@@ -59,6 +59,25 @@ func rawResponse(status: String = "200 OK", headers: [String] = [], body: String
     return .write(lines.joined(separator: "\r\n") + "\r\n" + body)
 }
 
+/// A call that gets `/x` and decodes it as `type`.
+func decoding<T: Decodable & SendableMetatype>(_ type: T.Type) -> @Sendable (APIClient) async throws(APIError) -> Response {
+    { client throws(APIError) in
+        let response = try await client.get("/x").send()
+        _ = try response.decode(type)
+        return response
+    }
+}
+
+/// Where HTTP lets a recipient either accept or refuse the input: accepted means the body is
+/// exactly `body`; refused means a transport or response error, never anything else.
+func expectIntactOrRefused(_ outcome: Outcome, body: String = "ok", sourceLocation: SourceLocation = #_sourceLocation) {
+    if let response = outcome.response {
+        #expect(response.body == Data(body.utf8), sourceLocation: sourceLocation)
+    } else {
+        #expect(outcome.error?.code == .transport || outcome.error?.code == .invalidResponse, sourceLocation: sourceLocation)
+    }
+}
+
 /// Every case ends in a clear ``APIError`` or, where the input is legal, the right result —
 /// on both transports, with the process still running.
 @Suite("Hostile servers: malformed bytes end in a clear error, never a crash or a hang", .timeLimit(.minutes(3)))
@@ -69,34 +88,22 @@ struct HostileServerTests {
     func headerWithoutColon(kind: TransportKind) async throws {
         let outcome = try await exchange([rawResponse(headers: ["Content-Length: 2", "NoColonHere"], body: "ok")], kind: kind)
         // Refused by the parser, or the line is dropped and the body arrives intact.
-        if let response = outcome.response {
-            #expect(response.body == Data("ok".utf8))
-        } else {
-            #expect(outcome.error?.code == .transport || outcome.error?.code == .invalidResponse)
-        }
+        expectIntactOrRefused(outcome)
     }
 
     @Test("an obs-fold continuation line", arguments: TransportKind.allCases)
     func obsFold(kind: TransportKind) async throws {
         let outcome = try await exchange([rawResponse(headers: ["X-Folded: first", " second", "Content-Length: 2"], body: "ok")], kind: kind)
-        if let response = outcome.response {
-            #expect(response.body == Data("ok".utf8))
-            // RFC 9112 §5.2: a recipient replaces obs-fold with spaces; the value never holds CR or LF.
-            #expect(response.headers.allSatisfy { !$0.value.contains("\r") && !$0.value.contains("\n") })
-        } else {
-            #expect(outcome.error?.code == .transport || outcome.error?.code == .invalidResponse)
-        }
+        expectIntactOrRefused(outcome)
+        // RFC 9112 §5.2: a recipient replaces obs-fold with spaces; a value never holds CR or LF.
+        #expect(outcome.response?.headers.allSatisfy { !$0.value.contains("\r") && !$0.value.contains("\n") } ?? true)
     }
 
     @Test("a NUL byte inside a header value", arguments: TransportKind.allCases)
     func nulInHeader(kind: TransportKind) async throws {
         let outcome = try await exchange([rawResponse(headers: ["X-Nul: a\u{0}b", "Content-Length: 2"], body: "ok")], kind: kind)
-        if let response = outcome.response {
-            #expect(response.body == Data("ok".utf8))
-            #expect(response.headers.allSatisfy { !$0.value.contains("\u{0}") })
-        } else {
-            #expect(outcome.error?.code == .transport || outcome.error?.code == .invalidResponse)
-        }
+        expectIntactOrRefused(outcome)
+        #expect(outcome.response?.headers.allSatisfy { !$0.value.contains("\u{0}") } ?? true)
     }
 
     @Test("conflicting Content-Length values are refused", arguments: TransportKind.allCases)
@@ -110,11 +117,7 @@ struct HostileServerTests {
     func duplicateContentLength(kind: TransportKind) async throws {
         let outcome = try await exchange([rawResponse(headers: ["Content-Length: 2", "Content-Length: 2"], body: "ok")], kind: kind)
         // RFC 9110 §8.6 lets a recipient accept identical values, or reject the message.
-        if let response = outcome.response {
-            #expect(response.body == Data("ok".utf8))
-        } else {
-            #expect(outcome.error?.code == .transport || outcome.error?.code == .invalidResponse)
-        }
+        expectIntactOrRefused(outcome)
     }
 
     @Test("a Content-Length past Int64 is refused", arguments: TransportKind.allCases)
@@ -205,11 +208,7 @@ struct HostileServerTests {
     func longBody(kind: TransportKind) async throws {
         let outcome = try await exchange([rawResponse(headers: ["Content-Length: 2"], body: "okEXTRA")], kind: kind)
         // The message ends after 2 bytes (RFC 9112 §6.3); the rest is not part of it.
-        if let response = outcome.response {
-            #expect(response.body == Data("ok".utf8))
-        } else {
-            #expect(outcome.error?.code == .transport || outcome.error?.code == .invalidResponse)
-        }
+        expectIntactOrRefused(outcome)
     }
 
     @Test("an HTTP/1.0 body delimited by the close", arguments: TransportKind.allCases)
@@ -328,11 +327,7 @@ struct HostileServerTests {
         let body: [UInt8] = Array("{\"name\": \"".utf8) + [0xFF, 0xFE, 0xC0] + Array("\"}".utf8)
         let outcome = try await exchange(
             [rawResponse(headers: ["Content-Type: application/json", "Content-Length: \(body.count)"]), .bytes(body)], kind: kind,
-            call: { client throws(APIError) in
-                let response = try await client.get("/x").send()
-                _ = try response.decode(Thing.self)
-                return response
-            })
+            call: decoding(Thing.self))
         #expect(outcome.error?.code == .decoding)
     }
 
@@ -341,11 +336,7 @@ struct HostileServerTests {
         let page = "<html><body><h1>502 Bad Gateway</h1></body></html>"
         let outcome = try await exchange(
             [rawResponse(headers: ["Content-Type: text/html", "Content-Length: \(page.utf8.count)"], body: page)], kind: kind,
-            call: { client throws(APIError) in
-                let response = try await client.get("/x").send()
-                _ = try response.decode(Thing.self)
-                return response
-            })
+            call: decoding(Thing.self))
         let error = try #require(outcome.error)
         #expect(error.code == .decoding)
         #expect(error.message.contains("Thing"))
@@ -356,11 +347,7 @@ struct HostileServerTests {
         let body = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         let outcome = try await exchange(
             [rawResponse(headers: ["Content-Type: application/json", "Content-Length: \(body.utf8.count)"], body: body)], kind: kind,
-            call: { client throws(APIError) in
-                let response = try await client.get("/x").send()
-                _ = try response.decode(JSONValue.self)
-                return response
-            })
+            call: decoding(JSONValue.self))
         #expect(outcome.error?.code == .decoding)
     }
 
@@ -368,11 +355,7 @@ struct HostileServerTests {
     func jsonDepthLimit(kind: TransportKind) async throws {
         let body = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
         let script = [rawResponse(headers: ["Content-Type: application/json", "Content-Length: \(body.utf8.count)"], body: body)]
-        let decodeCall: @Sendable (APIClient) async throws(APIError) -> Response = { client throws(APIError) in
-            let response = try await client.get("/x").send()
-            _ = try response.decode(JSONValue.self)
-            return response
-        }
+        let decodeCall = decoding(JSONValue.self)
         let refused = try await exchange(script, kind: kind, configure: { $0.limits.maximumJSONDepth = 64 }, call: decodeCall)
         #expect(refused.error?.code == .decoding)
         #expect(refused.error?.message.contains("deeper than 64") == true)
