@@ -22,6 +22,7 @@ struct CommonParametersMiddleware: Middleware {
                     request.query[key] = value
                 }
             case .parameters:
+                request.commonParameterNames.formUnion(common.keys.filter { request.parameters[$0] == nil })
                 request.parameters.merge(common) { own, _ in own }
             }
         }

@@ -7,8 +7,11 @@ import HTTPTypes
 ///   with code ``APIError/Code/redirect``.
 /// - 303, and 301/302 after POST, become GET without a body or body headers; 307/308 keep the
 ///   method and the body, if the body can be sent again.
-/// - On a hop to another origin (scheme, host or port), `Authorization`, `Proxy-Authorization`,
-///   `Cookie` and every credential Callsign adds are dropped, and stay dropped on later hops.
+/// - On a hop to another origin (scheme, host or port), only an allowlist of headers goes on —
+///   `Accept`, `Accept-Language`, `Accept-Encoding`, `User-Agent`, `traceparent`, `tracestate`,
+///   `Content-Type` when the body is kept, and the names in ``forwardedHeaders`` — and common
+///   parameters leave a re-sent body. Credentials, API keys from definitions, the
+///   configuration's and common headers stay with their origin, also on later hops.
 /// - An https → http hop is refused unless ``allowsHTTPSDowngrade``.
 ///
 /// ```swift
@@ -20,11 +23,34 @@ public struct RedirectPolicy: Sendable, Hashable {
     public var maximumHops: Int
     /// Whether an https → http hop is followed. Default `false`.
     public var allowsHTTPSDowngrade: Bool
+    /// Header names (case-insensitive) you mark as safe to send to another origin, besides the
+    /// built-in allowlist. Default: none.
+    ///
+    /// ```swift
+    /// configuration.redirects.forwardedHeaders = ["X-Request-ID"]
+    /// ```
+    public var forwardedHeaders: Set<String>
+
+    /// The headers that go on to another origin whatever the policy: they describe what the
+    /// client accepts and trace context, never who it is.
+    static let crossOriginAllowlist: Set<String> = [
+        "accept", "accept-language", "accept-encoding", "user-agent", "traceparent", "tracestate", "content-type",
+    ]
 
     /// Creates a policy.
-    public init(maximumHops: Int = 5, allowsHTTPSDowngrade: Bool = false) {
+    public init(maximumHops: Int = 5, allowsHTTPSDowngrade: Bool = false, forwardedHeaders: Set<String> = []) {
         self.maximumHops = max(0, maximumHops)
         self.allowsHTTPSDowngrade = allowsHTTPSDowngrade
+        self.forwardedHeaders = forwardedHeaders
+    }
+
+    /// `headers` without everything that must not reach another origin.
+    func crossOriginHeaders(_ headers: Headers) -> Headers {
+        let forwarded = Set(forwardedHeaders.map { $0.lowercased() })
+        return Headers(headers.fields.filter { field in
+            let name = field.name.lowercased()
+            return Self.crossOriginAllowlist.contains(name) || forwarded.contains(name)
+        })
     }
 
     /// Five hops, no downgrade.
@@ -60,9 +86,6 @@ struct RedirectMiddleware: Middleware {
 
     /// Headers that describe a body, dropped when a redirect turns the request into a GET.
     static let bodyHeaders = ["Content-Type", "Content-Length", "Content-Encoding", "Content-Language", "Content-Location", "Transfer-Encoding", "Digest", "Content-Digest"]
-    /// Headers that carry credentials, dropped on a hop to another origin.
-    static let credentialHeaders = ["Authorization", "Proxy-Authorization", "Cookie"]
-
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         guard policy.maximumHops > 0 else { return try await next(request) }
         var current = request
@@ -105,9 +128,11 @@ struct RedirectMiddleware: Middleware {
             hop.query = [:]
             if hop.method == .get || hop.method == .head || hop.method == .delete { hop.parameters = [:] }
             if Origin(target) != Origin(from) {
+                // From here on the request has left its origin: only the allowlist goes on (the
+                // transport-time merge of the configuration's headers applies it too).
                 hop.credentialsStripped = true
-                for name in Self.credentialHeaders { hop.headers.remove(name) }
-                for name in context.configuration.authentication?.headers.fields.map(\.name) ?? [] { hop.headers.remove(name) }
+                hop.headers = policy.crossOriginHeaders(hop.headers)
+                for name in hop.commonParameterNames { hop.parameters[name] = nil }
             }
             let key = Self.key(hop)
             guard visited.insert(key).inserted else {

@@ -45,6 +45,7 @@ public struct Request: Sendable {
         var commonParameterPlacement: CommonParameterPlacement? = nil
         var url: URL? = nil
         var credentialsStripped: Bool = false
+        var commonParameterNames: Set<String> = []
         var vouchedOrigin: Origin? = nil
         var deadlineInstant: ContinuousClock.Instant? = nil
         var endpoint: (any Endpoint)? = nil
@@ -195,6 +196,11 @@ public struct Request: Sendable {
     public internal(set) var credentialsStripped: Bool {
         get { storage.value.credentialsStripped }
         _modify { yield &storage.value.credentialsStripped }
+    }
+    /// The parameter names the common-parameters stage added, which leave on a hop to another origin.
+    var commonParameterNames: Set<String> {
+        get { storage.value.commonParameterNames }
+        _modify { yield &storage.value.commonParameterNames }
     }
     /// An origin the code that built the request vouches for (an ``Endpoint``'s base URL).
     var vouchedOrigin: Origin? {

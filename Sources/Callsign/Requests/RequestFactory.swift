@@ -192,8 +192,7 @@ enum RequestFactory {
         } else {
             var merged = configuration.headers.merging(request.headers)
             if request.credentialsStripped {
-                for name in RedirectMiddleware.credentialHeaders { merged.remove(name) }
-                for field in configuration.authentication?.headers ?? [:] { merged.remove(field.name) }
+                merged = configuration.redirects.crossOriginHeaders(merged)
             }
             if let contentTypeHeader, !merged.contains("Content-Type") {
                 merged["Content-Type"] = contentTypeHeader

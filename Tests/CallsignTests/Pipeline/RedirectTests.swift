@@ -135,6 +135,43 @@ struct RedirectTests {
         }
     }
 
+    @Test("a hop to another origin keeps only the allowlist: definition API keys, configuration and common headers and common parameters stay home")
+    func crossOriginAllowlist() async throws {
+        try await TestServer.withRunning(host: "127.0.0.2") { other in
+            let yaml = "DEFAULT:\n  headers:\n    X-Api-Key: definition-key\nMove:\n  method: POST\n  path: move\n  contentType: json\n"
+            try await withServer(definitions: yamlDefinitions(yaml), configure: { configuration in
+                configuration.headers["X-Tenant"] = "tenant-secret"
+                configuration.headers["X-Request-ID"] = "r-1"
+                configuration.redirects.forwardedHeaders = ["X-Request-ID"]
+                configuration.commonHeaders = { _ in ["X-Common": "common-secret"] }
+                configuration.commonParameters = { _ in ["app_key": "common-param-secret"] }
+            }) { server, client in
+                server.route("/move") { _ in
+                    ServerResponse(status: 307, headers: [("Location", other.url("/anything/landed").absoluteString)])
+                }
+                let response = try await client.call("Move", parameters: ["note": "hello"])
+                #expect(response.status == .ok)
+
+                let first = try #require(server.requests.first { $0.rawPath == "/move" })
+                #expect(first.header("X-Api-Key") == "definition-key")
+                #expect(first.header("X-Tenant") == "tenant-secret")
+                #expect(first.header("X-Common") == "common-secret")
+                #expect(String(decoding: first.body, as: UTF8.self).contains("common-param-secret"))
+
+                let landed = try #require(other.requests.first { $0.rawPath == "/anything/landed" })
+                for name in ["X-Api-Key", "X-Tenant", "X-Common"] {
+                    #expect(landed.header(name) == nil, "\(name) crossed to another origin")
+                }
+                #expect(landed.header("X-Request-ID") == "r-1")
+                #expect(landed.header("User-Agent") != nil)
+                #expect(landed.header("Content-Type") == "application/json")
+                let body = String(decoding: landed.body, as: UTF8.self)
+                #expect(body.contains("hello"))
+                #expect(!body.contains("common-param-secret"))
+            }
+        }
+    }
+
     @Test("https to http is refused by default and followed when allowed")
     func downgrade() async throws {
         let transport = ScriptedTransport(answers: [
