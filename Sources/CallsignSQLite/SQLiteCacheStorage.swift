@@ -2,6 +2,7 @@ public import Callsign
 public import Foundation
 import GRDB
 import HTTPTypes
+import Synchronization
 
 /// An ``HTTPCacheStorage`` in a SQLite file: survives restarts, keeps within a byte budget by
 /// dropping the least recently used entries.
@@ -13,14 +14,16 @@ import HTTPTypes
 /// })
 /// ```
 ///
-/// No credential is written: entries are keyed by a digest of the request's credentials, secret
-/// query values are redacted from the stored URL, and `Set-Cookie` is not kept.
+/// No credential is written: entries are keyed by an HMAC of the request's credentials under a
+/// random key kept beside the database in `NAME.key` (owner-only, never inside the database),
+/// secret query values are redacted from the stored URL, and `Set-Cookie` is not kept.
 public final class SQLiteCacheStorage: HTTPCacheStorage {
     /// The database file.
     public var url: URL { database.url }
     /// The most bytes of entries kept.
     public let byteBudget: Int
     private let database: SQLiteDatabase
+    private let key = Mutex<Data?>(nil)
 
     /// How stale an entry's last-use time may get before a read refreshes it: reads stay reads.
     private static let accessGranularity: TimeInterval = 60
@@ -103,6 +106,24 @@ public final class SQLiteCacheStorage: HTTPCacheStorage {
     public func removeEntries(url: String) async throws {
         try await database.write("invalidate entries") { db in
             try db.execute(sql: "DELETE FROM cached_response WHERE url = ?", arguments: [url])
+        }
+    }
+
+    public func removeEntries(partition: String) async throws {
+        try await database.write("remove a partition") { db in
+            try db.execute(sql: "DELETE FROM cached_response WHERE partition = ?", arguments: [partition])
+        }
+    }
+
+    /// The partition key, from `NAME.key` beside the database (created 0600 on first use).
+    public func partitionKey() async throws -> Data {
+        try key.withLock { cached in
+            if let cached { return cached }
+            let folder = url.deletingLastPathComponent()
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let loaded = try KeyFile.load(url.path + ".key", make: { Data((0..<KeyFile.size).map { _ in UInt8.random(in: .min ... .max) }) })
+            cached = loaded
+            return loaded
         }
     }
 

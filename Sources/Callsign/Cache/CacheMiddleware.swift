@@ -27,7 +27,15 @@ struct CacheMiddleware: Middleware {
         let headers = prepared.headers
         if Self.callerConditionals.contains(where: headers.contains) { return try await next(request) }
 
-        let key = Self.key(url: prepared.url, headers: headers, method: request.method, redaction: context.configuration.redaction)
+        let digestKey: Data
+        do {
+            digestKey = try await cache.storage.partitionKey()
+        } catch {
+            context.logger?.debug("the HTTP cache has no partition key; the call goes to the network", metadata: ["callsign.error": "\(error)"])
+            return try await next(request)
+        }
+        let redaction = context.configuration.credentialRedaction
+        let key = Self.key(url: prepared.url, headers: headers, method: request.method, redaction: redaction, digestKey: digestKey)
         let requestControl = CacheControl(headers["Cache-Control"])
         let policy = request.cachePolicy ?? .useProtocol
         let onlyIfCached = policy == .cacheOnly || requestControl.has("only-if-cached")
@@ -80,6 +88,13 @@ struct CacheMiddleware: Middleware {
             }
             throw error
         }
+        if response.status.code == 304, !Self.selects(notModified: response.headers, stored: stored.headers) {
+            // RFC 9111 §4.3.4: a 304 whose validator names another representation updates
+            // nothing. Ask once more, without conditions, rather than serve the wrong body.
+            let fresh = try await next(request)
+            await storeIfAllowed(fresh, key: key, requestHeaders: headers, requestControl: requestControl, requestTime: requestTime, context: context)
+            return fresh
+        }
         if response.status.code == 304 {
             var refreshed = stored
             let updates = response.headers.filter { !Self.keptOn304.contains($0.name) && $0.name != .setCookie }
@@ -102,6 +117,15 @@ struct CacheMiddleware: Middleware {
         }
         await storeIfAllowed(response, key: key, requestHeaders: headers, requestControl: requestControl, requestTime: requestTime, context: context)
         return response
+    }
+
+    /// Whether a 304 selects the stored response (RFC 9111 §4.3.4): its strong or weak `ETag`
+    /// equals the stored one; else its `Last-Modified` does; a 304 with neither selects only a
+    /// stored response that has neither.
+    static func selects(notModified: HTTPFields, stored: HTTPFields) -> Bool {
+        if let tag = notModified[.eTag] { return stored[.eTag] == tag }
+        if let modified = notModified[.lastModified] { return stored[.eTag] == nil && stored[.lastModified] == modified }
+        return stored[.eTag] == nil && stored[.lastModified] == nil
     }
 
     // MARK: - Storing
@@ -139,7 +163,7 @@ struct CacheMiddleware: Middleware {
         headers[.setCookie] = nil
         return CachedResponse(
             url: key.url, partition: key.partition, method: key.method,
-            varyingHeaders: Self.varyingValues(varyNames, in: requestHeaders, redaction: .default), status: code, headers: headers,
+            varyingHeaders: Self.varyingValues(varyNames, in: requestHeaders, key: key), status: code, headers: headers,
             body: key.method == "HEAD" ? Data() : response.body, requestTime: requestTime, responseTime: Date())
     }
 
@@ -165,7 +189,7 @@ struct CacheMiddleware: Middleware {
         }
         for url in urls {
             do {
-                try await cache.storage.removeEntries(url: context.configuration.redaction.redact(url: url.absoluteString))
+                try await cache.storage.removeEntries(url: context.configuration.credentialRedaction.redact(url: url.absoluteString))
             } catch {
                 context.logger?.warning("the HTTP cache could not invalidate an entry: \(error)")
             }
@@ -186,7 +210,7 @@ struct CacheMiddleware: Middleware {
             // A row from storage is outside data: a status HTTPTypes cannot hold is no entry.
             guard (100...999).contains(entry.status) else { return false }
             let names = Self.varyNames(entry.headers)
-            return !names.contains("*") && Self.varyingValues(names, in: requestHeaders, redaction: .default) == entry.varyingHeaders
+            return !names.contains("*") && Self.varyingValues(names, in: requestHeaders, key: key) == entry.varyingHeaders
         }
     }
 
@@ -216,19 +240,26 @@ struct CacheMiddleware: Middleware {
         var url: String
         var partition: String
         var method: String
-        func with(method: String) -> Key { Key(url: url, partition: partition, method: method) }
+        /// What counts as a credential, and the storage's key for digests of them.
+        var redaction: Redaction
+        var digestKey: Data
+        func with(method: String) -> Key {
+            Key(url: url, partition: partition, method: method, redaction: redaction, digestKey: digestKey)
+        }
     }
 
-    /// The storage key: the URL with secrets redacted, and a digest of every credential the
-    /// request carries (secret headers, and secret query values the redaction removed).
-    static func key(url: URL, headers: Headers, method: HTTPRequest.Method, redaction: Redaction) -> Key {
+    /// The storage key: the URL with secrets redacted, and an HMAC (under the storage's own
+    /// key) of every credential the request carries — secret headers, the headers and query
+    /// parameters the authentication adds, cookies — so that neither the stored URL nor the
+    /// partition name lets anyone test guesses of a credential offline.
+    static func key(url: URL, headers: Headers, method: HTTPRequest.Method, redaction: Redaction, digestKey: Data) -> Key {
         let text = url.absoluteString
         let redacted = redaction.redact(url: text)
         var credentials = headers.fields.filter { redaction.isSecretHeader($0.name) }
             .map { "\($0.name.lowercased()): \($0.value)" }.sorted()
         if redacted != text { credentials.append("url: \(text)") }
-        let partition = credentials.isEmpty ? "" : SHA256.hex("callsign-cache-partition\n" + credentials.joined(separator: "\n"))
-        return Key(url: redacted, partition: partition, method: method.rawValue)
+        let partition = credentials.isEmpty ? "" : Digest.hmacHex(key: digestKey, credentials.joined(separator: "\n"))
+        return Key(url: redacted, partition: partition, method: method.rawValue, redaction: redaction, digestKey: digestKey)
     }
 
     static func varyNames(_ headers: HTTPFields) -> [String] {
@@ -236,12 +267,12 @@ struct CacheMiddleware: Middleware {
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
     }
 
-    /// The request's values for the `Vary` names; secret ones as digests, so none reach storage.
-    static func varyingValues(_ names: [String], in headers: Headers, redaction: Redaction) -> [String: String] {
+    /// The request's values for the `Vary` names; secret ones as keyed digests, so none reach storage.
+    static func varyingValues(_ names: [String], in headers: Headers, key: Key) -> [String: String] {
         var values: [String: String] = [:]
         for name in names {
             let value = headers.fields.filter { $0.name.lowercased() == name }.map(\.value).joined(separator: ", ")
-            values[name] = redaction.isSecretHeader(name) && !value.isEmpty ? "sha256:" + SHA256.hex(value) : value
+            values[name] = key.redaction.isSecretHeader(name) && !value.isEmpty ? "hmac:" + Digest.hmacHex(key: key.digestKey, value) : value
         }
         return values
     }

@@ -74,7 +74,29 @@ public protocol HTTPCacheStorage: Sendable {
     func removeEntries(url: String) async throws
     /// Removes everything.
     func removeAll() async throws
+    /// Removes every entry stored under one partition (one set of credentials), for sign-out.
+    /// The default removes everything, which is never wrong, only wasteful.
+    func removeEntries(partition: String) async throws
+    /// The secret key partition names are computed with (HMAC-SHA256 over the credentials a
+    /// request carried), so that partition names reveal nothing to whoever reads the entries.
+    /// Keep it apart from the entries: a persistent storage keeps it beside its file, readable
+    /// only by its owner. The default is a random key for the life of the process, so entries of
+    /// a persistent storage that does not override it are not found again after a restart.
+    func partitionKey() async throws -> Data
 }
+
+extension HTTPCacheStorage {
+    public func removeEntries(partition: String) async throws {
+        try await removeAll()
+    }
+
+    public func partitionKey() async throws -> Data {
+        processPartitionKey
+    }
+}
+
+/// The default partition key: random, for the life of the process.
+private let processPartitionKey = Digest.randomKey()
 
 /// An in-memory ``HTTPCacheStorage``: least recently used entries go first when the byte budget
 /// is exceeded.
@@ -94,9 +116,20 @@ public actor MemoryCacheStorage: HTTPCacheStorage {
         var lastUse: UInt64
     }
 
+    private let key = Digest.randomKey()
+
     /// Creates an empty storage with a byte budget (default 32 MiB).
     public init(byteBudget: Int = 32 << 20) {
         self.byteBudget = byteBudget
+    }
+
+    public func partitionKey() async -> Data { key }
+
+    public func removeEntries(partition: String) async {
+        for (key, slots) in entriesByKey where slots.values.first?.entry.partition == partition {
+            totalSize -= slots.values.reduce(0) { $0 + $1.entry.size }
+            entriesByKey[key] = nil
+        }
     }
 
     /// The bytes stored now.

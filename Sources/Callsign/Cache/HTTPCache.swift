@@ -6,8 +6,9 @@ import Foundation
 /// revalidates stale ones with `If-None-Match` / `If-Modified-Since` and turns a `304` into the
 /// stored response; honours `Vary`, `no-store`, `no-cache`, `max-age`, `Expires`, `Age`,
 /// `must-revalidate` and `stale-if-error`; invalidates a URL after a successful unsafe request to
-/// it. Responses to requests with credentials are stored under a digest of those credentials,
-/// so one user's responses never reach another.
+/// it. Responses to requests with credentials are stored under a partition named by an HMAC of
+/// those credentials, keyed by the storage's own secret key, so one user's responses never reach
+/// another and the partition names reveal nothing.
 ///
 /// ```swift
 /// let client = APIClient(configuration: .init {
@@ -51,5 +52,32 @@ public struct HTTPCache: Sendable {
     /// ```
     public static func memory(byteBudget: Int = 32 << 20) -> HTTPCache {
         HTTPCache(storage: MemoryCacheStorage(byteBudget: byteBudget))
+    }
+
+    /// Removes every stored response.
+    ///
+    /// ```swift
+    /// try await cache.removeAll()
+    /// ```
+    public func removeAll() async throws {
+        try await storage.removeAll()
+    }
+
+    /// Removes the responses stored under the credentials in `headers` — for sign-out: what one
+    /// user saw goes, what others saw stays.
+    ///
+    /// ```swift
+    /// try await cache.removeAll(partitionOf: ["Authorization": "Bearer \(token)"])
+    /// ```
+    ///
+    /// - Parameter redaction: what counts as a credential; use the client's
+    ///   (`configuration.redaction`) when you changed it. Default ``Redaction/default``.
+    public func removeAll(partitionOf headers: Headers, redaction: Redaction = .default) async throws {
+        let key = try await storage.partitionKey()
+        let partition = CacheMiddleware.key(
+            url: URL(fileURLWithPath: "/"), headers: headers, method: .get, redaction: redaction, digestKey: key
+        ).partition
+        guard !partition.isEmpty else { return }
+        try await storage.removeEntries(partition: partition)
     }
 }

@@ -130,7 +130,7 @@ enum FileDownload {
     static func resumePoint(destination: URL, url: URL) -> ResumePoint? {
         guard let data = FileManager.default.contents(atPath: stateURL(for: destination).path),
             var point = try? JSONDecoder().decode(ResumePoint.self, from: data),
-            point.urlDigest == SHA256.hex(url.absoluteString),
+            point.urlDigest == Digest.sha256Hex(url.absoluteString),
             let size = (try? FileManager.default.attributesOfItem(atPath: partialURL(for: destination).path))?[.size] as? Int,
             size > 0
         else { return nil }
@@ -184,7 +184,7 @@ enum FileDownload {
             }
         }
         let resumable = validator(headers).map {
-            ResumePoint(urlDigest: SHA256.hex(url.absoluteString), url: Redaction.redact(url.absoluteString), validator: $0, total: total)
+            ResumePoint(urlDigest: Digest.sha256Hex(url.absoluteString), url: Redaction.redact(url.absoluteString), validator: $0, total: total)
         }
         if let resumable, let data = try? JSONEncoder().encode(resumable) {
             _ = FileManager.default.createFile(atPath: stateURL(for: destination).path, contents: data, attributes: [.posixPermissions: 0o600])

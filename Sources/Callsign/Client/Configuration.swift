@@ -320,6 +320,19 @@ extension APIClient {
         /// The defaults.
         public static let `default` = Configuration()
 
+        /// ``redaction`` widened by everything the authentication sends: its header names and
+        /// parameter names are secret wherever they appear.
+        var credentialRedaction: Redaction {
+            var widened = redaction
+            if let authentication {
+                widened.secretHeaders.insert("authorization")
+                widened.secretHeaders.formUnion(authentication.headers.fields.map { $0.name.lowercased() })
+                widened.secretQueryNames.formUnion(authentication.parameters.keys.map { $0.lowercased() })
+                widened.secretBodyFields.formUnion(authentication.parameters.keys.map { $0.lowercased() })
+            }
+            return widened
+        }
+
         /// Creates the default configuration.
         public init() {
             storage = CopyOnWrite(Fields())
