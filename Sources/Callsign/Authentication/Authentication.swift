@@ -15,9 +15,12 @@ public import Foundation
 /// auth.parameters["api_key"] = "…"
 /// ```
 ///
-/// The client's own origins are those of ``APIClient/Configuration/baseURL`` and of every base
-/// URL in its definitions, plus ``additionalOrigins``. A request to any other origin never
-/// receives credentials, and neither does a request that was redirected to another origin.
+/// Credentials go only to the client's trusted origins, an explicit set: the origin of
+/// ``APIClient/Configuration/baseURL``, those of the base URLs and absolute paths in trusted
+/// definitions (built in code or loaded from a local file — definitions fetched from a server
+/// only with `fetch(from:using:trustingOrigins: true)`), and ``additionalOrigins``. A request to
+/// any other origin never receives credentials, and neither does a request that was redirected
+/// to another origin.
 public struct Authentication: Sendable {
     enum Credential: Sendable {
         case none

@@ -7,9 +7,19 @@ extension APIDefinitions {
     /// ```swift
     /// let definitions = try await APIDefinitions.fetch(from: URL(string: "https://example.com/api.yaml")!)
     /// ```
+    /// Fetched definitions grant no credentials: their base URLs are not trusted origins
+    /// (``trustsItsOrigins`` is `false`) unless you pass `trustingOrigins: true`, so whoever
+    /// controls the definitions server cannot point your credentials at a host of theirs. The
+    /// client's own ``APIClient/Configuration/baseURL`` and ``Authentication/additionalOrigins``
+    /// stay trusted either way.
+    ///
+    /// - Parameter trustingOrigins: whether the fetched base URLs may receive credentials.
+    ///   Default `false`.
     /// - Throws: ``APIError`` for a transport failure, a non-2xx status, an unknown format or a
     ///   malformed document.
-    public static func fetch(from url: URL, using client: APIClient = .shared) async throws(APIError) -> APIDefinitions {
+    public static func fetch(
+        from url: URL, using client: APIClient = .shared, trustingOrigins: Bool = false
+    ) async throws(APIError) -> APIDefinitions {
         let response = try await client.send(.get(url.absoluteString)).validate()
         let format: Format
         switch response.mediaType ?? "" {
@@ -25,6 +35,8 @@ extension APIDefinitions {
             }
             format = byExtension
         }
-        return try APIDefinitions(data: response.body, format: format, limits: client.configuration.limits)
+        var definitions = try APIDefinitions(data: response.body, format: format, limits: client.configuration.limits)
+        definitions.trustsItsOrigins = trustingOrigins
+        return definitions
     }
 }

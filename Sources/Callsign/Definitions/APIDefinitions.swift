@@ -48,6 +48,12 @@ public struct APIDefinitions: Sendable {
     /// Things the load noticed that are not errors (for example RFAPI keys Callsign does not act
     /// on yet). Also logged by ``APIClient`` at `warning` level.
     public private(set) var warnings: [String] = []
+    /// Whether the base URLs and absolute paths in these definitions are trusted origins, which
+    /// may receive the client's credentials (``Authentication``). `true` for definitions built in
+    /// code or loaded from a local file; `false` for definitions fetched from a server
+    /// (``fetch(from:using:trustingOrigins:)``) unless the caller says otherwise, so a
+    /// definitions server cannot widen where credentials go.
+    public var trustsItsOrigins: Bool = true
 
     /// The file formats definitions load from.
     public enum Format: String, Sendable, CaseIterable {

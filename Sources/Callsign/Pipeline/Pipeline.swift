@@ -62,15 +62,19 @@ struct Pipeline: Sendable {
         self.belowOffline = Array(builtIns[replayStart...])
     }
 
-    /// The origins that may receive credentials: every base URL the client knows, plus the
-    /// authentication's additional origins.
+    /// The trusted origins, the only ones that may receive credentials: the configuration's base
+    /// URL, the base URLs and absolute paths of definitions that are trusted
+    /// (``APIDefinitions/trustsItsOrigins``: code and local files, not fetched definitions),
+    /// and the authentication's additional origins.
     static func trustedOrigins(configuration: APIClient.Configuration, definitions: APIDefinitions) -> Set<Origin> {
         var urls: [URL] = []
         if let base = configuration.baseURL { urls.append(base) }
-        if let base = definitions.defaultDefinition.baseURL { urls.append(base) }
-        urls += definitions.definitions.values.compactMap(\.baseURL)
-        urls += definitions.definitions.values.compactMap { definition in
-            definition.path.flatMap { APIDefinition.hasScheme($0) ? URL(string: $0) : nil }
+        if definitions.trustsItsOrigins {
+            if let base = definitions.defaultDefinition.baseURL { urls.append(base) }
+            urls += definitions.definitions.values.compactMap(\.baseURL)
+            urls += definitions.definitions.values.compactMap { definition in
+                definition.path.flatMap { APIDefinition.hasScheme($0) ? URL(string: $0) : nil }
+            }
         }
         urls += configuration.authentication?.additionalOrigins ?? []
         return Set(urls.compactMap(Origin.init))

@@ -186,3 +186,27 @@ struct AuthenticationTests {
 enum TestServerBox {
     nonisolated(unsafe) static var url: URL?
 }
+
+@Suite("Trusted origins", .timeLimit(.minutes(1)))
+struct TrustedOriginTests {
+    @Test("definitions fetched from a server grant credentials to their origins only when the caller trusts them")
+    func fetchedDefinitionsDoNotWidenTrust() async throws {
+        try await TestServer.withRunning { definitionsServer in
+            try await TestServer.withRunning(host: "127.0.0.2") { elsewhere in
+                definitionsServer.route("/api.yaml") { _ in
+                    .text("DEFAULT:\n  baseURL: \(elsewhere.baseURL.absoluteString)\n  needsAuthorization: true\nWho:\n  path: anything/who\n", contentType: "application/yaml")
+                }
+                let fetched = try await APIDefinitions.fetch(from: definitionsServer.url("/api.yaml"))
+                #expect(!fetched.trustsItsOrigins)
+                let client = APIClient(definitions: fetched, configuration: .init { $0.authentication = .bearer("s3cr3t") })
+                _ = try await client.call("Who")
+                #expect(elsewhere.requests.last?.header("Authorization") == nil)
+
+                let trusted = try await APIDefinitions.fetch(from: definitionsServer.url("/api.yaml"), trustingOrigins: true)
+                let trusting = APIClient(definitions: trusted, configuration: .init { $0.authentication = .bearer("s3cr3t") })
+                _ = try await trusting.call("Who")
+                #expect(elsewhere.requests.last?.header("Authorization") == "Bearer s3cr3t")
+            }
+        }
+    }
+}
