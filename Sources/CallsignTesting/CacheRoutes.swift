@@ -11,7 +11,7 @@ import Synchronization
 /// - `/cache/max-age/{seconds}/{id}` — fresh for that many seconds.
 /// - `/cache/no-store/{id}` — `Cache-Control: no-store`.
 /// - `/cache/vary/{id}` — `Vary: Accept-Language`, the body echoes the language.
-/// - `/cache/private/{id}` — `private, max-age=60`, the body echoes the `Authorization` value's last word.
+/// - `/cache/private/{id}` — `private, max-age=60`, the body names the user: the first `-`-separated word of the token.
 /// - `/cache/stale-if-error/{id}` — `max-age=0, stale-if-error=600` with an ETag.
 /// - `/cache/status/{code}/{id}` — that status with `max-age=60`.
 /// - any unsafe method on `/cache/…` answers 204 (and so invalidates the URL in a client's cache).
@@ -60,7 +60,10 @@ enum CacheRoutes {
                 ("Vary", "Accept-Language"), ("Cache-Control", "max-age=60"),
             ])
         case "private":
-            let user = request.header("Authorization")?.split(separator: " ").last.map(String.init) ?? ""
+            // Names the user by the token's first word ("alice-…" → "alice"), never echoing the token:
+            // a response that echoes a credential is not stored.
+            let token = request.header("Authorization")?.split(separator: " ").last.map(String.init) ?? ""
+            let user = token.split(separator: "-").first.map(String.init) ?? ""
             return with(body(["user": .string(user)]), [("Cache-Control", "private, max-age=60")])
         case "stale-if-error":
             return with(body(), [("ETag", "\"sie\""), ("Cache-Control", "max-age=0, stale-if-error=600")])

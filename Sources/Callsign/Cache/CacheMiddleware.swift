@@ -136,6 +136,12 @@ struct CacheMiddleware: Middleware {
     ) async {
         guard let entry = storable(response, key: key, requestHeaders: requestHeaders, requestControl: requestControl, requestTime: requestTime)
         else { return }
+        // A response that echoes a credential the request carried is not written down: masking
+        // it would change what is served later, and storing it would put the secret at rest.
+        if !key.partition.isEmpty {
+            let secrets = SecretValues(request: response.request, redaction: key.redaction, authentication: context.configuration.authentication)
+            if secrets.appears(in: entry.body) || entry.headers.contains(where: { secrets.appears(in: $0.value) }) { return }
+        }
         await save(entry, context: context)
     }
 

@@ -326,7 +326,7 @@ public final class APIClient: Sendable {
             } else {
                 apiError = APIError(.invalidRequest, "a middleware failed: \(error)", request: request, underlyingError: error)
             }
-            apiError.redaction = configuration.redaction
+            apiError.redaction = configuration.credentialRedaction
             span?.record(failure: apiError)
             observability.recordFailure(apiError, request: request, duration: clock.now - started)
             configuration.logger?.error(
@@ -594,38 +594,37 @@ public final class APIClient: Sendable {
     /// `debug`: the attempt's headers (redacted); `trace`: also the body (capped, redacted) and a cURL line.
     private func logAttempt(_ request: Request, body: HTTPBody?) {
         guard let logger = configuration.logger, logger.logLevel <= .debug else { return }
-        let redaction = configuration.redaction
+        let mask = SecretMask(configuration: configuration, request: request)
         var metadata: Logger.Metadata = [
             "callsign.api": .string(request.apiName ?? ""), "callsign.method": .string(request.method.rawValue),
-            "callsign.url": .string(redaction.redact(url: request.url?.absoluteString ?? request.path)),
-            "callsign.headers": .string(redaction.redact(request.headers).fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")),
+            "callsign.url": .string(mask.url(request.url?.absoluteString ?? request.path)),
+            "callsign.headers": .string(request.headers.fields.map { "\($0.name): \(mask.header($0.name, $0.value))" }.joined(separator: "\n")),
         ]
         if logger.logLevel <= .trace {
             if let data = body?.inMemoryData {
-                metadata["callsign.body"] = .string(loggable(data, contentType: request.headers["Content-Type"]))
+                metadata["callsign.body"] = .string(loggable(data, contentType: request.headers["Content-Type"], mask: mask))
             }
-            metadata["callsign.curl"] = .string(CURLCommand(request: request, body: body?.inMemoryData, redaction: redaction).text)
+            metadata["callsign.curl"] = .string(CURLCommand(request: request, body: body?.inMemoryData, mask: mask).text)
         }
         logger.debug("sending attempt", metadata: metadata)
     }
 
     private func logAttemptResponse(_ response: Response) {
         guard let logger = configuration.logger, logger.logLevel <= .debug else { return }
-        let redaction = configuration.redaction
+        let mask = SecretMask(configuration: configuration, request: response.request)
         var metadata: Logger.Metadata = [
             "callsign.status": .stringConvertible(response.status.code),
             "callsign.headers": .string(
-                response.headers.map { "\($0.name.rawName): \(redaction.redact(header: $0.name.rawName, value: $0.value))" }
-                    .joined(separator: "\n")),
+                response.headers.map { "\($0.name.rawName): \(mask.header($0.name.rawName, $0.value))" }.joined(separator: "\n")),
         ]
         if logger.logLevel <= .trace {
-            metadata["callsign.body"] = .string(loggable(response.body, contentType: response.headers[.contentType]))
+            metadata["callsign.body"] = .string(loggable(response.body, contentType: response.headers[.contentType], mask: mask))
         }
         logger.debug("received response", metadata: metadata)
     }
 
-    private func loggable(_ body: Data, contentType: String?) -> String {
-        let redacted = configuration.redaction.redact(body: body, contentType: contentType)
+    private func loggable(_ body: Data, contentType: String?, mask: SecretMask) -> String {
+        let redacted = mask.body(body, contentType: contentType)
         let cut = redacted.prefix(configuration.maximumLoggedBodySize)
         guard let text = String(data: cut, encoding: .utf8) else { return "<\(body.count) bytes of binary data>" }
         return redacted.count > cut.count ? text + "… (\(redacted.count) bytes)" : text
@@ -638,7 +637,7 @@ public final class APIClient: Sendable {
             metadata: [
                 "callsign.api": .string(response.request.apiName ?? ""),
                 "callsign.method": .string(response.request.method.rawValue),
-                "callsign.url": .string(configuration.redaction.redact(url: response.request.url?.absoluteString ?? "")),
+                "callsign.url": .string(SecretMask(configuration: configuration, request: response.request).url(response.request.url?.absoluteString ?? "")),
                 "callsign.status": .stringConvertible(response.status.code),
                 "callsign.duration_ms": .stringConvertible(response.duration.wholeMilliseconds),
             ])

@@ -204,12 +204,25 @@ public struct APIError: Error, Sendable {
 extension APIError: CustomStringConvertible, LocalizedError {
     /// One line: the code, the API or request, and the message. Secrets are redacted.
     public var description: String {
+        let mask = SecretMask(redaction: redaction ?? .default, request: request)
         var parts = ["APIError.\(code)"]
         if let apiName { parts.append("[\(apiName)]") }
         if let request, let url = request.resolvedURLForDescription {
-            parts.append("\(request.method.rawValue) \((redaction ?? .default).redact(url: url))")
+            parts.append("\(request.method.rawValue) \(mask.url(url))")
         }
-        return parts.joined(separator: " ") + ": " + message
+        // The message may quote a server (an envelope message, a Location) that echoed a secret,
+        // or a URL with one: both are masked.
+        return parts.joined(separator: " ") + ": " + mask.text(Self.redactingURLs(in: message, with: mask))
+    }
+
+    /// Every http(s) URL inside `text`, redacted.
+    static func redactingURLs(in text: String, with mask: SecretMask) -> String {
+        guard text.contains("://") else { return text }
+        return text.split(separator: " ", omittingEmptySubsequences: false).map { word in
+            let trimmed = word.trimmingCharacters(in: CharacterSet(charactersIn: "\"'()<>,;"))
+            guard trimmed.hasPrefix("http://") || trimmed.hasPrefix("https://") else { return String(word) }
+            return word.replacingOccurrences(of: trimmed, with: mask.url(trimmed))
+        }.joined(separator: " ")
     }
 
     public var errorDescription: String? { description }

@@ -60,7 +60,7 @@ struct OfflineStoreMiddleware: Middleware {
     static func queuedForm(of request: Request, configuration: APIClient.Configuration) async throws(APIError) -> QueuedRequest {
         var copy = request
         let prepared = try RequestFactory.prepare(&copy, configuration: configuration)
-        let redaction = configuration.redaction
+        let redaction = configuration.credentialRedaction
         let secretHeaders = prepared.headers.fields.map(\.name).filter(redaction.isSecretHeader)
         guard secretHeaders.isEmpty else {
             throw APIError(

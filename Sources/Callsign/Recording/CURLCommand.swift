@@ -11,16 +11,16 @@ public struct CURLCommand: Sendable, CustomStringConvertible {
     /// The command line.
     public let text: String
 
-    init(request: Request, body: Data?, redaction: Redaction) {
+    init(request: Request, body: Data?, mask: SecretMask) {
         var parts = ["curl", "-sS"]
         if request.method != .get || (body != nil && request.method == .get) { parts += ["-X", request.method.rawValue] }
         if request.method == .head { parts = ["curl", "-sS", "-I"] }
-        parts.append(Self.quote(redaction.redact(url: request.url?.absoluteString ?? request.path)))
+        parts.append(Self.quote(mask.url(request.url?.absoluteString ?? request.path)))
         for field in request.headers.fields {
-            parts += ["-H", Self.quote("\(field.name): \(redaction.redact(header: field.name, value: field.value))")]
+            parts += ["-H", Self.quote("\(field.name): \(mask.header(field.name, field.value))")]
         }
         if let body, !body.isEmpty {
-            let shown = redaction.redact(body: body, contentType: request.headers["Content-Type"])
+            let shown = mask.body(body, contentType: request.headers["Content-Type"])
             if let text = String(data: shown, encoding: .utf8) {
                 parts += ["--data-binary", Self.quote(text)]
             } else {
@@ -49,6 +49,7 @@ extension APIClient {
         try RequestFactory.resolveTarget(&request, configuration: configuration)
         let prepared = try RequestFactory.prepare(&request, configuration: configuration)
         let body = try await prepared.body?.collect()
-        return CURLCommand(request: request, body: body, redaction: redaction ?? configuration.redaction)
+        let mask = redaction.map { SecretMask(redaction: $0, request: request) } ?? SecretMask(configuration: configuration, request: request)
+        return CURLCommand(request: request, body: body, mask: mask)
     }
 }

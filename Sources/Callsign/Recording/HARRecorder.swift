@@ -19,15 +19,17 @@ import Synchronization
 public final class HARRecorder: Middleware {
     /// Where the archive is written.
     public let fileURL: URL
-    /// What is hidden in the archive. Default ``Redaction/default``.
-    public let redaction: Redaction
+    /// What is hidden in the archive by name; `nil` (the default) uses the client's
+    /// ``APIClient/Configuration/redaction``, widened by its authentication. Every secret value
+    /// the request carried is also masked wherever it appears, response bodies included.
+    public let redaction: Redaction?
     /// The largest body stored as text; longer ones are cut, with a comment. Default 1 MiB.
     public let maximumBodySize: Int
     private let entries = Mutex<[HARFile.Entry]>([])
     private let writing = Mutex(())
 
-    /// Creates a recorder that writes to `fileURL`.
-    public init(fileURL: URL, redaction: Redaction = .default, maximumBodySize: Int = 1 << 20) {
+    /// Creates a recorder that writes to `fileURL` (created readable by its owner only).
+    public init(fileURL: URL, redaction: Redaction? = nil, maximumBodySize: Int = 1 << 20) {
         self.fileURL = fileURL
         self.redaction = redaction
         self.maximumBodySize = maximumBodySize
@@ -42,27 +44,36 @@ public final class HARRecorder: Middleware {
         let start = clock.now
         do {
             let response = try await next(request)
-            await record(response.request, sentBody: response.sentBody, response: response, error: nil, started: started, elapsed: clock.now - start)
+            let mask = mask(for: response.request, context: context)
+            await record(response.request, sentBody: response.sentBody, response: response, error: nil, started: started, elapsed: clock.now - start, mask: mask)
             return response
         } catch {
             let failed = (error as? APIError)?.request ?? request
-            await record(failed, sentBody: nil, response: (error as? APIError)?.response, error: error, started: started, elapsed: clock.now - start)
+            await record(
+                failed, sentBody: nil, response: (error as? APIError)?.response, error: error, started: started, elapsed: clock.now - start,
+                mask: mask(for: failed, context: context))
             throw error
         }
     }
 
+    private func mask(for request: Request, context: MiddlewareContext) -> SecretMask {
+        guard let redaction else { return SecretMask(configuration: context.configuration, request: request) }
+        return SecretMask(redaction: redaction, request: request, authentication: context.configuration.authentication)
+    }
+
     private func record(
-        _ request: Request, sentBody: HTTPBody?, response: Response?, error: (any Error)?, started: Date, elapsed: Duration
+        _ request: Request, sentBody: HTTPBody?, response: Response?, error: (any Error)?, started: Date, elapsed: Duration,
+        mask: SecretMask
     ) async {
-        let url = redaction.redact(url: request.url?.absoluteString ?? request.path)
+        let url = mask.url(request.url?.absoluteString ?? request.path)
         let requestBody: Data? = sentBody.flatMap { body in body.isReplayable ? body.inMemoryData : nil }
         let requestType = request.headers["Content-Type"] ?? "application/octet-stream"
         let harRequest = HARFile.HARRequest(
             method: request.method.rawValue, url: url,
-            headers: request.headers.fields.map { .init(name: $0.name, value: redaction.redact(header: $0.name, value: $0.value)) },
+            headers: request.headers.fields.map { .init(name: $0.name, value: mask.header($0.name, $0.value)) },
             queryString: URLComponents(string: url)?.queryItems?.map { .init(name: $0.name, value: $0.value ?? "") } ?? [],
             postData: requestBody.map { body in
-                let (text, comment) = textForArchive(redaction.redact(body: body, contentType: requestType))
+                let (text, comment) = textForArchive(mask.body(body, contentType: requestType))
                 return HARFile.PostData(mimeType: requestType, text: text ?? "", comment: comment ?? (text == nil ? "binary body not stored" : nil))
             } ?? (sentBody != nil && requestBody == nil ? HARFile.PostData(mimeType: requestType, text: "", comment: "streamed body not stored") : nil),
             bodySize: requestBody?.count ?? (sentBody?.count ?? 0))
@@ -70,7 +81,7 @@ public final class HARRecorder: Middleware {
         let harResponse: HARFile.HARResponse
         if let response {
             let mimeType = response.headers[.contentType] ?? "application/octet-stream"
-            let redactedBody = redaction.redact(body: response.body, contentType: mimeType)
+            let redactedBody = mask.body(response.body, contentType: mimeType)
             var content = HARFile.Content(size: response.body.count, mimeType: mimeType)
             if let text = String(data: redactedBody.prefix(maximumBodySize), encoding: .utf8) {
                 content.text = text
@@ -81,13 +92,15 @@ public final class HARRecorder: Middleware {
             if redactedBody.count > maximumBodySize { content.comment = "cut to \(maximumBodySize) of \(redactedBody.count) bytes" }
             harResponse = HARFile.HARResponse(
                 status: response.status.code, statusText: response.status.reasonPhrase,
-                headers: response.headers.map { .init(name: $0.name.rawName, value: redaction.redact(header: $0.name.rawName, value: $0.value)) },
-                content: content, redirectURL: response.headers[.location] ?? "", bodySize: response.body.count,
-                _error: error.map { ($0 as? APIError)?.message ?? "\($0)" })
+                headers: response.headers.map {
+                    .init(name: $0.name.rawName, value: $0.name == .location ? mask.url($0.value) : mask.header($0.name.rawName, $0.value))
+                },
+                content: content, redirectURL: mask.url(response.headers[.location] ?? ""), bodySize: response.body.count,
+                _error: error.map { mask.text(($0 as? APIError)?.message ?? "\($0)") })
         } else {
             harResponse = HARFile.HARResponse(
                 status: 0, statusText: "", headers: [], content: HARFile.Content(size: 0, mimeType: "x-unknown"), redirectURL: "",
-                bodySize: -1, _error: error.map { ($0 as? APIError).map { "\($0.code): \($0.message)" } ?? "\($0)" })
+                bodySize: -1, _error: error.map { mask.text(($0 as? APIError).map { "\($0.code): \($0.message)" } ?? "\($0)") })
         }
         let entry = HARFile.Entry(
             startedDateTime: started.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true)),
@@ -113,7 +126,10 @@ public final class HARRecorder: Middleware {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             guard let data = try? encoder.encode(file) else { return }
-            try? data.write(to: fileURL, options: .atomic)
+            // Owner-only from the first byte: write a 0600 file beside the archive, then rename.
+            let temporary = fileURL.deletingLastPathComponent().appendingPathComponent(".\(fileURL.lastPathComponent).tmp")
+            guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else { return }
+            if rename(temporary.path, fileURL.path) != 0 { try? FileManager.default.removeItem(at: temporary) }
         }
     }
 }

@@ -17,7 +17,9 @@ public struct Redaction: Sendable, Hashable {
     public var secretHeaders: Set<String>
     /// Query parameter names whose values are secret (case-insensitive). Default: `token`,
     /// `access_token`, `refresh_token`, `id_token`, `api_key`, `apikey`, `key`, `password`,
-    /// `secret`, `client_secret`, `sig`, `signature`.
+    /// `secret`, `client_secret`, `sig`, `signature`, the signed-URL parameters of S3 and Google
+    /// Cloud Storage (`X-Amz-Signature`, `X-Amz-Security-Token`, `X-Amz-Credential`,
+    /// `X-Goog-Signature`, `X-Goog-Credential`), `session`, `session_id`, `sessionid`.
     public var secretQueryNames: Set<String>
     /// JSON and form field names whose values are secret, at any depth (case-insensitive).
     /// Default: `password`, `token`, `access_token`, `refresh_token`, `client_secret`, `secret`.
@@ -34,7 +36,8 @@ public struct Redaction: Sendable, Hashable {
         secretHeaders = ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "x-auth-token"]
         secretQueryNames = [
             "token", "access_token", "refresh_token", "id_token", "api_key", "apikey", "key", "password", "secret",
-            "client_secret", "sig", "signature",
+            "client_secret", "sig", "signature", "x-amz-signature", "x-amz-security-token", "x-amz-credential",
+            "x-goog-signature", "x-goog-credential", "session", "session_id", "sessionid",
         ]
         secretBodyFields = ["password", "token", "access_token", "refresh_token", "client_secret", "secret"]
     }
@@ -106,7 +109,58 @@ public struct Redaction: Sendable, Hashable {
             }
             return Data(pairs.joined(separator: "&").utf8)
         }
+        if type.hasPrefix("multipart/form-data"), let boundary = Self.boundary(in: contentType ?? "") {
+            return redact(multipart: body, boundary: boundary)
+        }
         return body
+    }
+
+    /// The `boundary` parameter of a multipart media type.
+    private static func boundary(in contentType: String) -> String? {
+        for parameter in contentType.split(separator: ";").dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            if pair.count == 2, pair[0].lowercased() == "boundary" {
+                let value = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                return value.isEmpty ? nil : value
+            }
+        }
+        return nil
+    }
+
+    /// A multipart form with the contents of secret fields (by their `name=`) replaced.
+    private func redact(multipart body: Data, boundary: String) -> Data {
+        let delimiter = Data("--\(boundary)".utf8)
+        let headEnd = Data("\r\n\r\n".utf8)
+        var result = Data()
+        var cursor = body.startIndex
+        while let start = body.range(of: delimiter, in: cursor..<body.endIndex) {
+            result.append(body[cursor..<start.upperBound])
+            cursor = start.upperBound
+            guard let head = body.range(of: headEnd, in: cursor..<body.endIndex) else { break }
+            let next = body.range(of: delimiter, in: head.upperBound..<body.endIndex)
+            let contentEnd = next.map { $0.lowerBound - 2 } ?? body.endIndex  // the CRLF before the delimiter
+            let headers = String(decoding: body[cursor..<head.lowerBound], as: UTF8.self)
+            result.append(body[cursor..<head.upperBound])
+            if let name = Self.fieldName(inPartHeaders: headers), isSecretBodyField(name), contentEnd >= head.upperBound {
+                result.append(Data(Self.placeholder.utf8))
+                cursor = contentEnd
+            } else {
+                cursor = head.upperBound
+            }
+        }
+        result.append(body[cursor..<body.endIndex])
+        return result
+    }
+
+    /// The `name` of a form part, from its `Content-Disposition`.
+    private static func fieldName(inPartHeaders headers: String) -> String? {
+        for line in headers.split(whereSeparator: \.isNewline) where line.lowercased().hasPrefix("content-disposition:") {
+            for parameter in line.split(separator: ";").dropFirst() {
+                let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                if pair.count == 2, pair[0].lowercased() == "name" { return pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+            }
+        }
+        return nil
     }
 
     func redact(json value: JSONValue) -> JSONValue {
@@ -123,6 +177,12 @@ public struct Redaction: Sendable, Hashable {
             return value
         }
     }
+
+    /// Whether a query parameter's value is secret.
+    func isSecret(queryName name: String) -> Bool { isSecretQueryName(name) }
+
+    /// Whether a body field's value is secret.
+    func isSecret(bodyField name: String) -> Bool { isSecretBodyField(name) }
 
     private func isSecretQueryName(_ name: String) -> Bool {
         let lowered = name.lowercased()

@@ -1,0 +1,131 @@
+import Foundation
+import HTTPTypes
+
+// What `print`, string interpolation, `debugPrint` and `dump` show of the values that carry
+// credentials: never a secret value. Secret headers, query parameters and body fields are
+// replaced as ``Redaction/default`` names them (OkHttp's `Headers.toString` is the model).
+// `dump` reads a value's `customMirror`, so each type here offers one with redacted children.
+
+extension Headers: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// `[Accept: application/json, Authorization: REDACTED]`: secret values are redacted.
+    public var description: String {
+        "[" + fields.map { "\($0.name): \(Redaction.default.redact(header: $0.name, value: $0.value))" }.joined(separator: ", ") + "]"
+    }
+
+    public var debugDescription: String { "Headers(\(description))" }
+
+    public var customMirror: Mirror {
+        Mirror(self, unlabeledChildren: fields.map { "\($0.name): \(Redaction.default.redact(header: $0.name, value: $0.value))" }, displayStyle: .collection)
+    }
+}
+
+extension Authentication: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The kind of credential and the names it adds, never a value:
+    /// `Authentication(bearer, headers: [X-Device], parameters: [api_key])`.
+    public var description: String {
+        var parts = [kindName]
+        if !headers.fields.isEmpty { parts.append("headers: [\(headers.fields.map(\.name).joined(separator: ", "))]") }
+        if !parameters.isEmpty { parts.append("parameters: [\(parameters.keys.sorted().joined(separator: ", "))]") }
+        return "Authentication(\(parts.joined(separator: ", ")))"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "credential": kindName, "headers": headers.fields.map(\.name), "parameters": parameters.keys.sorted(),
+                "additionalOrigins": additionalOrigins.map { Redaction.default.redact(url: $0.absoluteString) },
+            ], displayStyle: .struct)
+    }
+
+    private var kindName: String {
+        switch credential {
+        case .none: "none"
+        case .basic(let username, _): "basic(\(username.isEmpty ? "" : "user: REDACTED"))"
+        case .bearer: "bearer"
+        case .authorization: "authorization"
+        case .tokens: "tokens"
+        }
+    }
+}
+
+extension Request: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// `GET https://api.example.com/users?token=REDACTED`: the URL with secrets redacted.
+    public var description: String {
+        "\(method.rawValue) \(Redaction.default.redact(url: url?.absoluteString ?? path))"
+    }
+
+    public var debugDescription: String { "Request(\(description), headers: \(headers))" }
+
+    public var customMirror: Mirror {
+        let redaction = Redaction.default
+        return Mirror(
+            self,
+            children: [
+                "method": method.rawValue, "path": redaction.redact(url: path),
+                "url": url.map { redaction.redact(url: $0.absoluteString) } as Any, "headers": headers,
+                "parameters": redaction.redact(json: .object(parameters)).description,
+                "query": redaction.redact(json: .object(query)).description,
+                "apiName": apiName as Any, "tag": tag as Any, "identifier": identifier as Any, "group": group as Any,
+            ], displayStyle: .struct)
+    }
+}
+
+extension Response: CustomStringConvertible, CustomReflectable {
+    /// `200 GET https://api.example.com/users` (secrets redacted).
+    public var description: String { "\(status.code) \(request.description)" }
+
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "status": status.code, "request": request, "headers": Headers(headers),
+                "body": "\(body.count) bytes", "source": source.description,
+            ], displayStyle: .struct)
+    }
+}
+
+extension APIError: CustomReflectable {
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "code": code.description, "description": description, "request": request as Any, "response": response as Any,
+            ], displayStyle: .struct)
+    }
+}
+
+extension QueuedRequest: CustomStringConvertible, CustomReflectable {
+    /// `#12 POST https://api.example.com/notes` (secrets redacted).
+    public var description: String { "#\(id) \(method) \(Redaction.default.redact(url: url))" }
+
+    public var customMirror: Mirror {
+        let redaction = Redaction.default
+        return Mirror(
+            self,
+            children: [
+                "id": id, "enqueuedAt": enqueuedAt, "apiName": apiName as Any, "method": method, "url": redaction.redact(url: url),
+                "headers": headers, "body": body.map { "\($0.count) bytes" } as Any, "attempts": attempts,
+                "lastError": lastError as Any,
+            ], displayStyle: .struct)
+    }
+}
+
+extension CachedResponse: CustomStringConvertible, CustomReflectable {
+    /// `200 GET https://api.example.com/users (partition 3f2a…)` (secrets redacted).
+    public var description: String {
+        "\(status) \(method) \(Redaction.default.redact(url: url))" + (partition.isEmpty ? "" : " (partition \(partition.prefix(8))…)")
+    }
+
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "url": Redaction.default.redact(url: url), "method": method, "status": status, "headers": Headers(headers),
+                "body": "\(body.count) bytes", "partition": String(partition.prefix(8)) + "…",
+                "varyingHeaders": varyingHeaders.keys.sorted(),
+            ], displayStyle: .struct)
+    }
+}
