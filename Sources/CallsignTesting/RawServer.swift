@@ -47,6 +47,7 @@ public final class RawServer: StoppableServer {
 
     private let channel: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
     private let script: Script
+    private let waitsForRequest: Bool
     private let connections = Mutex(0)
     private let serving = Mutex<Task<Void, Never>?>(nil)
 
@@ -54,12 +55,16 @@ public final class RawServer: StoppableServer {
     public var connectionCount: Int { connections.withLock { $0 } }
 
     /// Starts a server that plays `script` on every connection.
-    public static func start(_ script: [Step]) async throws -> RawServer {
-        try await start { _ in script }
+    public static func start(_ script: [Step], waitsForRequest: Bool = true) async throws -> RawServer {
+        try await start(waitsForRequest: waitsForRequest) { _ in script }
     }
 
     /// Starts a server that plays `script(n)` on the `n`-th connection.
-    public static func start(script: @escaping Script) async throws -> RawServer {
+    ///
+    /// - Parameter waitsForRequest: whether each connection first reads a request head (up to
+    ///   its blank line) before the script plays. `false` plays at once — for a client that
+    ///   speaks first in another protocol, such as a TLS handshake. Default `true`.
+    public static func start(waitsForRequest: Bool = true, script: @escaping Script) async throws -> RawServer {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -72,22 +77,30 @@ public final class RawServer: StoppableServer {
             try? await channel.channel.close()
             throw TestServerError("the raw server did not report its port")
         }
-        let server = RawServer(port: port, channel: channel, script: script)
+        let server = RawServer(port: port, channel: channel, script: script, waitsForRequest: waitsForRequest)
         server.serve()
         return server
     }
 
     /// Starts a server, runs `body` with it, and stops it whether `body` returns or throws.
-    public static func withRunning<T>(_ script: [Step], _ body: (RawServer) async throws -> T) async throws -> T {
-        try await withRunning(script: { _ in script }, body)
+    public static func withRunning<T>(
+        _ script: [Step], waitsForRequest: Bool = true, _ body: (RawServer) async throws -> T
+    ) async throws -> T {
+        try await withRunning(waitsForRequest: waitsForRequest, script: { _ in script }, body)
     }
 
     /// Starts a server with a per-connection script, runs `body`, and stops it on every path.
-    public static func withRunning<T>(script: @escaping Script, _ body: (RawServer) async throws -> T) async throws -> T {
-        try await runThenStop(try await start(script: script), body)
+    public static func withRunning<T>(
+        waitsForRequest: Bool = true, script: @escaping Script, _ body: (RawServer) async throws -> T
+    ) async throws -> T {
+        try await runThenStop(try await start(waitsForRequest: waitsForRequest, script: script), body)
     }
 
-    private init(port: Int, channel: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>, script: @escaping Script) {
+    private init(
+        port: Int, channel: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>, script: @escaping Script,
+        waitsForRequest: Bool
+    ) {
+        self.waitsForRequest = waitsForRequest
         self.port = port
         self.baseURL = URL(string: "http://127.0.0.1:\(port)/") ?? URL(fileURLWithPath: "/")
         self.channel = channel
@@ -118,7 +131,8 @@ public final class RawServer: StoppableServer {
                                 return count
                             }
                             let steps = script(index)
-                            group.addTask { await Self.play(steps, on: connection) }
+                            let waits = waitsForRequest
+                            group.addTask { await Self.play(steps, on: connection, waitingForRequest: waits) }
                         }
                     }
                 } catch {
@@ -130,12 +144,12 @@ public final class RawServer: StoppableServer {
         serving.withLock { $0 = task }
     }
 
-    private static func play(_ steps: [Step], on connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+    private static func play(_ steps: [Step], on connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, waitingForRequest: Bool) async {
         let raw = connection.channel
         do {
             try await connection.executeThenClose { inbound, outbound in
                 var reader = inbound.makeAsyncIterator()
-                try await readHead(&reader)
+                if waitingForRequest { try await readHead(&reader) }
                 for step in steps {
                     switch step {
                     case .bytes(let bytes):

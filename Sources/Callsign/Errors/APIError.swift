@@ -33,13 +33,23 @@ public struct APIError: Error, Sendable {
             case transport, timedOut, cancelled, unacceptableStatus, unacceptableContentType
             case envelope, decoding, encoding, invalidRequest, invalidDefinition, unknownAPI
             case responseTooLarge, invalidResponse, queuedOffline, redirect, authentication, cacheMiss, storage
+            case tls, deliveryUnknown
         }
 
         private let base: Base
         private init(_ base: Base) { self.base = base }
 
-        /// The connection could not be made or broke (refused, reset, DNS, TLS).
+        /// The connection could not be made or broke (refused, reset, DNS).
         public static let transport = Code(.transport)
+        /// TLS failed: the server's certificate was not trusted (expired, wrong host, unknown
+        /// root), or the handshake broke. Final: never retried and never queued offline, since
+        /// trying again cannot make an untrusted server trusted.
+        public static let tls = Code(.tls)
+        /// A request stored for offline delivery was sent, and no answer came (a timeout or a
+        /// broken connection after it was written): the server may have acted on it. Without an
+        /// `Idempotency-Key` the server honours, queuing it could do the same thing twice, so it
+        /// is not queued; decide yourself whether to send it again.
+        public static let deliveryUnknown = Code(.deliveryUnknown)
         /// A time limit passed (the per-attempt timeout, or the overall deadline).
         public static let timedOut = Code(.timedOut)
         /// The call was cancelled. Never delivered to a failure callback.
@@ -99,6 +109,7 @@ public struct APIError: Error, Sendable {
         var line: Int? = nil
         var queuedRequestID: Int64? = nil
         var responseStarted: Bool = false
+        var requestSent: Bool = true
         var redaction: Redaction? = nil
     }
 
@@ -165,6 +176,14 @@ public struct APIError: Error, Sendable {
         get { storage.value.responseStarted }
         _modify { yield &storage.value.responseStarted }
     }
+    /// Whether bytes of the request may have reached the server. `false` only when the
+    /// transport knows they did not: the connection was refused, the host was not found or
+    /// unreachable, or the connection or TLS handshake never completed. Timeouts and failures
+    /// after the connection was made count as sent, so nothing is ever sent twice by mistake.
+    public internal(set) var requestSent: Bool {
+        get { storage.value.requestSent }
+        _modify { yield &storage.value.requestSent }
+    }
     /// The client's redaction, for ``description``.
     var redaction: Redaction? {
         get { storage.value.redaction }
@@ -198,6 +217,19 @@ public struct APIError: Error, Sendable {
     /// cache serve a stale copy.
     var isUnreachable: Bool {
         (code == .transport || code == .timedOut) && !responseStarted && response == nil
+    }
+
+    /// Whether the server got no byte of the request: what the offline queue may store without
+    /// risk of a second delivery.
+    var neverReachedServer: Bool {
+        isUnreachable && !requestSent
+    }
+
+    /// A failure before the request could be written: connect refused, no host, no route.
+    static func notSent(_ code: Code, _ message: String, underlyingError: (any Error)? = nil) -> APIError {
+        var error = APIError(code, message, underlyingError: underlyingError)
+        error.requestSent = false
+        return error
     }
 }
 
@@ -248,6 +280,21 @@ extension APIError {
                 return APIError(.cancelled, "the call was cancelled", request: request, underlyingError: error)
             case .timedOut:
                 return APIError(.timedOut, "the server did not answer in time", request: request, underlyingError: error)
+            case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
+                .serverCertificateHasUnknownRoot, .clientCertificateRejected, .clientCertificateRequired, .secureConnectionFailed:
+                var tls = APIError(.tls, "TLS failed (\(urlError.code.rawValue)): the server's certificate or handshake was refused", request: request, underlyingError: error)
+                tls.requestSent = false
+                return tls
+            case .unknown where Self.describesTLS(urlError):
+                // FoundationNetworking on Linux reports libcurl's TLS failures as "unknown",
+                // with OpenSSL's words in the description.
+                var tls = APIError(.tls, "TLS failed: \(urlError.localizedDescription)", request: request, underlyingError: error)
+                tls.requestSent = false
+                return tls
+            case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet:
+                var unreachable = APIError(.transport, "the server could not be reached (\(urlError.code.rawValue))", request: request, underlyingError: error)
+                unreachable.requestSent = false
+                return unreachable
             default:
                 return APIError(
                     .transport, "the connection failed (\(urlError.code.rawValue))", request: request,
@@ -255,6 +302,11 @@ extension APIError {
             }
         }
         return APIError(.transport, "the connection failed: \(error)", request: request, underlyingError: error)
+    }
+
+    private static func describesTLS(_ error: URLError) -> Bool {
+        let text = error.localizedDescription
+        return text.contains("SSL routines") || text.contains("OpenSSL") || text.contains("TLS") || text.contains("certificate")
     }
 
     /// Maps an error from user code (a hook, a middleware) into an ``APIError``.

@@ -9,15 +9,28 @@ struct OfflineStoreMiddleware: Middleware {
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         guard request.storePolicy == .offline, !request.isReplay else { return try await next(request) }
         var request = request
+        // Sending twice is harmless when the method is idempotent, or when the caller's key
+        // (their own header, or the retry policy's) lets the server recognise a repeat.
+        let policy = request.retry ?? context.configuration.retry
+        let repeatable = request.isIdempotent || request.headers.contains("Idempotency-Key") || policy.addsIdempotencyKey
         if !request.headers.contains("Idempotency-Key") {
-            // One key for the first attempts and every replay, whatever the method: the server
-            // can recognise a request it already acted on.
+            // One key for the first attempts and every replay, whatever the method: a server
+            // that honours keys can recognise a request it already acted on.
             request.headers["Idempotency-Key"] = UUID().uuidString
         }
         do {
             return try await next(request)
         } catch let error as APIError {
             guard error.isUnreachable else { throw error }
+            // Queue only what never reached the server, or what may safely arrive twice.
+            guard !error.requestSent || repeatable else {
+                var unknown = APIError(
+                    .deliveryUnknown,
+                    "the request was sent and no answer came (\(error.message)); the server may have processed it, so it was not queued — send it with an Idempotency-Key the server honours to have it queued",
+                    request: request, underlyingError: error)
+                unknown.requestSent = true
+                throw unknown
+            }
             throw await enqueue(request, failure: error, context: context)
         }
     }

@@ -42,6 +42,7 @@ struct RetryMiddleware: Middleware {
             let wait: Duration
             let outcome: String
             var lastResponse: Response?
+            var lastError: APIError?
             do {
                 let response = try await next(request)
                 guard attempt < policy.maximumAttempts, policy.retryableStatusCodes.contains(response.status.code) else {
@@ -61,6 +62,7 @@ struct RetryMiddleware: Middleware {
                 else { throw error }
                 wait = policy.delay(afterAttempt: attempt)
                 outcome = error.message
+                lastError = error
             }
             if let end = request.deadlineInstant, clock.now + wait > end {
                 var error = APIError(
@@ -68,6 +70,8 @@ struct RetryMiddleware: Middleware {
                     "attempt \(attempt) failed (\(outcome)); the next would start after the deadline (wait \(APIClient.describe(wait)))",
                     request: request, response: lastResponse)
                 error.responseStarted = lastResponse != nil
+                // The deadline keeps what the last attempt knew: whether the request got out.
+                error.requestSent = lastResponse != nil || (lastError?.requestSent ?? true)
                 throw error
             }
             context.logger?.info(

@@ -4,6 +4,8 @@ public import Foundation
 public import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// A transport on AsyncHTTPClient (SwiftNIO): the default on Linux.
@@ -80,8 +82,8 @@ public final class AsyncHTTPClientTransport: Transport {
         let response: HTTPClientResponse
         do {
             response = try await owner.client.execute(outbound, deadline: .distantFuture)
-        } catch let error as IOError {
-            throw Self.connectionError(error, authority: request.authority)
+        } catch {
+            throw Self.classify(error, authority: request.authority) ?? error
         }
         let head = Self.responseHead(response.status, response.headers)
         let responseBody = response.body
@@ -114,18 +116,36 @@ public final class AsyncHTTPClientTransport: Transport {
         return HTTPResponse(status: HTTPResponse.Status(code: Int(status.code), reasonPhrase: status.reasonPhrase), headerFields: fields)
     }
 
-    /// A socket error in words: "the server refused the connection (127.0.0.1:8080)".
-    private static func connectionError(_ error: IOError, authority: String?) -> APIError {
-        let what: String
-        switch error.errnoCode {
-        case ECONNREFUSED: what = "the server refused the connection"
-        case ECONNRESET: what = "the server reset the connection"
-        case ETIMEDOUT: what = "the connection timed out"
-        case EHOSTUNREACH: what = "no route to the host"
-        case ENETUNREACH: what = "the network is unreachable"
-        default: what = "the connection failed (\(String(cString: strerror(error.errnoCode))))"
+    /// AsyncHTTPClient's failures in words, with what is known of delivery: a refused or
+    /// unreachable connection and a failed TLS handshake sent nothing; TLS trust failures are
+    /// ``APIError/Code/tls``. `nil` for anything else (mapped later as a transport failure that
+    /// may have been sent).
+    static func classify(_ error: any Error, authority: String?) -> APIError? {
+        let host = authority ?? "unknown host"
+        switch error {
+        case let error as IOError:
+            switch error.errnoCode {
+            case ECONNREFUSED: return .notSent(.transport, "the server refused the connection (\(host))", underlyingError: error)
+            case EHOSTUNREACH: return .notSent(.transport, "no route to the host (\(host))", underlyingError: error)
+            case ENETUNREACH: return .notSent(.transport, "the network is unreachable (\(host))", underlyingError: error)
+            case ECONNRESET: return APIError(.transport, "the server reset the connection (\(host))", underlyingError: error)
+            case ETIMEDOUT: return APIError(.transport, "the connection timed out (\(host))", underlyingError: error)
+            default:
+                return APIError(.transport, "the connection failed (\(String(cString: strerror(error.errnoCode)))) (\(host))", underlyingError: error)
+            }
+        case let error as NIOSSLError:
+            return .notSent(.tls, "TLS with \(host) failed: \(error); the server's certificate or handshake was refused", underlyingError: error)
+        case let error as NIOSSLExtraError:
+            return .notSent(.tls, "TLS with \(host) failed: \(error)", underlyingError: error)
+        case let error as HTTPClientError where error == .connectTimeout:
+            return .notSent(.transport, "the connection to \(host) timed out", underlyingError: error)
+        case let error as HTTPClientError where error == .tlsHandshakeTimeout:
+            return .notSent(.transport, "the TLS handshake with \(host) timed out", underlyingError: error)
+        case let error as NIOConnectionError:
+            return .notSent(.transport, "the server could not be reached (\(host))", underlyingError: error)
+        default:
+            return nil
         }
-        return APIError(.transport, "\(what) (\(authority ?? "unknown host"))", underlyingError: error)
     }
 
     /// The client's event loops as a task executor. A task that prefers it runs on the loop
@@ -179,8 +199,8 @@ extension AsyncHTTPClientTransport: CollectingTransport {
             throw Deadline.Expired()
         } catch let error as HTTPClientError where error == .cancelled {
             throw CancellationError()
-        } catch let error as IOError where !delegate.headArrived {
-            throw Self.connectionError(error, authority: request.authority)
+        } catch let error where !delegate.headArrived && Self.classify(error, authority: request.authority) != nil {
+            throw Self.classify(error, authority: request.authority) ?? error
         } catch let error as APIError {
             throw error
         } catch {

@@ -132,9 +132,8 @@ struct PersistenceCommandTests {
     @Test("A read-only queue database: the call is not queued, and says so")
     func readOnlyQueue() async throws {
         try CLIRunner.requireBuilt()
-        let stopped = try await TestServer.start()
-        await stopped.stop()
-        let definitions = try definitionsFile(port: stopped.port)
+        let refusing = try RefusingPort()
+        let definitions = try definitionsFile(port: refusing.port)
         let folder = definitions.deletingLastPathComponent()
         let queue = folder.appendingPathComponent("queue.sqlite")
         // Create the database, then take write permission away from the file and its folder.
@@ -152,6 +151,7 @@ struct PersistenceCommandTests {
         #expect(result.standardError.contains("storage"))
         #expect(result.standardError.contains("NOT queued"))
         #expect(result.standardError.contains("read-only"))
+        withExtendedLifetime(refusing) {}
     }
 
     @Test("call --cache DIR --verbose says network, fresh hit or revalidated")

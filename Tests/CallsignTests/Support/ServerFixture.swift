@@ -69,3 +69,34 @@ func apiError(_ body: () async throws -> Void) async -> APIError? {
 }
 
 import Testing
+
+/// A loopback port that refuses every connection while this value lives: bound but never
+/// listening, so the kernel answers with a reset and no other test's server can take the port
+/// (a stopped server's port can be reused at once by a parallel test).
+final class RefusingPort {
+    let port: Int
+    private let descriptor: Int32
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        guard descriptor >= 0, bound == 0, named == 0 else {
+            close(descriptor)
+            throw APIError(.transport, "no loopback port to refuse connections on")
+        }
+        self.descriptor = descriptor
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(descriptor) }
+}
