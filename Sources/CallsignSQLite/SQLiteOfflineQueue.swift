@@ -124,6 +124,14 @@ public final class SQLiteOfflineQueue: OfflineQueueStorage {
         }
     }
 
+    public func revive(_ id: Int64) async throws -> Bool {
+        try await database.write("move a dead letter back") { db in
+            try db.execute(
+                sql: "UPDATE queued_request SET dead = 0, claimed_until = NULL, last_error = NULL WHERE id = ? AND dead = 1", arguments: [id])
+            return db.changesCount > 0
+        }
+    }
+
     public func remove(_ id: Int64) async throws -> Bool {
         try await database.write("remove a request") { db in
             try db.execute(sql: "DELETE FROM queued_request WHERE id = ?", arguments: [id])

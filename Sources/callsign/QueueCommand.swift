@@ -52,8 +52,8 @@ enum CacheReport {
 struct QueueCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queue",
-        abstract: "List, replay or drop requests queued by `callsign call --offline`.",
-        subcommands: [QueueListCommand.self, QueueReplayCommand.self, QueueDropCommand.self],
+        abstract: "List, replay, retry or drop requests queued by `callsign call --offline`.",
+        subcommands: [QueueListCommand.self, QueueReplayCommand.self, QueueRetryCommand.self, QueueDropCommand.self],
         defaultSubcommand: QueueListCommand.self
     )
 }
@@ -91,9 +91,12 @@ struct QueueReplayCommand: AsyncParsableCommand {
         commandName: "replay",
         abstract: "Send queued requests, oldest first; stop at the first that fails for now.",
         discussion: """
-            A request leaves the queue once the server accepts it (2xx or 3xx). A 4xx other than 408 and 429
-            moves it to the dead-letter list (see `callsign queue list --dead`). Credentials are attached now:
-            give --user or --bearer, or a definitions file whose DEFAULT names them.
+            A request leaves the queue only on a 2xx from its own URL; redirects are not followed. A 3xx or a
+            401 keeps it queued with a report; another 4xx (not 408 or 429) moves it to the dead-letter list
+            (see `callsign queue list --dead` and `callsign queue retry ID`). Credentials are attached now,
+            and only to the origins a definitions file names: give --definitions, with --user or --bearer or
+            a DEFAULT that names them. Without --definitions no origin is trusted, so --user and --bearer are
+            refused.
             Exit status: 0 when the queue is empty afterwards, 1 when requests remain or on an error.
             """
     )
@@ -106,6 +109,10 @@ struct QueueReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
+            if definitions == nil, credentials.user != nil || credentials.bearer != nil {
+                throw ValidationError(
+                    "--user and --bearer need --definitions: without a definitions file no origin is trusted to receive credentials, and every request would be refused")
+            }
             let loaded = try definitions.map { path throws(APIError) in try DefinitionsArgument.load(path, baseURL: nil) }
             let authentication = try credentials.authentication() ?? loaded?.authenticationSource?.authentication()
             let client = APIClient(
@@ -129,6 +136,37 @@ struct QueueReplayCommand: AsyncParsableCommand {
     }
 }
 
+struct QueueRetryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "retry", abstract: "Move a request from the dead-letter list back into the queue, at its place in line.")
+
+    @OptionGroup var queue: QueueOption
+
+    @Argument(help: "The request's id, as `callsign queue list --dead` shows it (#12 or 12).")
+    var id: String
+
+    func run() async throws {
+        try await reportingErrors {
+            let number = try QueueID.parse(id)
+            let client = APIClient(configuration: .init { $0.offlineQueue = queue.storage })
+            guard try await client.retryDeadLetter(number) else {
+                throw APIError(.invalidRequest, "there is no dead letter #\(number)")
+            }
+            Terminal.out("#\(number) is back in the queue; `callsign queue replay` sends it.")
+        }
+    }
+}
+
+/// A queue id as people type it: `12` or `#12`.
+enum QueueID {
+    static func parse(_ text: String) throws -> Int64 {
+        guard let number = Int64(text.hasPrefix("#") ? String(text.dropFirst()) : text), number > 0 else {
+            throw ValidationError("the id is a number such as 12, not \(text)")
+        }
+        return number
+    }
+}
+
 struct QueueDropCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "drop", abstract: "Remove a request from the queue or the dead-letter list.")
 
@@ -139,9 +177,7 @@ struct QueueDropCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            guard let number = Int64(id.hasPrefix("#") ? String(id.dropFirst()) : id) else {
-                throw ValidationError("the id is a number such as 12, not \(id)")
-            }
+            let number = try QueueID.parse(id)
             let client = APIClient(configuration: .init { $0.offlineQueue = queue.storage })
             guard try await client.removeQueuedRequest(number) else {
                 throw APIError(.invalidRequest, "there is no queued request #\(number)")

@@ -6,11 +6,15 @@ extension APIClient {
     /// below the offline stage (deadline, retry, redirects, authentication with a fresh token,
     /// cache, transport).
     ///
-    /// Each request is removed only after the server accepted it (a 2xx or 3xx). A 4xx other
-    /// than 408 and 429 — or a request that can no longer be built — moves it to the dead-letter
-    /// list with its error. Any other failure keeps it in line and ends the replay there, so
-    /// requests are never sent out of order; call `replay()` again later. Two replayers, even in
-    /// two processes sharing one `SQLiteOfflineQueue`, never send the same request twice.
+    /// A request counts as delivered only on a 2xx from its own URL: redirects are not followed
+    /// during a replay (a queued POST answered `302 → /login` must not turn into a GET and be
+    /// counted as sent). A 3xx or a 401 keeps the request in line with a report — a 401 usually
+    /// means "sign in again", not "the request is bad". Another 4xx (not 408 or 429), or a request
+    /// that can no longer be built, moves it to the dead-letter list with its error
+    /// (``retryDeadLetter(_:)`` moves it back). Any other failure keeps it in line and ends the
+    /// replay there, so requests are never sent out of order; call `replay()` again later. Two
+    /// replayers, even in two processes sharing one `SQLiteOfflineQueue`, never send the same
+    /// request twice.
     ///
     /// ```swift
     /// let report = try await client.replay()
@@ -32,12 +36,12 @@ extension APIClient {
             do throws(APIError) {
                 let response = try await perform(Self.replayRequest(entry))
                 let code = response.status.code
-                if (200..<400).contains(code) {
+                if (200..<300).contains(code) {
                     try await queueOperation("remove a sent request") { try await $0.complete(entry.id) }
                     items.append(OfflineReplayReport.Item(request: entry, outcome: .sent(response)))
                     continue
                 }
-                failure = APIError(.unacceptableStatus, "the server answered \(code)", response: response)
+                failure = APIError(.unacceptableStatus, Self.replayFailure(code, response: response), response: response)
                 permanent = Self.isPermanent(code)
             } catch {
                 if error.code == .storage { throw error }
@@ -76,9 +80,35 @@ extension APIClient {
         try await queueOperation("remove a queued request") { try await $0.remove(id) }
     }
 
-    /// 4xx answers that sending again cannot fix.
+    /// Moves a request from the dead-letter list back into the queue, at its original place in
+    /// line; `false` when there is no dead letter with that id.
+    ///
+    /// ```swift
+    /// for dead in try await client.queuedRequests(.deadLetter) where dead.lastError?.contains("422") == true {
+    ///     try await client.retryDeadLetter(dead.id)
+    /// }
+    /// ```
+    @discardableResult
+    public func retryDeadLetter(_ id: Int64) async throws(APIError) -> Bool {
+        try await queueOperation("move a dead letter back") { try await $0.revive(id) }
+    }
+
+    /// 4xx answers that sending again cannot fix. A 401 is not one: signing in again fixes it.
     static func isPermanent(_ status: Int) -> Bool {
-        (400..<500).contains(status) && status != 408 && status != 429
+        (400..<500).contains(status) && ![401, 408, 429].contains(status)
+    }
+
+    /// Why a replayed request was not delivered, in words a report can show.
+    private static func replayFailure(_ code: Int, response: Response) -> String {
+        switch code {
+        case 300..<400:
+            let target = response.headers[.location].map { " to \(Redaction.default.redact(url: $0))" } ?? ""
+            return "the server answered \(code) (a redirect\(target)); a queued request is delivered only by a 2xx from its own URL, so it stays queued"
+        case 401:
+            return "the server answered 401: sign in again (the request stays queued and is sent with fresh credentials next time)"
+        default:
+            return "the server answered \(code)"
+        }
     }
 
     static func replayRequest(_ entry: QueuedRequest) -> Request {

@@ -87,6 +87,16 @@ public protocol OfflineQueueStorage: Sendable {
     func list(_ list: OfflineQueueList) async throws -> [QueuedRequest]
     /// Removes a request from either list; `false` when there is none with that id.
     func remove(_ id: Int64) async throws -> Bool
+    /// Moves a dead letter back into the queue, at its original place in line, with its error
+    /// cleared; `false` when there is no dead letter with that id. The default throws: a custom
+    /// storage implements it to support ``APIClient/retryDeadLetter(_:)``.
+    func revive(_ id: Int64) async throws -> Bool
+}
+
+extension OfflineQueueStorage {
+    public func revive(_ id: Int64) async throws -> Bool {
+        throw APIError(.storage, "this offline queue storage cannot move dead letters back")
+    }
 }
 
 /// An in-memory ``OfflineQueueStorage``: what a client uses when none is configured. Queued
@@ -145,6 +155,14 @@ public actor MemoryOfflineQueue: OfflineQueueStorage {
             deadLetters.append(request)
         }
         endClaim(id)
+    }
+
+    public func revive(_ id: Int64) async -> Bool {
+        guard let index = deadLetters.firstIndex(where: { $0.id == id }) else { return false }
+        var request = deadLetters.remove(at: index)
+        request.lastError = nil
+        pending.insert(request, at: pending.firstIndex { $0.id > id } ?? pending.endIndex)
+        return true
     }
 
     public func list(_ list: OfflineQueueList) -> [QueuedRequest] {

@@ -87,7 +87,8 @@ struct RedirectMiddleware: Middleware {
     /// Headers that describe a body, dropped when a redirect turns the request into a GET.
     static let bodyHeaders = ["Content-Type", "Content-Length", "Content-Encoding", "Content-Language", "Content-Location", "Transfer-Encoding", "Digest", "Content-Digest"]
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
-        guard policy.maximumHops > 0 else { return try await next(request) }
+        // A replayed offline request is delivered only by its own URL's answer.
+        guard policy.maximumHops > 0, !request.isReplay else { return try await next(request) }
         var current = request
         // Built at the first redirect: most responses are not one.
         var visited: Set<String> = []

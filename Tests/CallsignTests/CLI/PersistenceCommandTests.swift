@@ -129,6 +129,28 @@ struct PersistenceCommandTests {
         await server.stop()
     }
 
+    @Test("queue replay refuses --bearer without definitions; queue retry moves a dead letter back")
+    func replayCredentialsAndRetry() async throws {
+        try CLIRunner.requireBuilt()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-retry-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let queuePath = folder.appendingPathComponent("queue.sqlite")
+        let refused = try await CLIRunner.run(["queue", "replay", "--queue", queuePath.path, "--bearer", "t0ken"])
+        #expect(refused.status == 64, "\(refused.standardError)")
+        #expect(refused.standardError.contains("--definitions"))
+
+        let storage = SQLiteOfflineQueue(url: queuePath)
+        let stored = try await storage.enqueue(QueuedRequest(method: "POST", url: "http://127.0.0.1:9/x", headers: [:]))
+        _ = try await storage.claimNext(lease: .seconds(60))
+        try await storage.moveToDeadLetter(stored.id, error: "the server answered 422")
+        let retried = try await CLIRunner.run(["queue", "retry", "#\(stored.id)", "--queue", queuePath.path])
+        #expect(retried.status == 0, "\(retried.standardError)")
+        #expect(try await storage.list(.pending).map(\.id) == [stored.id])
+        #expect(try await storage.list(.deadLetter).isEmpty)
+        let missing = try await CLIRunner.run(["queue", "retry", "99", "--queue", queuePath.path])
+        #expect(missing.status == 1)
+    }
+
     @Test("A read-only queue database: the call is not queued, and says so")
     func readOnlyQueue() async throws {
         try CLIRunner.requireBuilt()

@@ -1,6 +1,7 @@
 import Callsign
 import CallsignTesting
 import Foundation
+import Synchronization
 import Testing
 
 /// A request is queued only when no byte of it reached the server, or when arriving twice is
@@ -93,6 +94,77 @@ struct OfflineDeliveryTests {
             #expect(outcome.error?.requestSent == false)
             #expect(outcome.queued == 0)
             #expect(server.connectionCount == 1, "a TLS failure is not retried")
+        }
+    }
+}
+
+/// Replay delivers only on a 2xx from the original URL.
+@Suite("Offline replay: delivered means a 2xx from the original URL", .timeLimit(.minutes(2)))
+struct OfflineReplayRuleTests {
+    private func queued(_ server: TestServer, path: String) async -> (APIClient, MemoryOfflineQueue) {
+        let queue = MemoryOfflineQueue()
+        _ = await queue.enqueue(
+            QueuedRequest(method: "POST", url: server.url(path).absoluteString, headers: ["Content-Type": "application/json"], body: Data("{}".utf8)))
+        let client = APIClient(configuration: .init {
+            $0.baseURL = server.baseURL
+            $0.offlineQueue = queue
+            $0.retry = .none
+        })
+        return (client, queue)
+    }
+
+    @Test("a 302 → /login is not followed and not counted as delivered; the request stays queued")
+    func redirectIsNotDelivery() async throws {
+        try await TestServer.withRunning { server in
+            server.route("/notes") { _ in ServerResponse(status: 302, headers: [("Location", "/login")]) }
+            let (client, queue) = await queued(server, path: "/notes")
+            let report = try await client.replay()
+            #expect(report.sent == 0)
+            #expect(report.remaining == 1)
+            #expect(server.hits("/login") == 0)
+            guard case .keptForLater(let error) = report.items.first?.outcome else {
+                Issue.record("expected the request to be kept")
+                return
+            }
+            #expect(error.message.contains("302"))
+            #expect(await queue.list(.deadLetter).isEmpty)
+        }
+    }
+
+    @Test("a 401 keeps the request (sign in again); a 422 dead-letters it, and retryDeadLetter brings it back")
+    func unauthorizedAndDeadLetters() async throws {
+        try await TestServer.withRunning { server in
+            server.route("/private") { _ in ServerResponse(status: 401, headers: []) }
+            let (client, queue) = await queued(server, path: "/private")
+            let kept = try await client.replay()
+            #expect(kept.remaining == 1)
+            #expect(await queue.list(.deadLetter).isEmpty)
+            _ = await queue.remove(1)
+
+            let answers = Answers(first: 422)
+            server.route("/strict") { _ in ServerResponse(status: answers.next(), headers: []) }
+            _ = await queue.enqueue(QueuedRequest(method: "POST", url: server.url("/strict").absoluteString, headers: [:]))
+            let dead = try await client.replay()
+            #expect(dead.deadLettered == 1)
+            let id = try #require(await queue.list(.deadLetter).first?.id)
+            #expect(try await client.retryDeadLetter(id))
+            #expect(try await client.retryDeadLetter(id) == false)
+            let sent = try await client.replay()
+            #expect(sent.sent == 1)
+            #expect(sent.remaining == 0)
+        }
+    }
+}
+
+/// Answers `first`, then 201 for ever.
+private final class Answers: Sendable {
+    private let first: Int
+    private let count = Mutex(0)
+    init(first: Int) { self.first = first }
+    func next() -> Int {
+        count.withLock { count in
+            defer { count += 1 }
+            return count == 0 ? first : 201
         }
     }
 }
