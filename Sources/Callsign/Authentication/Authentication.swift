@@ -139,15 +139,24 @@ public struct AccessToken: Sendable, Hashable, Codable, CustomStringConvertible 
 }
 
 /// Holds the current token and makes sure only one refresh runs at a time.
+///
+/// Every sign-out starts a new generation: a fetch that was in flight when the user signed out
+/// may still finish, but its token belongs to the old generation and is thrown away, so a
+/// sign-out can never be undone by a late refresh.
 actor CredentialStore {
     private let provider: any TokenProvider
     private let leeway: Duration
     private let onSessionExpired: (@Sendable (APIError) async -> Void)?
     private var current: AccessToken?
     private var pending: Task<AccessToken, any Error>?
+    private var generation = 0
     /// The stale token of the last failed refresh and its error: requests that were rejected
     /// with that token get the same error instead of starting (and failing) another refresh.
     private var lastFailure: (stale: AccessToken?, error: any Error)?
+
+    /// The store whose provider the current task is running inside, if any: a provider that
+    /// calls back through a client using the same store would wait for itself.
+    @TaskLocal private static var fetchingStore: ObjectIdentifier?
 
     init(provider: any TokenProvider, leeway: Duration, onSessionExpired: (@Sendable (APIError) async -> Void)?) {
         self.provider = provider
@@ -157,6 +166,7 @@ actor CredentialStore {
 
     /// A token good for at least the leeway: the current one, or a fresh one.
     func token() async throws -> AccessToken {
+        try checkNotReentrant()
         let token: AccessToken
         if let pending {
             token = try await pending.value
@@ -180,44 +190,71 @@ actor CredentialStore {
     /// A token to use after `rejected` was refused: a newer one if another request already
     /// refreshed, else the result of the one refresh in flight, else a new refresh.
     func refresh(rejected: AccessToken) async throws -> AccessToken {
+        try checkNotReentrant()
         if let pending { return try await pending.value }
         if let current, current != rejected { return current }
         if let lastFailure, lastFailure.stale == rejected { throw lastFailure.error }
         return try await run(replacing: rejected) { try await $0.refreshToken(replacing: rejected) }
     }
 
+    /// Signs out: forgets the token, ends the fetch in flight, and starts a new generation so
+    /// that fetch's result, if it still arrives, is discarded.
     func reset() {
+        generation += 1
         current = nil
         lastFailure = nil
         pending?.cancel()
         pending = nil
     }
 
+    /// Whether a fetch is in flight (for tests of sign-out races).
+    var isFetching: Bool { pending != nil }
+
+    private func checkNotReentrant() throws(APIError) {
+        guard Self.fetchingStore == ObjectIdentifier(self) else { return }
+        throw APIError(
+            .authentication,
+            "the token provider called back through a client that uses the same tokens, and would wait for itself; give the provider a client without this authentication, or send its requests without needsAuthorization")
+    }
+
     private func run(
         replacing stale: AccessToken?, _ fetch: @escaping @Sendable (any TokenProvider) async throws -> AccessToken
     ) async throws -> AccessToken {
         let provider = self.provider
+        let identity = ObjectIdentifier(self)
         let task = Task<AccessToken, any Error> {
             do {
-                return try await fetch(provider)
-            } catch let error as APIError where error.code == .authentication {
+                return try await Self.$fetchingStore.withValue(identity) { try await fetch(provider) }
+            } catch let error as APIError where error.code == .authentication || error.code == .cancelled {
                 throw error
+            } catch is CancellationError {
+                throw APIError(.cancelled, "the token fetch was cancelled")
             } catch {
                 throw APIError(.authentication, "the session could not be renewed: \(error)", underlyingError: error)
             }
         }
+        let started = generation
         pending = task
         do {
             let token = try await task.value
+            // Signed out meanwhile: this token belongs to the old session.
+            guard generation == started else {
+                throw APIError(.authentication, "signed out while the token was being fetched")
+            }
             current = token
             pending = nil
             lastFailure = nil
             return token
         } catch {
+            guard generation == started else { throw error }  // a sign-out already reset the state
             current = nil
             pending = nil
-            lastFailure = (stale, error)
-            if let onSessionExpired, let apiError = error as? APIError {
+            let apiError = error as? APIError
+            let cancelled = apiError?.code == .cancelled || task.isCancelled
+            if !cancelled { lastFailure = (stale, error) }
+            // The session expired only when a fetch really failed: not on cancellation, and not
+            // after a sign-out (handled above).
+            if !cancelled, let onSessionExpired, let apiError {
                 await onSessionExpired(apiError)
             }
             throw error

@@ -1,4 +1,4 @@
-import Callsign
+@testable import Callsign
 import CallsignTesting
 import Foundation
 import Synchronization
@@ -209,4 +209,114 @@ struct TrustedOriginTests {
             }
         }
     }
+}
+
+/// A provider whose fetches wait at a gate the test opens, answering from a script.
+private final class GatedProvider: TokenProvider {
+    private let state = Mutex<(opened: Bool, waiters: [CheckedContinuation<Void, Never>], answers: [Result<String, any Error>], fetches: Int)>(
+        (false, [], [], 0))
+
+    init(answers: [Result<String, any Error>]) { state.withLock { $0.answers = answers } }
+
+    var fetches: Int { state.withLock { $0.fetches } }
+
+    func open() {
+        let waiters = state.withLock { state in
+            state.opened = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func next() async throws -> AccessToken {
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state in
+                if state.opened { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+        let answer = state.withLock { state in
+            state.fetches += 1
+            return state.answers.isEmpty ? .success("spare") : state.answers.removeFirst()
+        }
+        return AccessToken(try answer.get())
+    }
+
+    func initialToken() async throws -> AccessToken { try await next() }
+    func refreshToken(replacing stale: AccessToken) async throws -> AccessToken { try await next() }
+}
+
+private final class Counter: Sendable {
+    let value = Mutex(0)
+    func increment() { value.withLock { $0 += 1 } }
+}
+
+@Suite("Token store races", .timeLimit(.minutes(1)))
+struct TokenStoreRaceTests {
+    @Test("signing out while a fetch is in flight does not bring the old session back")
+    func signOutDuringFetch() async throws {
+        let provider = GatedProvider(answers: [.success("old-session"), .success("new-session")])
+        let expired = Counter()
+        let store = CredentialStore(provider: provider, leeway: .zero, onSessionExpired: { _ in expired.increment() })
+        let waiting = Task { try await store.token() }
+        while await !store.isFetching { await Task.yield() }
+        await store.reset()  // the user signs out
+        provider.open()      // the old fetch finishes anyway
+        let first = try? await waiting.value
+        #expect(first == nil, "the request that waited must not get the old session")
+        let next = try await store.token()
+        #expect(next.value == "new-session")
+        #expect(expired.value.withLock { $0 } == 0, "a sign-out is not an expired session")
+    }
+
+    @Test("onSessionExpired fires for a failed fetch, not for a cancelled one")
+    func sessionExpiredOnlyOnFailure() async throws {
+        let expired = Counter()
+        let failing = GatedProvider(answers: [.failure(URLError(.userAuthenticationRequired))])
+        failing.open()
+        let store = CredentialStore(provider: failing, leeway: .zero, onSessionExpired: { _ in expired.increment() })
+        await #expect(throws: APIError.self) { try await store.token() }
+        #expect(expired.value.withLock { $0 } == 1)
+
+        let cancelled = GatedProvider(answers: [.failure(CancellationError())])
+        cancelled.open()
+        let quiet = Counter()
+        let other = CredentialStore(provider: cancelled, leeway: .zero, onSessionExpired: { _ in quiet.increment() })
+        await #expect(throws: APIError.self) { try await other.token() }
+        #expect(quiet.value.withLock { $0 } == 0)
+    }
+
+    @Test("a provider that calls back through the same client gets a clear error, not a deadlock")
+    func reentrantProvider() async throws {
+        try await TestServer.withRunning { server in
+            let box = ClientBox()
+            let client = APIClient(configuration: .init {
+                $0.baseURL = server.baseURL
+                $0.retry = .none
+                $0.authentication = .tokens(CallingBackProvider(box: box))
+            })
+            box.client.withLock { $0 = client }
+            let error = await apiError { _ = try await client.get("/get").authorized().send() }
+            #expect(error?.code == .authentication)
+            #expect(error?.message.contains("called back") == true, "\(error?.message ?? "")")
+        }
+    }
+}
+
+private final class ClientBox: Sendable {
+    let client = Mutex<APIClient?>(nil)
+}
+
+/// Logs in through the very client that needs the token.
+private struct CallingBackProvider: TokenProvider {
+    let box: ClientBox
+    func initialToken() async throws -> AccessToken {
+        guard let client = box.client.withLock({ $0 }) else { throw APIError(.authentication, "no client") }
+        let response = try await client.get("/get").authorized().send()
+        return AccessToken("\(response.status.code)")
+    }
+    func refreshToken(replacing stale: AccessToken) async throws -> AccessToken { try await initialToken() }
 }
