@@ -55,6 +55,10 @@ public final class SQLiteOfflineQueue: OfflineQueueStorage {
                         CREATE INDEX queued_request_line ON queued_request(dead, id);
                         """)
             }
+            // v2: the owner of a claim, so only the replayer holding it can finish it.
+            migrator.registerMigration("v2") { db in
+                try db.execute(sql: "ALTER TABLE queued_request ADD COLUMN claim_owner TEXT")
+            }
         }
     }
 
@@ -78,9 +82,9 @@ public final class SQLiteOfflineQueue: OfflineQueueStorage {
         }
     }
 
-    public func claimNext(lease: Duration) async throws -> QueuedRequest? {
+    public func claimNext(lease: Duration, owner: String) async throws -> QueuedRequest? {
         let now = Date().timeIntervalSince1970
-        let until = now + Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        let until = now + Self.seconds(lease)
         return try await database.write("claim the next request") { db -> QueuedRequest? in
             let live = try Bool.fetchOne(
                 db, sql: "SELECT EXISTS (SELECT 1 FROM queued_request WHERE dead = 0 AND claimed_until > ?)", arguments: [now])
@@ -89,30 +93,48 @@ public final class SQLiteOfflineQueue: OfflineQueueStorage {
                 return nil
             }
             let request = try Self.request(from: row)
-            try db.execute(sql: "UPDATE queued_request SET claimed_until = ? WHERE id = ?", arguments: [until, request.id])
+            try db.execute(
+                sql: "UPDATE queued_request SET claimed_until = ?, claim_owner = ? WHERE id = ?", arguments: [until, owner, request.id])
             return request
         }
     }
 
-    public func complete(_ id: Int64) async throws {
-        try await database.write("remove a sent request") { db in
-            try db.execute(sql: "DELETE FROM queued_request WHERE id = ?", arguments: [id])
+    public func renewClaim(_ id: Int64, owner: String, lease: Duration) async throws -> Bool {
+        let until = Date().timeIntervalSince1970 + Self.seconds(lease)
+        return try await database.write("renew a claim") { db in
+            try db.execute(
+                sql: "UPDATE queued_request SET claimed_until = ? WHERE id = ? AND dead = 0 AND claim_owner = ?",
+                arguments: [until, id, owner])
+            return db.changesCount > 0
         }
     }
 
-    public func release(_ id: Int64, error: String) async throws {
+    public func complete(_ id: Int64, owner: String) async throws -> Bool {
+        try await database.write("remove a sent request") { db in
+            try db.execute(sql: "DELETE FROM queued_request WHERE id = ? AND claim_owner = ?", arguments: [id, owner])
+            return db.changesCount > 0
+        }
+    }
+
+    public func release(_ id: Int64, owner: String, error: String) async throws {
         try await database.write("keep a request") { db in
             try db.execute(
-                sql: "UPDATE queued_request SET claimed_until = NULL, attempts = attempts + 1, last_error = ? WHERE id = ?",
-                arguments: [error, id])
+                sql: """
+                    UPDATE queued_request SET claimed_until = NULL, claim_owner = NULL, attempts = attempts + 1, last_error = ?
+                    WHERE id = ? AND claim_owner = ?
+                    """,
+                arguments: [error, id, owner])
         }
     }
 
-    public func moveToDeadLetter(_ id: Int64, error: String) async throws {
+    public func moveToDeadLetter(_ id: Int64, owner: String, error: String) async throws {
         try await database.write("dead-letter a request") { db in
             try db.execute(
-                sql: "UPDATE queued_request SET claimed_until = NULL, dead = 1, attempts = attempts + 1, last_error = ? WHERE id = ?",
-                arguments: [error, id])
+                sql: """
+                    UPDATE queued_request SET claimed_until = NULL, claim_owner = NULL, dead = 1, attempts = attempts + 1, last_error = ?
+                    WHERE id = ? AND claim_owner = ?
+                    """,
+                arguments: [error, id, owner])
         }
     }
 
@@ -127,7 +149,8 @@ public final class SQLiteOfflineQueue: OfflineQueueStorage {
     public func revive(_ id: Int64) async throws -> Bool {
         try await database.write("move a dead letter back") { db in
             try db.execute(
-                sql: "UPDATE queued_request SET dead = 0, claimed_until = NULL, last_error = NULL WHERE id = ? AND dead = 1", arguments: [id])
+                sql: "UPDATE queued_request SET dead = 0, claimed_until = NULL, claim_owner = NULL, last_error = NULL WHERE id = ? AND dead = 1",
+                arguments: [id])
             return db.changesCount > 0
         }
     }
@@ -137,6 +160,10 @@ public final class SQLiteOfflineQueue: OfflineQueueStorage {
             try db.execute(sql: "DELETE FROM queued_request WHERE id = ?", arguments: [id])
             return db.changesCount > 0
         }
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     private static func request(from row: Row) throws -> QueuedRequest {

@@ -107,6 +107,9 @@ struct QueueReplayCommand: AsyncParsableCommand {
     @Option(name: [.short, .long], help: "A definitions file whose DEFAULT authentication applies to the replayed requests.")
     var definitions: String?
 
+    @Option(help: "Seconds a claim on a queued request lasts without renewal (renewed while a send is in flight). Default 300.")
+    var lease: Double = 300
+
     func run() async throws {
         try await reportingErrors {
             if definitions == nil, credentials.user != nil || credentials.bearer != nil {
@@ -121,7 +124,8 @@ struct QueueReplayCommand: AsyncParsableCommand {
                     $0.offlineQueue = queue.storage
                     $0.authentication = authentication
                 })
-            let report = try await client.replay()
+            guard lease.isFinite, lease >= 0.1, lease <= 86_400 else { throw ValidationError("--lease takes 0.1 to 86400 seconds") }
+            let report = try await client.replay(lease: .milliseconds(Int64((lease * 1000).rounded())))
             for item in report.items {
                 let target = "#\(item.request.id) \(item.request.method) \(Redaction.redact(item.request.url))"
                 switch item.outcome {

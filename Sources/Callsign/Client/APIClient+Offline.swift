@@ -21,23 +21,26 @@ extension APIClient {
     /// print("sent \(report.sent), dead-lettered \(report.deadLettered), still queued \(report.remaining)")
     /// ```
     ///
-    /// - Parameter lease: how long a replayer may hold the head of the queue; a replayer that
-    ///   crashed releases it when the lease ends. Default 5 minutes.
+    /// - Parameter lease: how long a claim on the head of the queue lasts without renewal. The
+    ///   replayer renews it every third of the lease while a send or a `Retry-After` wait is in
+    ///   flight, so a slow send never loses it; a replayer that crashed releases it when the
+    ///   lease ends. Default 5 minutes.
     /// - Throws: ``APIError``: ``APIError/Code/storage`` when the queue cannot be read or written,
     ///   ``APIError/Code/cancelled`` when the task is cancelled (the request in flight stays queued).
     public func replay(lease: Duration = .seconds(300)) async throws(APIError) -> OfflineReplayReport {
         var items: [OfflineReplayReport.Item] = []
+        let owner = UUID().uuidString  // this replay's claims: only it can finish them
         while true {
             if Task.isCancelled { throw APIError(.cancelled, "the replay was cancelled") }
-            guard let entry = try await queueOperation("claim the next queued request", { try await $0.claimNext(lease: lease) })
+            guard let entry = try await queueOperation("claim the next queued request", { try await $0.claimNext(lease: lease, owner: owner) })
             else { break }
             let failure: APIError
             let permanent: Bool
             do throws(APIError) {
-                let response = try await perform(Self.replayRequest(entry))
+                let response = try await sendRenewingClaim(Self.replayRequest(entry), id: entry.id, owner: owner, lease: lease)
                 let code = response.status.code
                 if (200..<300).contains(code) {
-                    try await queueOperation("remove a sent request") { try await $0.complete(entry.id) }
+                    _ = try await queueOperation("remove a sent request") { try await $0.complete(entry.id, owner: owner) }
                     items.append(OfflineReplayReport.Item(request: entry, outcome: .sent(response)))
                     continue
                 }
@@ -50,10 +53,12 @@ extension APIClient {
             }
             let outcome: OfflineReplayReport.Outcome
             if permanent {
-                try await queueOperation("dead-letter a request") { try await $0.moveToDeadLetter(entry.id, error: failure.message) }
+                try await queueOperation("dead-letter a request") {
+                    try await $0.moveToDeadLetter(entry.id, owner: owner, error: failure.message)
+                }
                 outcome = .deadLettered(failure)
             } else {
-                try await queueOperation("keep a request") { try await $0.release(entry.id, error: failure.message) }
+                try await queueOperation("keep a request") { try await $0.release(entry.id, owner: owner, error: failure.message) }
                 if failure.code == .cancelled { throw failure }
                 outcome = .keptForLater(failure)
             }
@@ -78,6 +83,35 @@ extension APIClient {
     @discardableResult
     public func removeQueuedRequest(_ id: Int64) async throws(APIError) -> Bool {
         try await queueOperation("remove a queued request") { try await $0.remove(id) }
+    }
+
+    /// Sends a claimed request while renewing the claim every third of `lease`, so a slow send
+    /// or a long `Retry-After` wait never lets another replayer take the same request.
+    private func sendRenewingClaim(_ request: Request, id: Int64, owner: String, lease: Duration) async throws(APIError) -> Response {
+        let queue = offlineQueue
+        let interval = max(lease / 3, .milliseconds(10))
+        do {
+            return try await withThrowingTaskGroup(of: Response?.self) { group in
+                group.addTask { try await self.perform(request) }
+                group.addTask {
+                    while true {
+                        try await Task.sleep(for: interval)
+                        guard try await queue.renewClaim(id, owner: owner, lease: lease) else {
+                            throw APIError(.storage, "the claim on queued request #\(id) was lost; it stays queued for the replayer that holds it")
+                        }
+                    }
+                }
+                defer { group.cancelAll() }
+                while let result = try await group.next() {
+                    if let response = result { return response }
+                }
+                throw APIError(.cancelled, "the replay was cancelled")
+            }
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError.wrap(error, request: request)
+        }
     }
 
     /// Moves a request from the dead-letter list back into the queue, at its original place in

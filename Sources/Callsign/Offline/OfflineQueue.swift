@@ -65,24 +65,33 @@ public enum OfflineQueueList: Sendable, Hashable {
 /// The core ships ``MemoryOfflineQueue`` (lost when the process ends); `CallsignSQLite` ships
 /// `SQLiteOfflineQueue` (a file; every enqueue has committed before the caller hears "queued").
 ///
-/// A storage hands out at most one pending request at a time (``claimNext(lease:)``): the oldest,
-/// and only while no other claim on the queue is live. So requests are sent in order, and two
-/// replayers — even in two processes — never send the same request twice.
+/// A storage hands out at most one pending request at a time (``claimNext(lease:owner:)``): the
+/// oldest, and only while no other claim on the queue is live. So requests are sent in order,
+/// and two replayers — even in two processes — never send the same request twice. A claim
+/// belongs to its owner (a token each replay makes): the replayer renews it while a send or a
+/// `Retry-After` wait is in flight, and completing, releasing or dead-lettering a request works
+/// only with the owner's token, so a replayer whose lease ran out cannot act on a request
+/// another has claimed since.
 public protocol OfflineQueueStorage: Sendable {
     /// Whether queued requests survive the process ending.
     var isDurable: Bool { get }
     /// Stores a request at the end of the queue and returns it with its id. Must not return
     /// before the request is stored as durably as the storage promises.
     func enqueue(_ request: QueuedRequest) async throws -> QueuedRequest
-    /// The oldest pending request, claimed for `lease`; `nil` when the queue is empty or another
-    /// replayer holds a live claim.
-    func claimNext(lease: Duration) async throws -> QueuedRequest?
-    /// Removes a claimed request that was sent successfully.
-    func complete(_ id: Int64) async throws
-    /// Gives a claimed request back, at its place in line, with one more attempt and its error.
-    func release(_ id: Int64, error: String) async throws
-    /// Moves a claimed request to the dead-letter list with its error.
-    func moveToDeadLetter(_ id: Int64, error: String) async throws
+    /// The oldest pending request, claimed by `owner` for `lease`; `nil` when the queue is empty
+    /// or another replayer holds a live claim.
+    func claimNext(lease: Duration, owner: String) async throws -> QueuedRequest?
+    /// Extends `owner`'s claim on a request by `lease` from now; `false` when the claim is no
+    /// longer theirs (it ran out and another replayer took the request).
+    func renewClaim(_ id: Int64, owner: String, lease: Duration) async throws -> Bool
+    /// Removes a request `owner` claimed and sent successfully; `false` when the claim was lost.
+    func complete(_ id: Int64, owner: String) async throws -> Bool
+    /// Gives a claimed request back, at its place in line, with one more attempt and its error;
+    /// does nothing when the claim is no longer `owner`'s.
+    func release(_ id: Int64, owner: String, error: String) async throws
+    /// Moves a claimed request to the dead-letter list with its error; does nothing when the
+    /// claim is no longer `owner`'s.
+    func moveToDeadLetter(_ id: Int64, owner: String, error: String) async throws
     /// The requests in a list, in queue order.
     func list(_ list: OfflineQueueList) async throws -> [QueuedRequest]
     /// Removes a request from either list; `false` when there is none with that id.
@@ -111,7 +120,7 @@ public actor MemoryOfflineQueue: OfflineQueueStorage {
     private var pending: [QueuedRequest] = []
     private var deadLetters: [QueuedRequest] = []
     private var nextID: Int64 = 1
-    private var claim: (id: Int64, until: ContinuousClock.Instant)?
+    private var claim: (id: Int64, owner: String, until: ContinuousClock.Instant)?
 
     /// Creates an empty queue.
     public init() {}
@@ -126,35 +135,50 @@ public actor MemoryOfflineQueue: OfflineQueueStorage {
         return request
     }
 
-    public func claimNext(lease: Duration) -> QueuedRequest? {
+    public func claimNext(lease: Duration, owner: String) -> QueuedRequest? {
         let now = ContinuousClock.now
         if let claim, claim.until > now, pending.contains(where: { $0.id == claim.id }) { return nil }
         guard let first = pending.first else { return nil }
-        claim = (first.id, now + lease)
+        claim = (first.id, owner, now + lease)
         return first
     }
 
-    public func complete(_ id: Int64) {
-        pending.removeAll { $0.id == id }
-        endClaim(id)
+    public func renewClaim(_ id: Int64, owner: String, lease: Duration) -> Bool {
+        guard owns(id, owner) else { return false }
+        claim?.until = ContinuousClock.now + lease
+        return true
     }
 
-    public func release(_ id: Int64, error: String) {
+    public func complete(_ id: Int64, owner: String) -> Bool {
+        guard owns(id, owner) else { return false }
+        pending.removeAll { $0.id == id }
+        claim = nil
+        return true
+    }
+
+    public func release(_ id: Int64, owner: String, error: String) {
+        guard owns(id, owner) else { return }
         if let index = pending.firstIndex(where: { $0.id == id }) {
             pending[index].attempts += 1
             pending[index].lastError = error
         }
-        endClaim(id)
+        claim = nil
     }
 
-    public func moveToDeadLetter(_ id: Int64, error: String) {
+    public func moveToDeadLetter(_ id: Int64, owner: String, error: String) {
+        guard owns(id, owner) else { return }
         if let index = pending.firstIndex(where: { $0.id == id }) {
             var request = pending.remove(at: index)
             request.attempts += 1
             request.lastError = error
             deadLetters.append(request)
         }
-        endClaim(id)
+        claim = nil
+    }
+
+    /// Whether `owner` holds the claim on `id` (a lapsed claim still counts until another takes it).
+    private func owns(_ id: Int64, _ owner: String) -> Bool {
+        claim?.id == id && claim?.owner == owner
     }
 
     public func revive(_ id: Int64) async -> Bool {
@@ -173,11 +197,7 @@ public actor MemoryOfflineQueue: OfflineQueueStorage {
         let before = pending.count + deadLetters.count
         pending.removeAll { $0.id == id }
         deadLetters.removeAll { $0.id == id }
-        endClaim(id)
-        return pending.count + deadLetters.count < before
-    }
-
-    private func endClaim(_ id: Int64) {
         if claim?.id == id { claim = nil }
+        return pending.count + deadLetters.count < before
     }
 }

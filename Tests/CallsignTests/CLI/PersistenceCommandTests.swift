@@ -2,6 +2,7 @@ import Callsign
 import CallsignSQLite
 import CallsignTesting
 import Foundation
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -141,8 +142,8 @@ struct PersistenceCommandTests {
 
         let storage = SQLiteOfflineQueue(url: queuePath)
         let stored = try await storage.enqueue(QueuedRequest(method: "POST", url: "http://127.0.0.1:9/x", headers: [:]))
-        _ = try await storage.claimNext(lease: .seconds(60))
-        try await storage.moveToDeadLetter(stored.id, error: "the server answered 422")
+        _ = try await storage.claimNext(lease: .seconds(60), owner: "test")
+        try await storage.moveToDeadLetter(stored.id, owner: "test", error: "the server answered 422")
         let retried = try await CLIRunner.run(["queue", "retry", "#\(stored.id)", "--queue", queuePath.path])
         #expect(retried.status == 0, "\(retried.standardError)")
         #expect(try await storage.list(.pending).map(\.id) == [stored.id])
@@ -191,4 +192,98 @@ struct PersistenceCommandTests {
             #expect(server.responses("/demo/api/v2/catalog", status: 304) == 1)
         }
     }
+}
+
+@Suite("Offline queue leases across processes", .serialized, .timeLimit(.minutes(2)))
+struct QueueLeaseTests {
+    @Test("two processes replay one queue while the server asks to wait longer than the lease: each request is delivered once, in order")
+    func leaseRenewedDuringRetryAfter() async throws {
+        try CLIRunner.requireBuilt()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-lease-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let queuePath = folder.appendingPathComponent("queue.sqlite")
+        try await TestServer.withRunning { server in
+            let deliveries = Deliveries()
+            server.route("/orders") { request in
+                let key = request.header("Idempotency-Key") ?? "?"
+                // The first arrival of the first order waits 2 s: twice the lease.
+                if deliveries.firstArrival(key), key == "order-1" {
+                    return ServerResponse(status: 503, headers: [("Retry-After", "2")])
+                }
+                deliveries.delivered(key)
+                return ServerResponse(status: 201, headers: [])
+            }
+            let storage = SQLiteOfflineQueue(url: queuePath)
+            for number in 1...3 {
+                _ = try await storage.enqueue(
+                    QueuedRequest(method: "POST", url: server.url("/orders").absoluteString, headers: ["Idempotency-Key": "order-\(number)"]))
+            }
+            let arguments = ["queue", "replay", "--queue", queuePath.path, "--lease", "1"]
+            async let first = CLIRunner.run(arguments)
+            // Wait until the first replayer is in its Retry-After wait, then past its original lease.
+            while server.hits("/orders") == 0 { try await Task.sleep(for: .milliseconds(20)) }
+            try await Task.sleep(for: .milliseconds(1300))
+            let second = try await CLIRunner.run(arguments)
+            let firstResult = try await first
+            #expect(firstResult.status == 0, "\(firstResult.standardOutput)\(firstResult.standardError)")
+            #expect(deliveries.log == ["order-1", "order-2", "order-3"], "\(second.standardOutput)")
+        }
+    }
+}
+
+extension QueueLeaseTests {
+    @Test("a replaying process killed with SIGKILL at random points, 200 times: every queued item arrives, none is processed twice, the file stays sound")
+    func replayerKilledAtRandom() async throws {
+        try CLIRunner.requireBuilt()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-kill-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let queuePath = folder.appendingPathComponent("queue.sqlite")
+        try await TestServer.withRunning { server in
+            let deliveries = Deliveries()
+            // A server that deduplicates by Idempotency-Key: it processes a key's first arrival only.
+            server.route("/jobs") { request in
+                let key = request.header("Idempotency-Key") ?? "?"
+                if deliveries.firstArrival(key) { deliveries.delivered(key) }
+                return ServerResponse(status: 201, headers: []).with(.delay(.milliseconds(Int64.random(in: 0...15))))
+            }
+            let storage = SQLiteOfflineQueue(url: queuePath)
+            let keys = (1...40).map { "job-\($0)" }
+            for key in keys {
+                _ = try await storage.enqueue(QueuedRequest(method: "POST", url: server.url("/jobs").absoluteString, headers: ["Idempotency-Key": key]))
+            }
+            let script = #"""
+                for i in $(seq 1 200); do
+                  "$CALLSIGN" queue replay --queue "$QUEUE" --lease 0.1 >/dev/null 2>&1 &
+                  pid=$!
+                  sleep "0.0$((RANDOM % 10))"
+                  kill -9 "$pid" 2>/dev/null
+                  wait "$pid" 2>/dev/null
+                done
+                echo killed
+                """#
+            let killing = try await ProcessRunner.run("/bin/bash", ["-c", script], environment: ["CALLSIGN": CLIRunner.executable.path, "QUEUE": queuePath.path])
+            #expect(killing.standardOutput.contains("killed"))
+            // A last replayer finishes the queue once the killed ones' claims (0.1 s) have lapsed.
+            var remaining = try await storage.list(.pending).count
+            for _ in 0..<50 where remaining > 0 {
+                _ = try await CLIRunner.run(["queue", "replay", "--queue", queuePath.path, "--lease", "0.1"])
+                remaining = try await storage.list(.pending).count
+                if remaining > 0 { try await Task.sleep(for: .milliseconds(150)) }
+            }
+            #expect(remaining == 0)
+            #expect(deliveries.log == keys, "every acknowledged item processed once, in queue order")
+            #expect(try await storage.list(.deadLetter).isEmpty)
+        }
+        let check = try await ProcessRunner.run(
+            "/usr/bin/env", ["python3", "-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])", queuePath.path])
+        #expect(check.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+    }
+}
+
+/// What the server delivered, by idempotency key, in order.
+private final class Deliveries: Sendable {
+    private let state = Mutex<(seen: Set<String>, log: [String])>(([], []))
+    func firstArrival(_ key: String) -> Bool { state.withLock { $0.seen.insert(key).inserted } }
+    func delivered(_ key: String) { state.withLock { $0.log.append(key) } }
+    var log: [String] { state.withLock { $0.log } }
 }
