@@ -169,3 +169,28 @@ struct SentinelTests {
         #expect(!error.description.contains(Sentinel.query))
     }
 }
+
+@Suite("HAR recording follows the client's redaction", .timeLimit(.minutes(1)))
+struct HARRedactionTests {
+    @Test("a header the client marks secret, and secrets in a Location, never reach the archive")
+    func clientRedaction() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-har-\(UUID().uuidString).har")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await TestServer.withRunning { server in
+            server.route("/moved") { _ in
+                ServerResponse(status: 302, headers: [("Location", "/landed?access_token=SENTINEL-location-1")])
+            }
+            let client = APIClient(configuration: .init {
+                $0.baseURL = server.baseURL
+                $0.redaction.secretHeaders.insert("x-tenant-secret")
+                $0.redirects = .none
+                $0.insert(HARRecorder(fileURL: file), before: .transport)
+            })
+            _ = try await client.get("/moved").header("X-Tenant-Secret", "SENTINEL-tenant-2").send()
+        }
+        let archive = String(decoding: try Data(contentsOf: file), as: UTF8.self)
+        #expect(!archive.contains("SENTINEL-tenant-2"))
+        #expect(!archive.contains("SENTINEL-location-1"))
+        #expect(archive.contains("access_token=REDACTED"))
+    }
+}
