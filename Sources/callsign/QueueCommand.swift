@@ -150,13 +150,9 @@ struct QueueRetryCommand: AsyncParsableCommand {
     var id: String
 
     func run() async throws {
-        try await reportingErrors {
-            let number = try QueueID.parse(id)
-            let client = APIClient(configuration: .init { $0.offlineQueue = queue.storage })
-            guard try await client.retryDeadLetter(number) else {
-                throw APIError(.invalidRequest, "there is no dead letter #\(number)")
-            }
-            Terminal.out("#\(number) is back in the queue; `callsign queue replay` sends it.")
+        try await QueueID.act(on: id, in: queue, missing: "there is no dead letter") { client, number throws(APIError) in
+            guard try await client.retryDeadLetter(number) else { return nil }
+            return "#\(number) is back in the queue; `callsign queue replay` sends it."
         }
     }
 }
@@ -169,6 +165,20 @@ enum QueueID {
         }
         return number
     }
+
+    /// Runs `action` on the queued request `text` names, printing what it returns; `nil` from
+    /// the action means there is no such request (`missing #N`, exit 1).
+    static func act(
+        on text: String, in queue: QueueOption, missing: String,
+        _ action: (APIClient, Int64) async throws(APIError) -> String?
+    ) async throws {
+        try await reportingErrors {
+            let number = try parse(text)
+            let client = APIClient(configuration: .init { $0.offlineQueue = queue.storage })
+            guard let done = try await action(client, number) else { throw APIError(.invalidRequest, "\(missing) #\(number)") }
+            Terminal.out(done)
+        }
+    }
 }
 
 struct QueueDropCommand: AsyncParsableCommand {
@@ -180,13 +190,8 @@ struct QueueDropCommand: AsyncParsableCommand {
     var id: String
 
     func run() async throws {
-        try await reportingErrors {
-            let number = try QueueID.parse(id)
-            let client = APIClient(configuration: .init { $0.offlineQueue = queue.storage })
-            guard try await client.removeQueuedRequest(number) else {
-                throw APIError(.invalidRequest, "there is no queued request #\(number)")
-            }
-            Terminal.out("Dropped #\(number).")
+        try await QueueID.act(on: id, in: queue, missing: "there is no queued request") { client, number throws(APIError) in
+            try await client.removeQueuedRequest(number) ? "Dropped #\(number)." : nil
         }
     }
 }
