@@ -177,7 +177,7 @@ struct CacheMiddleware: Middleware {
         do {
             try await cache.storage.store(entry)
         } catch {
-            context.logger?.warning("the HTTP cache could not store a response: \(error)")
+            context.logger?.debug("the HTTP cache could not store a response", metadata: ["callsign.error": "\(error)"])
         }
     }
 
@@ -197,7 +197,7 @@ struct CacheMiddleware: Middleware {
             do {
                 try await cache.storage.removeEntries(url: context.configuration.credentialRedaction.redact(url: url.absoluteString))
             } catch {
-                context.logger?.warning("the HTTP cache could not invalidate an entry: \(error)")
+                context.logger?.debug("the HTTP cache could not invalidate an entry", metadata: ["callsign.error": "\(error)"])
             }
         }
     }
@@ -209,7 +209,7 @@ struct CacheMiddleware: Middleware {
         do {
             candidates = try await cache.storage.entries(url: key.url, partition: key.partition, method: key.method)
         } catch {
-            context.logger?.warning("the HTTP cache could not be read: \(error)")
+            context.logger?.debug("the HTTP cache could not be read", metadata: ["callsign.error": "\(error)"])
             return nil
         }
         return candidates.first { entry in

@@ -90,7 +90,7 @@ public final class APIClient: Sendable {
             decoder: configuration.decoder, validators: configuration.validators,
             maximumJSONDepth: configuration.limits.maximumJSONDepth)
         if let logger = configuration.logger {
-            for warning in definitions.warnings { logger.warning("\(warning)") }
+            for warning in definitions.warnings { logger.warning("definitions warning", metadata: ["callsign.warning": "\(warning)"]) }
         }
     }
 
@@ -329,14 +329,18 @@ public final class APIClient: Sendable {
             apiError.redaction = configuration.credentialRedaction
             span?.record(failure: apiError)
             observability.recordFailure(apiError, request: request, duration: clock.now - started)
-            configuration.logger?.error(
-                "request failed",
-                metadata: [
-                    "callsign.api": .string(request.apiName ?? ""), "callsign.method": .string(request.method.rawValue),
-                    "callsign.url": .string(configuration.redaction.redact(url: request.path)),
-                    "callsign.error": .string(apiError.code.shortDescription),
-                    "callsign.message": .string(apiError.message),
-                ])
+            // Debug, not error: the error is thrown to the caller, who decides what it means.
+            if let logger = configuration.logger, logger.logLevel <= .debug {
+                let mask = SecretMask(configuration: configuration, request: request)
+                logger.debug(
+                    "request failed",
+                    metadata: [
+                        "callsign.api": .string(request.apiName ?? ""), "callsign.method": .string(request.method.rawValue),
+                        "callsign.url": .string(mask.url(request.path)),
+                        "callsign.error": .string(apiError.code.shortDescription),
+                        "callsign.message": .string(mask.text(apiError.message)),
+                    ])
+            }
             throw apiError
         }
     }
@@ -631,8 +635,8 @@ public final class APIClient: Sendable {
     }
 
     private func log(_ response: Response) {
-        guard let logger = configuration.logger else { return }
-        logger.info(
+        guard let logger = configuration.logger, logger.logLevel <= .debug else { return }
+        logger.debug(
             "request finished",
             metadata: [
                 "callsign.api": .string(response.request.apiName ?? ""),
@@ -646,25 +650,5 @@ public final class APIClient: Sendable {
     static func describe(_ duration: Duration) -> String {
         let seconds = duration.seconds
         return seconds >= 1 ? "\(seconds.formatted(.number.precision(.fractionLength(0...2)))) s" : "\(duration.wholeMilliseconds) ms"
-    }
-}
-
-/// Runs work under a time limit, cancelling it when the limit passes.
-enum Deadline {
-    struct Expired: Error {}
-
-    static func run<T: Sendable>(
-        within limit: Duration, _ operation: @escaping @Sendable () async throws -> T
-    ) async throws -> T {
-        try await withThrowingTaskGroup(of: T.self) { group in
-            group.addTask { try await operation() }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                throw Expired()
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next() else { throw CancellationError() }
-            return first
-        }
     }
 }

@@ -61,7 +61,7 @@ struct OfflineStoreMiddleware: Middleware {
                 + (queue.isDurable ? "" : " in memory (lost if the process ends)") + " and will be sent by replay()",
             request: request, underlyingError: failure)
         outcome.queuedRequestID = stored.id
-        context.logger?.notice(
+        context.logger?.debug(
             "request queued offline",
             metadata: ["callsign.api": .string(request.apiName ?? ""), "callsign.queue_id": .stringConvertible(stored.id)])
         return outcome

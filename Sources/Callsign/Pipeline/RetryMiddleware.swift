@@ -74,12 +74,15 @@ struct RetryMiddleware: Middleware {
                 error.requestSent = lastResponse != nil || (lastError?.requestSent ?? true)
                 throw error
             }
-            context.logger?.info(
-                "retrying",
-                metadata: [
-                    "callsign.api": .string(request.apiName ?? ""), "callsign.attempt": .stringConvertible(attempt),
-                    "callsign.outcome": .string(outcome), "callsign.wait_ms": .stringConvertible(wait.wholeMilliseconds),
-                ])
+            if let logger = context.logger, logger.logLevel <= .debug {
+                logger.debug(
+                    "retrying",
+                    metadata: [
+                        "callsign.api": .string(request.apiName ?? ""), "callsign.attempt": .stringConvertible(attempt),
+                        "callsign.outcome": .string(SecretMask(configuration: context.configuration, request: request).text(outcome)),
+                        "callsign.wait_ms": .stringConvertible(wait.wholeMilliseconds),
+                    ])
+            }
             context.attemptObserver?(AttemptReport(attempt: attempt, outcome: outcome, wait: wait))
             try await clock.sleep(for: wait)
             attempt += 1

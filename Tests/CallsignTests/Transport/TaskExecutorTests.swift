@@ -34,8 +34,9 @@ struct TaskExecutorTests {
         try await session.shutdown()
     }
 
-    @Test("tasks the client starts run on the transport's loops; usesTransportExecutor = false keeps them off")
+    @Test("tasks the client starts stay off the transport's loops by default; usesTransportExecutor = true puts them there")
     func startedTasksUseTheTransportExecutor() async throws {
+        #expect(APIClient.Configuration().usesTransportExecutor == false, "user code stays off event loops unless opted in")
         try await TestServer.withRunning { server in
             let transport = AsyncHTTPClientTransport()
             for uses in [true, false] {
