@@ -29,7 +29,8 @@ enum BuiltInRoutes {
         case "status":
             return status(segments.count > 1 ? segments[1] : "")
         case "delay":
-            let seconds = min(max(Double(segments.count > 1 ? segments[1] : "0") ?? 0, 0), 30)
+            let asked = Double(segments.count > 1 ? segments[1] : "0") ?? 0
+            let seconds = asked.isFinite ? min(max(asked, 0), 30) : 0
             try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
             return .json(echo(request))
         case "redirect":

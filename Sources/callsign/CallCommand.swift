@@ -76,11 +76,11 @@ struct CallCommand: AsyncParsableCommand {
             let definitions = try DefinitionsArgument.load(self.definitions, baseURL: baseURL)
             var configuration = APIClient.Configuration()
             if let timeout {
-                guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be more than 0") }
+                guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout takes more than 0 and at most 86400 seconds") }
                 configuration.timeout = .milliseconds(Int64(timeout * 1000))
             }
             if let deadline {
-                guard deadline > 0, deadline.isFinite else { throw ValidationError("--deadline must be more than 0") }
+                guard deadline > 0, deadline <= 86_400 else { throw ValidationError("--deadline takes more than 0 and at most 86400 seconds") }
                 configuration.deadline = .milliseconds(Int64(deadline * 1000))
             }
             if let retry {

@@ -210,7 +210,9 @@ enum AttemptPrinter {
     }
 
     private static func milliseconds(_ duration: Duration) -> Int {
-        Int(Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15)
+        // Bounded before the conversion: a Retry-After of centuries must not trap.
+        let value = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        return value.isFinite ? Int(min(max(value, 0), 1e15)) : 0
     }
 }
 

@@ -110,7 +110,7 @@ final class ProgressBar {
         }
         parts.append(
             "\(ByteCount.text(progress.completedBytes))" + (progress.totalBytes.map { " / \(ByteCount.text($0))" } ?? ""))
-        parts.append("\(ByteCount.text(Int64(speed)))/s")
+        parts.append("\(ByteCount.text(Int64(min(max(speed, 0), 9e18))))/s")
         if let total = progress.totalBytes, speed > 0 {
             parts.append("ETA \(Self.time(Double(total - progress.completedBytes) / speed))")
         }
@@ -130,7 +130,7 @@ final class ProgressBar {
     }
 
     static func time(_ seconds: Double) -> String {
-        guard seconds.isFinite else { return "?" }
+        guard seconds.isFinite, seconds >= 0, seconds < 360_000 else { return "?" }  // past 100 hours, "?" says as much
         let total = Int(seconds.rounded(.up))
         return total >= 60 ? "\(total / 60)m\(total % 60)s" : "\(total)s"
     }
