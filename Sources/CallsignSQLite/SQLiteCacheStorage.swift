@@ -109,6 +109,7 @@ public final class SQLiteCacheStorage: HTTPCacheStorage {
         }
     }
 
+    /// Removes the entries stored under one partition (a sign-out).
     public func removeEntries(partition: String) async throws {
         try await database.write("remove a partition") { db in
             try db.execute(sql: "DELETE FROM cached_response WHERE partition = ?", arguments: [partition])

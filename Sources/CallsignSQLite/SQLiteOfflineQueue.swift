@@ -82,6 +82,7 @@ public final class SQLiteOfflineQueue: OfflineQueueStorage {
         }
     }
 
+    /// The oldest pending request, claimed by `owner` in one transaction, unless another claim is live.
     public func claimNext(lease: Duration, owner: String) async throws -> QueuedRequest? {
         let now = Date().timeIntervalSince1970
         let until = now + Self.seconds(lease)
@@ -99,6 +100,7 @@ public final class SQLiteOfflineQueue: OfflineQueueStorage {
         }
     }
 
+    /// Extends `owner`'s claim; `false` when the row is no longer theirs.
     public func renewClaim(_ id: Int64, owner: String, lease: Duration) async throws -> Bool {
         let until = Date().timeIntervalSince1970 + Self.seconds(lease)
         return try await database.write("renew a claim") { db in
@@ -109,6 +111,7 @@ public final class SQLiteOfflineQueue: OfflineQueueStorage {
         }
     }
 
+    /// Deletes a sent request; `false` when the claim is no longer `owner`'s.
     public func complete(_ id: Int64, owner: String) async throws -> Bool {
         try await database.write("remove a sent request") { db in
             try db.execute(sql: "DELETE FROM queued_request WHERE id = ? AND claim_owner = ?", arguments: [id, owner])
@@ -116,6 +119,7 @@ public final class SQLiteOfflineQueue: OfflineQueueStorage {
         }
     }
 
+    /// Gives a request back with its error, when `owner` still holds it.
     public func release(_ id: Int64, owner: String, error: String) async throws {
         try await database.write("keep a request") { db in
             try db.execute(
@@ -127,6 +131,7 @@ public final class SQLiteOfflineQueue: OfflineQueueStorage {
         }
     }
 
+    /// Moves a request to the dead-letter list, when `owner` still holds it.
     public func moveToDeadLetter(_ id: Int64, owner: String, error: String) async throws {
         try await database.write("dead-letter a request") { db in
             try db.execute(
@@ -146,6 +151,7 @@ public final class SQLiteOfflineQueue: OfflineQueueStorage {
         }
     }
 
+    /// Moves a dead letter back to its place in line (its id).
     public func revive(_ id: Int64) async throws -> Bool {
         try await database.write("move a dead letter back") { db in
             try db.execute(

@@ -86,10 +86,12 @@ public protocol HTTPCacheStorage: Sendable {
 }
 
 extension HTTPCacheStorage {
+    /// Removes everything: never wrong for a sign-out, only wasteful. Override it to remove one partition.
     public func removeEntries(partition: String) async throws {
         try await removeAll()
     }
 
+    /// A random key for the life of the process. A persistent storage overrides it with a key it keeps.
     public func partitionKey() async throws -> Data {
         processPartitionKey
     }
@@ -123,8 +125,10 @@ public actor MemoryCacheStorage: HTTPCacheStorage {
         self.byteBudget = byteBudget
     }
 
+    /// A random key made with the storage: entries live in memory, so the key need not outlive them.
     public func partitionKey() async -> Data { key }
 
+    /// Removes the entries stored under one partition.
     public func removeEntries(partition: String) async {
         for (key, slots) in entriesByKey where slots.values.first?.entry.partition == partition {
             totalSize -= slots.values.reduce(0) { $0 + $1.entry.size }

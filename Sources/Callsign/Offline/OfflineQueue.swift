@@ -103,6 +103,7 @@ public protocol OfflineQueueStorage: Sendable {
 }
 
 extension OfflineQueueStorage {
+    /// Throws: this storage does not support moving dead letters back.
     public func revive(_ id: Int64) async throws -> Bool {
         throw APIError(.storage, "this offline queue storage cannot move dead letters back")
     }
@@ -135,6 +136,7 @@ public actor MemoryOfflineQueue: OfflineQueueStorage {
         return request
     }
 
+    /// The oldest pending request, claimed by `owner`, unless another claim is live.
     public func claimNext(lease: Duration, owner: String) -> QueuedRequest? {
         let now = ContinuousClock.now
         if let claim, claim.until > now, pending.contains(where: { $0.id == claim.id }) { return nil }
@@ -143,12 +145,14 @@ public actor MemoryOfflineQueue: OfflineQueueStorage {
         return first
     }
 
+    /// Extends `owner`'s claim; `false` when it is no longer theirs.
     public func renewClaim(_ id: Int64, owner: String, lease: Duration) -> Bool {
         guard owns(id, owner) else { return false }
         claim?.until = ContinuousClock.now + lease
         return true
     }
 
+    /// Removes a sent request; `false` when the claim is no longer `owner`'s.
     public func complete(_ id: Int64, owner: String) -> Bool {
         guard owns(id, owner) else { return false }
         pending.removeAll { $0.id == id }
@@ -156,6 +160,7 @@ public actor MemoryOfflineQueue: OfflineQueueStorage {
         return true
     }
 
+    /// Gives a request back with its error, when `owner` still holds it.
     public func release(_ id: Int64, owner: String, error: String) {
         guard owns(id, owner) else { return }
         if let index = pending.firstIndex(where: { $0.id == id }) {
@@ -165,6 +170,7 @@ public actor MemoryOfflineQueue: OfflineQueueStorage {
         claim = nil
     }
 
+    /// Moves a request to the dead-letter list, when `owner` still holds it.
     public func moveToDeadLetter(_ id: Int64, owner: String, error: String) {
         guard owns(id, owner) else { return }
         if let index = pending.firstIndex(where: { $0.id == id }) {
@@ -181,6 +187,7 @@ public actor MemoryOfflineQueue: OfflineQueueStorage {
         claim?.id == id && claim?.owner == owner
     }
 
+    /// Moves a dead letter back to its place in line.
     public func revive(_ id: Int64) async -> Bool {
         guard let index = deadLetters.firstIndex(where: { $0.id == id }) else { return false }
         var request = deadLetters.remove(at: index)

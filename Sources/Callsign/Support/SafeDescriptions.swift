@@ -12,8 +12,10 @@ extension Headers: CustomStringConvertible, CustomDebugStringConvertible, Custom
         "[" + fields.map { "\($0.name): \(Redaction.default.redact(header: $0.name, value: $0.value))" }.joined(separator: ", ") + "]"
     }
 
+    /// `Headers([…])`, secret values redacted.
     public var debugDescription: String { "Headers(\(description))" }
 
+    /// What `dump` shows: every child with secrets redacted.
     public var customMirror: Mirror {
         Mirror(self, unlabeledChildren: fields.map { "\($0.name): \(Redaction.default.redact(header: $0.name, value: $0.value))" }, displayStyle: .collection)
     }
@@ -29,8 +31,10 @@ extension Authentication: CustomStringConvertible, CustomDebugStringConvertible,
         return "Authentication(\(parts.joined(separator: ", ")))"
     }
 
+    /// The same as ``description``: no secret either way.
     public var debugDescription: String { description }
 
+    /// What `dump` shows: every child with secrets redacted.
     public var customMirror: Mirror {
         Mirror(
             self,
@@ -57,8 +61,10 @@ extension Request: CustomStringConvertible, CustomDebugStringConvertible, Custom
         "\(method.rawValue) \(Redaction.default.redact(url: url?.absoluteString ?? path))"
     }
 
+    /// The method, the redacted URL and the headers with secret values redacted.
     public var debugDescription: String { "Request(\(description), headers: \(headers))" }
 
+    /// What `dump` shows: every child with secrets redacted.
     public var customMirror: Mirror {
         let redaction = Redaction.default
         return Mirror(
@@ -77,6 +83,7 @@ extension Response: CustomStringConvertible, CustomReflectable {
     /// `200 GET https://api.example.com/users` (secrets redacted).
     public var description: String { "\(status.code) \(request.description)" }
 
+    /// What `dump` shows: every child with secrets redacted.
     public var customMirror: Mirror {
         Mirror(
             self,
@@ -88,6 +95,7 @@ extension Response: CustomStringConvertible, CustomReflectable {
 }
 
 extension APIError: CustomReflectable {
+    /// What `dump` shows: every child with secrets redacted.
     public var customMirror: Mirror {
         Mirror(
             self,
@@ -101,6 +109,7 @@ extension QueuedRequest: CustomStringConvertible, CustomReflectable {
     /// `#12 POST https://api.example.com/notes` (secrets redacted).
     public var description: String { "#\(id) \(method) \(Redaction.default.redact(url: url))" }
 
+    /// What `dump` shows: every child with secrets redacted.
     public var customMirror: Mirror {
         let redaction = Redaction.default
         return Mirror(
@@ -119,6 +128,7 @@ extension CachedResponse: CustomStringConvertible, CustomReflectable {
         "\(status) \(method) \(Redaction.default.redact(url: url))" + (partition.isEmpty ? "" : " (partition \(partition.prefix(8))…)")
     }
 
+    /// What `dump` shows: every child with secrets redacted.
     public var customMirror: Mirror {
         Mirror(
             self,
