@@ -66,3 +66,29 @@ struct DocumentationSamplesTests {
         }
     }
 }
+
+@Suite("Documentation samples: hostile input and security")
+struct HostileDocumentationSamplesTests {
+    @Test("the README's RawServer sample, and the Limits and cache sign-out samples")
+    func samples() async throws {
+        try await RawServer.withRunning([.write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello")]) { server in
+            let client = APIClient(configuration: .init { $0.baseURL = server.baseURL })
+            await #expect(throws: APIError.self) { try await client.get("/x").send() }
+        }
+        let limited = APIClient(configuration: .init {
+            $0.limits.maximumHeaderFieldCount = 100
+            $0.limits.maximumJSONDepth = 64
+        })
+        #expect(limited.configuration.limits.maximumJSONDepth == 64)
+        let definitions = try APIDefinitions(
+            data: Data("A:\n  path: a\n".utf8), format: .yaml, limits: .init { $0.maximumDefinitionNodes = 10_000 })
+        #expect(definitions.names.contains("A"))
+        let cache = HTTPCache.memory()
+        let token = "t"
+        try await cache.removeAll(partitionOf: ["Authorization": "Bearer \(token)"])
+        try await cache.removeAll()
+        var policy = RedirectPolicy.default
+        policy.forwardedHeaders = ["X-Request-ID"]
+        #expect(policy.forwardedHeaders.contains("X-Request-ID"))
+    }
+}

@@ -60,7 +60,7 @@ extension APIClient {
     ///
     /// ```swift
     /// let task = client.startDownload(.get("big.iso"), to: isoURL)
-    /// for await progress in task.progress { print(progress.fractionCompleted ?? 0) }
+    /// for await progress in task.progress { print(progress.fraction ?? 0) }
     /// ```
     public func startDownload(_ request: Request, to destination: URL, resuming: Bool = true) -> CallTask {
         start(Self.downloadRequest(request, to: destination, resuming: resuming))
