@@ -41,6 +41,11 @@ final class AsyncLimiter: Sendable {
 
     init(limit: Int) { self.limit = limit }
 
+    /// Calls waiting for a slot now, and calls holding one (for tests of the state machine).
+    var counts: (waiting: Int, running: Int) {
+        state.withLock { ($0.waiters.count - $0.head, $0.running) }
+    }
+
     /// Waits for a slot. Throws `CancellationError` if the task is cancelled while waiting.
     func acquire() async throws {
         let id = state.withLock { state -> UInt64 in
