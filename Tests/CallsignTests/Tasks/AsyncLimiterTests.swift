@@ -25,7 +25,11 @@ struct AsyncLimiterTests {
             })
             await waitUntil(limiter, waiting: number + 1)  // each enqueued before the next starts
         }
-        for _ in 0..<5 { limiter.release() }
+        // One slot at a time, each served before the next is freed: the order seen is the grant order.
+        for served in 1...5 {
+            limiter.release()
+            while order.values.count < served { await Task.yield() }
+        }
         for task in tasks { try await task.value }
         #expect(order.values == [0, 1, 2, 3, 4])
         #expect(limiter.counts == (0, 2), "a released slot passes straight to the next waiter")
