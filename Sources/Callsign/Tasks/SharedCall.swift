@@ -119,6 +119,9 @@ final class SharedCall: Sendable {
         }
     }
 
+    /// Callers waiting now (for tests of the state machine).
+    var waitingCount: Int { state.withLock { $0.waiters.count } }
+
     private func complete(with result: Result<Response, APIError>) {
         let waiters = state.withLock { state -> [CheckedContinuation<Response, any Error>] in
             state.result = result
