@@ -23,9 +23,13 @@ import Synchronization
 ///
 /// The client it creates never follows redirects and never decompresses (Callsign does both
 /// itself, under its own rules), does not retry failed connection attempts behind Callsign's
-/// back (the retry policy does that), and uses the shared singleton event loop group.
+/// back (the retry policy does that), emits no spans of its own (Callsign traces each attempt),
+/// and uses the shared singleton event loop group.
 public final class AsyncHTTPClientTransport: Transport {
     private let owner: ClientOwner
+
+    /// The `HTTPClient` underneath (for tests of its settings).
+    var httpClient: HTTPClient { owner.client }
 
     /// The process-wide transport every ``APIClient`` uses unless given another. It lives as
     /// long as the process and is never shut down.
@@ -56,6 +60,9 @@ public final class AsyncHTTPClientTransport: Transport {
         // deadline) handles flaky connections, and the offline store learns quickly that the
         // server cannot be reached.
         configuration.connectionPool.retryConnectionEstablishment = false
+        // Callsign traces each attempt itself (configuration.tracer, or the bootstrapped one):
+        // AsyncHTTPClient's own spans would duplicate them.
+        configuration.tracing.tracer = nil
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         owner = ClientOwner(client: client, owned: true)
     }

@@ -1,4 +1,4 @@
-import Callsign
+@testable import Callsign
 import CallsignTesting
 import Foundation
 import Synchronization
@@ -108,3 +108,15 @@ struct TaskExecutorTests {
         }
     }
 }
+
+#if canImport(AsyncHTTPClient)
+@Suite("AsyncHTTPClient transport settings")
+struct AsyncHTTPClientSettingsTests {
+    @Test("the owned HTTPClient emits no spans of its own: Callsign traces each attempt, so there are no duplicates")
+    func noDuplicateSpans() async throws {
+        let transport = AsyncHTTPClientTransport()
+        #expect(transport.httpClient.tracer == nil)
+        try await transport.shutdown()
+    }
+}
+#endif
