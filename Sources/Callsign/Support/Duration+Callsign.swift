@@ -15,8 +15,7 @@ extension Duration {
     /// A duration of `seconds`, saturating: NaN and negative values are zero, and anything
     /// beyond `maximum` is `maximum`. For seconds computed from outside values.
     static func saturating(seconds: Double, maximum: Duration = .seconds(Int64(DeltaSeconds.maximum))) -> Duration {
-        guard seconds.isFinite || seconds == .infinity else { return .zero }
-        if seconds <= 0 { return .zero }
+        if seconds.isNaN || seconds <= 0 { return .zero }
         if seconds >= maximum.seconds { return maximum }
         return .milliseconds(Int64(saturating: (seconds * 1000).rounded()))
     }

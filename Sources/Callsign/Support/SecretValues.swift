@@ -12,12 +12,7 @@ struct SecretValues: Sendable {
     static let minimumLength = 4
 
     /// Longest first, so a value that contains another is masked whole.
-    private(set) var values: [String] = []
-
-    /// No secrets: masking changes nothing.
-    static let none = SecretValues()
-
-    private init() {}
+    let values: [String]
 
     init(request: Request?, redaction: Redaction, authentication: Authentication? = nil) {
         var found = Set<String>()
@@ -78,15 +73,6 @@ struct SecretValues: Sendable {
             if redaction.isSecret(bodyField: name) || redaction.isSecret(queryName: name), let text = value.scalarText { add(text) }
         }
     }
-
-    /// These secrets and `other`'s.
-    func union(_ other: SecretValues) -> SecretValues {
-        var merged = SecretValues()
-        merged.values = Set(values).union(other.values).sorted { $0.count > $1.count }
-        return merged
-    }
-
-    var isEmpty: Bool { values.isEmpty }
 
     /// Whether any secret value occurs in `data`.
     func appears(in data: Data) -> Bool {

@@ -206,12 +206,10 @@ extension AsyncHTTPClientTransport: CollectingTransport {
             throw Deadline.Expired()
         } catch let error as HTTPClientError where error == .cancelled {
             throw CancellationError()
-        } catch let error where !delegate.headArrived && Self.classify(error, authority: request.authority) != nil {
-            throw Self.classify(error, authority: request.authority) ?? error
         } catch let error as APIError {
             throw error
         } catch {
-            guard delegate.headArrived else { throw error }
+            guard delegate.headArrived else { throw Self.classify(error, authority: request.authority) ?? error }
             var failure = APIError.wrap(error, request: nil)
             if failure.code == .transport { failure.message = "the connection broke while the body arrived: \(error)" }
             failure.responseStarted = true
