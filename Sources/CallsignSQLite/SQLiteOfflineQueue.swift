@@ -12,7 +12,7 @@ import GRDB
 /// ```swift
 /// import CallsignSQLite
 /// let client = APIClient(configuration: .init {
-///     $0.offlineQueue = SQLiteOfflineQueue(url: SQLiteOfflineQueue.defaultURL)
+///     $0.offline.queue = SQLiteOfflineQueue(url: SQLiteOfflineQueue.defaultURL)
 /// })
 /// ```
 ///

@@ -77,11 +77,11 @@ struct CallCommand: AsyncParsableCommand {
             var configuration = APIClient.Configuration()
             if let timeout {
                 guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout takes more than 0 and at most 86400 seconds") }
-                configuration.timeout = .milliseconds(Int64(timeout * 1000))
+                configuration.timeouts.attempt = .milliseconds(Int64(timeout * 1000))
             }
             if let deadline {
                 guard deadline > 0, deadline <= 86_400 else { throw ValidationError("--deadline takes more than 0 and at most 86400 seconds") }
-                configuration.deadline = .milliseconds(Int64(deadline * 1000))
+                configuration.timeouts.deadline = .milliseconds(Int64(deadline * 1000))
             }
             if let retry {
                 guard (1...100).contains(retry) else { throw ValidationError("--retry takes 1 to 100 attempts") }
@@ -89,13 +89,13 @@ struct CallCommand: AsyncParsableCommand {
             if verbose { AttemptPrinter.install(in: &configuration) }
             let explicit = try credentials.authentication()
             configuration.authentication = try explicit ?? definitions.authenticationSource?.authentication()
-            if let har { configuration.insert(HARRecorder(fileURL: URL(fileURLWithPath: har)), before: .transport) }
+            if let har { configuration.observability.recorder = HARRecorder(fileURL: URL(fileURLWithPath: har)) }
+            if let mock { configuration.mocks = try MockArgument.mocks(mock, definitions: definitions) }
             if let cache {
                 configuration.cache = HTTPCache(storage: SQLiteCacheStorage(directory: URL(fileURLWithPath: cache)))
             }
-            if offline { configuration.offlineQueue = queue.storage }
-            let client = APIClient(
-                definitions: definitions, configuration: configuration, transport: try mock.map { try MockArgument.transport($0, definitions: definitions) })
+            if offline { configuration.offline.queue = queue.storage }
+            let client = APIClient(definitions: definitions, configuration: configuration)
             let definition = try definitions.definition(named: name)
             var request = definition.request(
                 parameters: try ParameterArguments.parse(parameters), headers: try ParameterArguments.headers(headers))

@@ -204,7 +204,7 @@ enum AttemptPrinter {
                     throw error
                 }
             }, before: .redirects)
-        configuration.attemptObserver = { report in
+        configuration.observability.attemptObserver = { report in
             Terminal.error("  attempt \(report.attempt) failed (\(report.outcome)); next attempt in \(milliseconds(report.wait)) ms")
         }
     }
@@ -218,17 +218,17 @@ enum AttemptPrinter {
 
 /// `--mock`: a HAR file to replay, or a folder of fixtures.
 enum MockArgument {
-    static func transport(_ path: String, definitions: APIDefinitions) throws(APIError) -> any Transport {
+    static func mocks(_ path: String, definitions: APIDefinitions) throws(APIError) -> Mocks {
         let url = URL(fileURLWithPath: path)
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {
             throw APIError(.invalidRequest, "--mock: \(path) does not exist")
         }
-        guard isFolder.boolValue else { return try HARReplayTransport(contentsOf: url) }
+        guard isFolder.boolValue else { return Mocks(replaying: try HARReplay(contentsOf: url)) }
         let files = Dictionary(uniqueKeysWithValues: definitions.names.map { name in
             (name, definitions[name]?.mock ?? "\(name).json")
         })
-        return MockTransport(directory: url, realRequests: false) { request in
+        return Mocks(directory: url, realRequests: false) { request in
             request.apiName.flatMap { files[$0] }.map { Mock.file($0) }
         }
     }

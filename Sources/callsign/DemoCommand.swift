@@ -63,7 +63,7 @@ struct DemoTour {
         let recorder = HARRecorder(fileURL: FileManager.default.temporaryDirectory.appendingPathComponent("callsign-demo.har"))
         let client = APIClient(definitions: definitions, configuration: .init {
             $0.baseURL = server.baseURL
-            $0.insert(recorder, before: .transport)
+            $0.observability.recorder = recorder
         })
 
         step("Load API definitions from a YAML file")
@@ -99,8 +99,8 @@ struct DemoTour {
 
         step("Common parameters and headers by tag (xAPI), computed per request")
         let tagged = APIClient(definitions: definitions, configuration: .init {
-            $0.commonParameters = { tag in tag == "system1" ? ["app": "callsign-demo", "channel": "cli"] : [:] }
-            $0.commonHeaders = { tag in ["X-Subsystem": tag ?? "none"] }
+            $0.common.parameters = { tag in tag == "system1" ? ["app": "callsign-demo", "channel": "cli"] : [:] }
+            $0.common.headers = { tag in ["X-Subsystem": tag ?? "none"] }
         })
         _ = try await tagged.call("RoomUsers", parameters: ["room": "lobby"])
         sent()
@@ -142,8 +142,8 @@ struct DemoTour {
         }
         let retrying = APIClient(configuration: .init {
             $0.baseURL = server.baseURL
-            $0.deadline = .seconds(10)
-            $0.attemptObserver = { report in
+            $0.timeouts.deadline = .seconds(10)
+            $0.observability.attemptObserver = { report in
                 Terminal.out("   attempt \(report.attempt): \(report.outcome); waiting \(APIClientDemoFormat.seconds(report.wait)) as the server asked")
             }
         })
@@ -156,7 +156,7 @@ struct DemoTour {
             arrived.yield()
             return ServerResponse(status: 200).with(.delay(.seconds(30)))
         }
-        let queued = APIClient(configuration: .init { $0.baseURL = server.baseURL; $0.concurrency = .serial; $0.retry = .none })
+        let queued = APIClient(configuration: .init { $0.baseURL = server.baseURL; $0.tasks.concurrency = .serial; $0.retry = .none })
         let feed = (1...3).map { index in
             var request = Request.get("demo/slow", parameters: ["item": .int(index)])
             request.group = "feed"
@@ -190,8 +190,10 @@ struct DemoTour {
         say("requests sent for these: \(server.requests.count - before)")
 
         step("Mocks: the same call answered by a mock, through the same validation and decoding")
-        let mocked = APIClient(definitions: definitions, transport: MockTransport(realRequests: false) { request in
-            request.apiName == "UserProfile" ? .json(["id": 42, "name": "Mock User", "bio": "Never left this process."]) : nil
+        let mocked = APIClient(definitions: definitions, configuration: .init {
+            $0.mocks = Mocks(realRequests: false) { request in
+                request.apiName == "UserProfile" ? .json(["id": 42, "name": "Mock User", "bio": "Never left this process."]) : nil
+            }
         })
         let mockProfile = try await mocked.call("UserProfile", parameters: ["user_id": 42], as: DemoProfile.self)
         say("profile: \(mockProfile.name) — \(mockProfile.bio)")
@@ -217,8 +219,8 @@ struct DemoTour {
         step("Offline queue: a note written while the server is down is kept on disk and sent when it is back")
         let queueFile = folder.appendingPathComponent("offline-queue.sqlite")
         let offline = APIClient(definitions: definitions, configuration: .init {
-            $0.offlineQueue = SQLiteOfflineQueue(url: queueFile)
-            $0.attemptObserver = { report in Terminal.out("   attempt \(report.attempt): \(report.outcome); retrying") }
+            $0.offline.queue = SQLiteOfflineQueue(url: queueFile)
+            $0.observability.attemptObserver = { report in Terminal.out("   attempt \(report.attempt): \(report.outcome); retrying") }
         })
         let port = server.port
         let servedBefore = server.requests.count

@@ -68,7 +68,7 @@ struct QueueListCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let client = APIClient(configuration: .init { $0.offlineQueue = queue.storage })
+            let client = APIClient(configuration: .init { $0.offline.queue = queue.storage })
             let entries = try await client.queuedRequests(dead ? .deadLetter : .pending)
             if entries.isEmpty {
                 Terminal.out(dead ? "The dead-letter list is empty." : "The queue is empty.")
@@ -121,7 +121,7 @@ struct QueueReplayCommand: AsyncParsableCommand {
             let client = APIClient(
                 definitions: loaded ?? APIDefinitions(),
                 configuration: .init {
-                    $0.offlineQueue = queue.storage
+                    $0.offline.queue = queue.storage
                     $0.authentication = authentication
                 })
             guard lease.isFinite, lease >= 0.1, lease <= 86_400 else { throw ValidationError("--lease takes 0.1 to 86400 seconds") }
@@ -174,7 +174,7 @@ enum QueueID {
     ) async throws {
         try await reportingErrors {
             let number = try parse(text)
-            let client = APIClient(configuration: .init { $0.offlineQueue = queue.storage })
+            let client = APIClient(configuration: .init { $0.offline.queue = queue.storage })
             guard let done = try await action(client, number) else { throw APIError(.invalidRequest, "\(missing) #\(number)") }
             Terminal.out(done)
         }

@@ -43,7 +43,7 @@ struct DocumentationSamplesTests {
 
             let client = APIClient(
                 definitions: try APIDefinitions(contentsOf: file),
-                configuration: .init { $0.baseURL = server.baseURL; $0.envelope = .standard })
+                configuration: .init { $0.baseURL = server.baseURL; $0.responses.envelope = .standard })
             let profile = try await client.call("UserProfile", parameters: ["user_id": 42], as: Profile.self)
             #expect(profile.id == 42)
             let topics = try await client.call(

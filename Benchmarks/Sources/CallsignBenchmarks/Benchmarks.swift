@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-@_spi(Benchmarks) import Callsign
+import Callsign
 import CallsignSQLite
 import CallsignTesting
 import Foundation
@@ -181,7 +181,7 @@ struct Benchmarks {
         let callsignSessionCall: Call = { _ = try await callsignSession.call("Item") }
 
         // A client whose own tasks run on the event loops (the opt-in), to show what that gives.
-        let onLoops = APIClient(definitions: definitions, configuration: .init { $0.usesTransportExecutor = true }, transport: ahcTransport)
+        let onLoops = APIClient(definitions: definitions, configuration: .init { $0.tasks.usesTransportExecutor = true }, transport: ahcTransport)
 
         struct Row {
             let name: String
@@ -211,7 +211,7 @@ struct Benchmarks {
         // Diagnostics: AsyncHTTPClient's delegate API (what Callsign's transport uses), with and
         // without Callsign's two default headers; Callsign without those headers; Callsign's AHC
         // transport called directly; `start()` with the client's tasks off the event loops.
-        let bare = APIClient(definitions: definitions, configuration: .init { $0.headers = [:]; $0.decompression = .disabled }, transport: ahcTransport)
+        let bare = APIClient(definitions: definitions, configuration: .init { $0.headers = [:]; $0.responses.decompression = .disabled }, transport: ahcTransport)
         let legacyURL = itemURL.absoluteString
         let delegateCall = { @Sendable (headers: [(String, String)]) async throws in
             var building = try HTTPClient.Request(url: legacyURL)
@@ -231,7 +231,8 @@ struct Benchmarks {
             }),
             Row(name: "Callsign, no extra headers", reference: "raw AsyncHTTPClient", call: { _ = try await bare.call("Item") }),
             Row(name: "Callsign's AHC transport alone", reference: "raw AsyncHTTPClient", call: {
-                _ = try await ahcTransport.sendAndCollect(transportRequest, body: nil, limit: 1 << 20, timeout: .seconds(30), progress: nil)
+                _ = try await ahcTransport.send(
+                    TransportRequest(head: transportRequest, bodyReading: .collect(limit: 1 << 20), deadline: .now + .seconds(30)))
             }),
             Row(name: "Callsign start(), on the loops (opt-in)", reference: "raw AsyncHTTPClient", call: {
                 _ = try await onLoops.start("Item").response
@@ -286,8 +287,10 @@ struct Benchmarks {
         if only == "queued-mock" {
             let mocked = APIClient(
                 definitions: definitions,
-                configuration: .init { $0.concurrency = .limited(32) },
-                transport: MockTransport(realRequests: false) { _ in .json(["id": 1]) })
+                configuration: .init {
+                    $0.tasks.concurrency = .limited(32)
+                    $0.mocks = Mocks(realRequests: false) { _ in .json(["id": 1]) }
+                })
             Measure.resetPeak()
             let before = Measure.currentRSS()
             let viaSend = ProcessInfo.processInfo.environment["CALLSIGN_BENCH_SEND"] != nil
@@ -318,7 +321,7 @@ struct Benchmarks {
         // 10,000 calls queued under .limited(32).
         print("")
         if only == nil || only == "queued" {
-        let queued = APIClient(definitions: definitions, configuration: .init { $0.concurrency = .limited(32) }, transport: ahcTransport)
+        let queued = APIClient(definitions: definitions, configuration: .init { $0.tasks.concurrency = .limited(32) }, transport: ahcTransport)
         Measure.resetPeak()
         let before = Measure.currentRSS()
         let queuedSample = try await Measure.run(requests: 10_000, concurrency: 10_000) { _ = try await queued.call("Item") }
@@ -387,20 +390,16 @@ struct Benchmarks {
 }
 
 /// A transport that answers at once from memory: what is left is Callsign's own CPU per call.
-struct InstantTransport: CollectingTransport {
+struct InstantTransport: Transport {
     let head: HTTPResponse
     let body: Data
 
-    func send(_ request: HTTPRequest, body: HTTPBody?) async throws -> TransportResponse {
-        TransportResponse(head: head, body: ResponseBodyStream(data: self.body))
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        TransportResponse(head: head, body: ResponseBodyStream(data: body))
     }
 
-    func sendAndCollect(
-        _ request: HTTPRequest, body: Data?, limit: Int, timeout: Duration,
-        progress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?
-    ) async throws -> (HTTPResponse, Data) {
-        (head, self.body)
-    }
+    /// It answers at once: no deadline can pass.
+    var enforcesDeadlines: Bool { true }
 }
 
 extension Benchmarks {
@@ -473,7 +472,7 @@ extension Benchmarks {
         let stopped = try await TestServer.start()
         await stopped.stop()
         let offline = APIClient(configuration: .init {
-            $0.offlineQueue = SQLiteOfflineQueue(url: folder.appendingPathComponent("calls.sqlite"))
+            $0.offline.queue = SQLiteOfflineQueue(url: folder.appendingPathComponent("calls.sqlite"))
             $0.retry = .none
         })
         let endToEnd = try await microsecondsPerCall(enqueues) {

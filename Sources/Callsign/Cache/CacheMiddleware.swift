@@ -4,6 +4,7 @@ import HTTPTypes
 /// The ``HTTPCache`` stage: answers from storage, revalidates, stores and invalidates.
 struct CacheMiddleware: Middleware {
     let cache: HTTPCache
+    let factory: RequestFactory
 
     /// Statuses a response may be stored with on heuristic freshness alone (RFC 9110 §15.1),
     /// minus 206 (partial content is never stored here) and 501 (no 5xx is stored).
@@ -14,7 +15,8 @@ struct CacheMiddleware: Middleware {
     private static let keptOn304: Set<HTTPField.Name> = [.contentLength, .contentEncoding, .transferEncoding, .contentRange]
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
-        guard request.downloadDestination == nil, !request.streamsBody else { return try await next(request) }
+        // Only bodies read into memory are cached: streams and downloads go to the network.
+        guard case .memory = context.call.consumer else { return try await next(request) }
         guard request.method == .get || request.method == .head else {
             let response = try await next(request)
             if ![.options, .trace].contains(request.method), (200..<400).contains(response.status.code) {
@@ -23,7 +25,7 @@ struct CacheMiddleware: Middleware {
             return response
         }
         var probe = request
-        let prepared = try RequestFactory.prepare(&probe, configuration: context.configuration)
+        let prepared = try factory.prepare(&probe)
         let headers = prepared.headers
         if Self.callerConditionals.contains(where: headers.contains) { return try await next(request) }
 

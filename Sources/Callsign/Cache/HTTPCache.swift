@@ -71,7 +71,7 @@ public struct HTTPCache: Sendable {
     /// ```
     ///
     /// - Parameter redaction: what counts as a credential; use the client's
-    ///   (`configuration.redaction`) when you changed it. Default ``Redaction/default``.
+    ///   (`configuration.observability.redaction`) when you changed it. Default ``Redaction/default``.
     public func removeAll(partitionOf headers: Headers, redaction: Redaction = .default) async throws {
         let key = try await storage.partitionKey()
         let partition = CacheMiddleware.key(

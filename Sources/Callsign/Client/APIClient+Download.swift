@@ -33,7 +33,7 @@ extension APIClient {
     /// - Throws: ``APIError``; a short body is ``APIError/Code/transport`` and the destination
     ///   is left untouched.
     public func download(_ request: Request, to destination: URL, resuming: Bool = true) async throws(APIError) -> Response {
-        try await perform(Self.downloadRequest(request, to: destination, resuming: resuming)).validate()
+        try await perform(Call(request).reading(.file(destination, resuming: resuming))).validate()
     }
 
     /// Downloads what the API with this name answers (see ``download(_:to:resuming:)``).
@@ -49,11 +49,12 @@ extension APIClient {
     }
 
     /// Downloads what an endpoint value answers (see ``download(_:to:resuming:)``).
+    ///
+    /// The endpoint's request is prepared exactly as ``send(_:)-(Endpoint)`` prepares it: its
+    /// base URL, shared headers, accepted statuses, credentials for its origin, and its value
+    /// for mock providers.
     public func download<E: Endpoint>(_ endpoint: E, to destination: URL, resuming: Bool = true) async throws(APIError) -> Response {
-        var request = endpoint.request
-        if request.baseURL == nil { request.baseURL = E.baseURL }
-        request.headers = E.headers.merging(request.headers)
-        return try await download(request, to: destination, resuming: resuming)
+        try await perform(Call(endpoint).reading(.file(destination, resuming: resuming))).validate()
     }
 
     /// Starts a download and returns a handle with its progress (see ``download(_:to:resuming:)``).
@@ -63,7 +64,7 @@ extension APIClient {
     /// for await progress in task.progress { print(progress.fraction ?? 0) }
     /// ```
     public func startDownload(_ request: Request, to destination: URL, resuming: Bool = true) -> CallTask {
-        start(Self.downloadRequest(request, to: destination, resuming: resuming))
+        start(Call(request).reading(.file(destination, resuming: resuming)))
     }
 
     /// Sends a request and returns as soon as the response head has arrived; the body is read
@@ -75,17 +76,8 @@ extension APIClient {
     /// for try await chunk in streamed.chunks { parser.feed(chunk) }
     /// ```
     public func stream(_ request: Request) async throws(APIError) -> StreamedResponse {
-        var request = request
-        request.streamsBody = true
-        let response = try await perform(request)
+        let response = try await perform(Call(request).reading(.stream))
         return StreamedResponse(response: response, chunks: response.bodyStream ?? ResponseBodyStream(data: response.body))
-    }
-
-    private static func downloadRequest(_ request: Request, to destination: URL, resuming: Bool) -> Request {
-        var request = request
-        request.downloadDestination = destination
-        request.resumesDownload = resuming
-        return request
     }
 }
 
@@ -126,17 +118,71 @@ enum FileDownload {
         destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).callsign-partial.json")
     }
 
-    /// The resume point for `url`, if a partial file for it is waiting.
-    static func resumePoint(destination: URL, url: URL) -> ResumePoint? {
+    /// The resume point of a partial file waiting at `destination`, if any. Which URL it belongs
+    /// to is checked once the request's final URL is known (see ``transfer(_:to:resuming:context:next:)``).
+    static func resumePoint(destination: URL) -> ResumePoint? {
         guard let data = FileManager.default.contents(atPath: stateURL(for: destination).path),
             var point = try? JSONDecoder().decode(ResumePoint.self, from: data),
-            point.urlDigest == Digest.sha256Hex(url.absoluteString),
             let size = (try? FileManager.default.attributesOfItem(atPath: partialURL(for: destination).path))?[.size] as? Int,
             size > 0
         else { return nil }
         if let total = point.total, Int64(size) >= total { return nil }
         point.offset = Int64(size)
         return point
+    }
+
+    /// A download's exchange, as the ``MiddlewareStage/body`` stage runs it: a range request when
+    /// a partial file can be continued, the body written to the file, and one restart from zero
+    /// when the server's answer (or the request's final URL) cannot continue it.
+    static func transfer(
+        _ request: Request, to destination: URL, resuming: Bool, context: MiddlewareContext, next: MiddlewareNext
+    ) async throws -> Response {
+        let start = ContinuousClock.now
+        var context = context
+        context.call.bodyReading = .stream
+        if !resuming { discard(destination: destination) }
+        var resume = resuming ? resumePoint(destination: destination) : nil
+        while true {
+            var attempt = request
+            if let resume {
+                attempt.headers["Range"] = "bytes=\(resume.offset)-"
+                attempt.headers["If-Range"] = resume.validator
+            }
+            var response = try await next(attempt, context: context)
+            guard let body = response.bodyStream else { return response }
+            response.bodyStream = nil
+            // An error status keeps its (small) body in memory, for the error to show.
+            guard (200..<300).contains(response.status.code) else {
+                do {
+                    response.body = try await body.collect(upTo: 1 << 20)
+                } catch {
+                    throw BodyStage.bodyFailure(error, response: response)
+                }
+                return response
+            }
+            let url = response.request.url ?? URL(fileURLWithPath: "/")
+            if let point = resume, point.urlDigest != Digest.sha256Hex(url.absoluteString) {
+                // The partial file belongs to another URL: start this one from zero.
+                discard(destination: destination)
+                resume = nil
+                continue
+            }
+            do {
+                try await write(
+                    body, status: response.status.code, headers: response.headers, url: url, to: destination, resume: resume,
+                    progress: context.call.progress)
+            } catch is Restart where resume != nil {
+                resume = nil  // the partial file was discarded: ask for the whole file
+                continue
+            } catch let error as APIError {
+                throw APIError.wrap(error, request: response.request)
+            } catch {
+                throw BodyStage.bodyFailure(error, response: response)
+            }
+            response.fileURL = destination
+            response.duration = ContinuousClock.now - start
+            return response
+        }
     }
 
     /// Removes the partial file and its state.

@@ -37,7 +37,7 @@ extension APIClient {
             let failure: APIError
             let permanent: Bool
             do throws(APIError) {
-                let response = try await sendRenewingClaim(Self.replayRequest(entry), id: entry.id, owner: owner, lease: lease)
+                let response = try await sendRenewingClaim(Self.replayCall(entry), id: entry.id, owner: owner, lease: lease)
                 let code = response.status.code
                 if (200..<300).contains(code) {
                     _ = try await queueOperation("remove a sent request") { try await $0.complete(entry.id, owner: owner) }
@@ -87,12 +87,12 @@ extension APIClient {
 
     /// Sends a claimed request while renewing the claim every third of `lease`, so a slow send
     /// or a long `Retry-After` wait never lets another replayer take the same request.
-    private func sendRenewingClaim(_ request: Request, id: Int64, owner: String, lease: Duration) async throws(APIError) -> Response {
+    private func sendRenewingClaim(_ call: Call, id: Int64, owner: String, lease: Duration) async throws(APIError) -> Response {
         let queue = offlineQueue
         let interval = max(lease / 3, .milliseconds(10))
         do {
             return try await withThrowingTaskGroup(of: Response?.self) { group in
-                group.addTask { try await self.perform(request) }
+                group.addTask { try await self.perform(call) }
                 group.addTask {
                     while true {
                         try await Task.sleep(for: interval)
@@ -110,7 +110,7 @@ extension APIClient {
         } catch let error as APIError {
             throw error
         } catch {
-            throw APIError.wrap(error, request: request)
+            throw APIError.wrap(error, request: call.request)
         }
     }
 
@@ -145,15 +145,16 @@ extension APIClient {
         }
     }
 
-    static func replayRequest(_ entry: QueuedRequest) -> Request {
+    static func replayCall(_ entry: QueuedRequest) -> Call {
         var request = Request(
             method: HTTPRequest.Method(entry.method) ?? .post, path: RedirectMiddleware.literalPath(entry.url), headers: entry.headers,
             body: entry.body.map { RequestBody(content: .data($0), contentType: nil) })
         request.apiName = entry.apiName
         request.tag = entry.tag
         request.needsAuthorization = entry.needsAuthorization
-        request.isReplay = true
-        return request
+        var call = Call(request)
+        call.facts.isReplay = true
+        return call
     }
 
     private func queueOperation<T: Sendable>(

@@ -58,24 +58,30 @@ extension APIClient {
     /// let response = try await task.response
     /// ```
     public func start(_ request: Request) -> CallTask {
+        start(Call(request))
+    }
+
+    /// Starts a call, its progress reported to the handle's stream.
+    func start(_ call: Call) -> CallTask {
         let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        var call = call
         let sink = ProgressSink(continuation: continuation)
+        call.facts.progress = sink
         // Nobody can join most calls: they run in this one task, registered so that
         // `cancel(identifier:)`, `cancel(group:)` and `cancelAll()` reach it. The others are shared.
-        let unshared = registerUnshared(request)
+        let unshared = registerUnshared(call)
+        let started = call
         let task = makeTask(preferring: taskExecutor) { [self] () -> Result<Response, APIError> in
             defer { sink.finish() }
-            return await ProgressSink.$current.withValue(sink) {
-                do throws(APIError) {
-                    guard let unshared else { return .success(try await perform(request)) }
-                    return .success(try await runUnshared(request, registered: unshared))
-                } catch {
-                    return .failure(error)
-                }
+            do throws(APIError) {
+                guard let unshared else { return .success(try await perform(started)) }
+                return .success(try await runUnshared(started, registered: unshared))
+            } catch {
+                return .failure(error)
             }
         }
         unshared?.adopt { task.cancel() }
-        return CallTask(identifier: request.identifier, progress: stream, task: task)
+        return CallTask(identifier: call.request.identifier, progress: stream, task: task)
     }
 
     /// Starts the call with this name and returns a handle (see ``start(_:)``).
@@ -102,8 +108,8 @@ extension APIClient {
     /// ```
     ///
     /// Order: `success` or `failure`, then `completion`, then `finished`. Callbacks run on
-    /// ``Configuration/callbackDelivery`` (the main actor by default). The client's
-    /// ``Configuration/errorHandler`` sees every failure first and can consume it.
+    /// ``Configuration/Callbacks/delivery`` (the main actor by default). The client's
+    /// ``Configuration/Callbacks/errorHandler`` sees every failure first and can consume it.
     @discardableResult
     public func request(_ name: String, configure: (inout CallContext) -> Void) -> CallTask {
         var context = CallContext()
@@ -123,8 +129,8 @@ extension APIClient {
     }
 
     private func deliver(context: CallContext, result: Result<Response, APIError>) {
-        let delivery = configuration.callbackDelivery
-        let errorHandler = configuration.errorHandler
+        let delivery = configuration.callbacks.delivery
+        let errorHandler = configuration.callbacks.errorHandler
         Task {
             var outcome = result.flatMap { response -> Result<Response, APIError> in
                 do throws(APIError) {
@@ -166,16 +172,16 @@ extension APIClient {
 
     func activityStarted(_ request: Request) -> ActivityCall? {
         let (id, count) = activity.begin()
-        configuration.activityObserver?.activeCallCountDidChange(count)
+        configuration.observability.activityObserver?.activeCallCountDidChange(count)
         guard let message = request.loadMessage else { return nil }
         let call = ActivityCall(id: id, message: message, apiName: request.apiName)
-        configuration.activityObserver?.callDidStart(call)
+        configuration.observability.activityObserver?.callDidStart(call)
         return call
     }
 
     func activityEnded(_ call: ActivityCall?) {
-        if let call { configuration.activityObserver?.callDidEnd(call) }
-        configuration.activityObserver?.activeCallCountDidChange(activity.end())
+        if let call { configuration.observability.activityObserver?.callDidEnd(call) }
+        configuration.observability.activityObserver?.activeCallCountDidChange(activity.end())
     }
 }
 

@@ -32,25 +32,19 @@ public final class APIClient: Sendable {
     /// Where ``StorePolicy/offline`` requests wait: the configuration's, or this client's own
     /// in-memory queue.
     public let offlineQueue: any OfflineQueueStorage
-    /// The transport again when it can send and collect in one step (cast once, not per call).
-    let collectingTransport: (any CollectingTransport)?
-    /// Whether the transport decodes `Content-Encoding` by itself (asked once).
-    let transportDecodes: Bool
-    /// Where the tasks the client starts itself run: the transport's preferred executor, unless
-    /// the configuration says otherwise.
+    /// Where the tasks the client starts itself run: the transport's preferred executor, when
+    /// the configuration opts in.
     let taskExecutor: (any TaskExecutor)?
-    /// Whether the transport may read ``CallInfo/current`` (mocks match by API name): Callsign's
-    /// network transports never do, so calls through them skip setting it.
-    let transportReadsCallInfo: Bool
-    /// The fixed parts of the middleware chain, built once.
+    /// The client's middleware chains, built once.
     let pipeline: Pipeline
+    /// The configuration as middlewares see it, shared by every call.
+    let sharedConfiguration: SharedConfiguration
     /// How responses are judged, from the configuration.
     let responseSettings: ResponseSettings
-    /// The configuration's headers in wire form, for requests that add none.
-    let requestDefaults: RequestFactory.RequestDefaults?
+    /// Builds requests' URLs and wire forms.
+    let factory: RequestFactory
     /// Running calls by identifier, group and de-duplication key.
     let registry = CallRegistry()
-    let observability: Observability
     let limiter: AsyncLimiter?
     let tagLimiters: [String: AsyncLimiter]
     let activity = ActivityCounter()
@@ -74,22 +68,21 @@ public final class APIClient: Sendable {
         self.configuration = configuration
         let transport = transport ?? Self.defaultTransport
         self.transport = transport
-        self.collectingTransport = transport as? any CollectingTransport
-        self.transportDecodes = transport.decodesContentEncoding
-        self.taskExecutor = configuration.usesTransportExecutor ? transport.preferredTaskExecutor : nil
-        self.transportReadsCallInfo = !(transport is any IgnoresCallInfo)
-        let offlineQueue = configuration.offlineQueue ?? MemoryOfflineQueue()
+        self.taskExecutor = configuration.tasks.usesTransportExecutor ? transport.preferredTaskExecutor : nil
+        let offlineQueue = configuration.offline.queue ?? MemoryOfflineQueue()
         self.offlineQueue = offlineQueue
-        self.pipeline = Pipeline(configuration: configuration, definitions: definitions, offlineQueue: offlineQueue)
-        self.observability = Observability(metricsFactory: configuration.metricsFactory, tracer: configuration.tracer)
-        self.limiter = configuration.concurrency.maximum.map(AsyncLimiter.init(limit:))
-        self.tagLimiters = configuration.tagConcurrency.compactMapValues { $0.maximum.map(AsyncLimiter.init(limit:)) }
-        self.requestDefaults = RequestFactory.RequestDefaults(configuration: configuration)
+        let factory = RequestFactory(configuration: configuration)
+        self.factory = factory
+        self.sharedConfiguration = SharedConfiguration(configuration)
+        self.pipeline = Pipeline(
+            configuration: configuration, definitions: definitions, offlineQueue: offlineQueue, transport: transport, factory: factory)
+        self.limiter = configuration.tasks.concurrency.maximum.map(AsyncLimiter.init(limit:))
+        self.tagLimiters = configuration.tasks.tagConcurrency.compactMapValues { $0.maximum.map(AsyncLimiter.init(limit:)) }
         self.responseSettings = ResponseSettings(
-            acceptedStatusCodes: configuration.acceptedStatusCodes, envelope: configuration.envelope,
-            decoder: configuration.decoder, validators: configuration.validators,
+            acceptedStatusCodes: configuration.responses.acceptedStatusCodes, envelope: configuration.responses.envelope,
+            decoder: configuration.responses.decoder, validators: configuration.responses.validators,
             maximumJSONDepth: configuration.limits.maximumJSONDepth)
-        if let logger = configuration.logger {
+        if let logger = configuration.observability.logger {
             for warning in definitions.warnings { logger.warning("definitions warning", metadata: ["callsign.warning": "\(warning)"]) }
         }
     }
@@ -139,7 +132,7 @@ public final class APIClient: Sendable {
         // Building and validating happen in synchronous helpers: this function's async frame,
         // held by every call waiting for a concurrency slot, keeps none of their temporaries.
         let request = try request(named: name, parameters: parameters, headers: headers)
-        return try Self.validated(await perform(request))
+        return try Self.validated(await perform(Call(request)))
     }
 
     @inline(never)
@@ -161,13 +154,7 @@ public final class APIClient: Sendable {
     /// let board = try await client.send(Boards.show(id: 7)).validate().decode(Board.self)
     /// ```
     public func send<E: Endpoint>(_ endpoint: E) async throws(APIError) -> Response {
-        var request = endpoint.request
-        if request.baseURL == nil { request.baseURL = E.baseURL }
-        if let base = E.baseURL { request.vouchedOrigin = Origin(base) }
-        request.endpoint = endpoint
-        request.headers = E.headers.merging(request.headers)
-        if let accepted = endpoint.acceptedStatusCodes { request.acceptedStatusCodes = accepted }
-        return try await perform(request)
+        try await perform(Call(endpoint))
     }
 
     /// Sends a request. The response is not validated: call ``Response/validate()`` or
@@ -177,6 +164,6 @@ public final class APIClient: Sendable {
     /// let response = try await client.send(.get("https://example.com/health"))
     /// ```
     public func send(_ request: Request) async throws(APIError) -> Response {
-        try await perform(request)
+        try await perform(Call(request))
     }
 }

@@ -4,8 +4,7 @@ import HTTPTypes
 /// or a malicious definitions file gets a clear ``APIError`` instead of a crash, a hang or
 /// unbounded memory.
 ///
-/// The body-size cap (``APIClient/Configuration/maxResponseBodySize``) and the decompression
-/// limits (``DecompressionPolicy``) complete this set.
+/// The decompression limits (``DecompressionPolicy``) complete this set.
 ///
 /// ```swift
 /// let client = APIClient(configuration: .init {
@@ -15,6 +14,11 @@ import HTTPTypes
 /// let definitions = try APIDefinitions(contentsOf: url, limits: .init { $0.maximumDefinitionNodes = 10_000 })
 /// ```
 public struct Limits: Sendable, Hashable {
+    /// The largest response body read into memory; a larger one fails with
+    /// ``APIError/Code/responseTooLarge`` without reading further (a `Content-Length` over it
+    /// fails before the first body byte). Downloads to a file and streams are not bound by it.
+    /// Default 64 MiB.
+    public var maximumResponseBodySize: Int = 64 * 1024 * 1024
     /// The most bytes of header names and values one response head may carry. Default 64 KiB.
     ///
     /// Transports have their own ceiling too (AsyncHTTPClient refuses heads over 80 KiB while

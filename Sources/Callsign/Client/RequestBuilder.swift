@@ -119,7 +119,7 @@ public struct RequestBuilder: Sendable {
             problem.request = request
             throw problem
         }
-        return try await client.perform(request)
+        return try await client.perform(Call(request))
     }
 
     /// Sends the request, validates the response and decodes it as `T`.

@@ -4,10 +4,10 @@ import Synchronization
 /// A canned answer for a request (Malibu's mocks): data, JSON, a file, an error, or a sequence.
 ///
 /// Mocked answers go through validation, envelopes, decoding, retries and every middleware
-/// exactly like real ones — only the transport is replaced.
+/// exactly like real ones — only the transport is not asked (see ``Mocks``).
 ///
 /// ```swift
-/// let transport = MockTransport(directory: fixtures) { request in
+/// configuration.mocks = Mocks(directory: fixtures) { request in
 ///     switch request.apiName {
 ///     case "TopicListRecommended": .file("topics.json")
 ///     case "UserProfile": .json(["id": 1, "name": "Ann"])
@@ -18,32 +18,42 @@ import Synchronization
 /// ```
 public struct Mock: Sendable {
     enum Answer: Sendable {
-        case data(Data, status: Int, headers: [String: String])
-        case file(String, status: Int, headers: [String: String])
+        case data(Data, status: Int, headers: [(String, String)])
+        case file(String, status: Int, headers: [(String, String)])
         case failure(any Error)
         case sequence(SequenceState)
     }
 
     let answer: Answer
-    /// How long the answer takes; `nil` uses the transport's default delay.
+    /// How long the answer takes; `nil` uses the default delay of its ``Mocks``.
     public var delay: Duration?
 
     /// Bytes with a status and headers.
     public static func data(_ data: Data, status: Int = 200, headers: [String: String] = [:], delay: Duration? = nil) -> Mock {
-        Mock(answer: .data(data, status: status, headers: headers), delay: delay)
+        Mock(answer: .data(data, status: status, headers: fields(headers)), delay: delay)
+    }
+
+    /// Bytes with header fields in order, repeated names allowed (a recorded exchange's).
+    static func data(_ data: Data, status: Int, headerFields: [(String, String)]) -> Mock {
+        Mock(answer: .data(data, status: status, headers: headerFields), delay: nil)
+    }
+
+    /// Header fields from a dictionary, in a stable order.
+    private static func fields(_ headers: [String: String]) -> [(String, String)] {
+        headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 
     /// A JSON body (`Content-Type: application/json`).
     public static func json(_ value: JSONValue, status: Int = 200, headers: [String: String] = [:], delay: Duration? = nil) -> Mock {
         var headers = headers
         if !headers.keys.contains(where: { $0.lowercased() == "content-type" }) { headers["Content-Type"] = "application/json" }
-        return Mock(answer: .data(value.jsonData(), status: status, headers: headers), delay: delay)
+        return Mock(answer: .data(value.jsonData(), status: status, headers: fields(headers)), delay: delay)
     }
 
-    /// A file's contents: a path relative to the transport's directory, or an absolute path. The
+    /// A file's contents: a path relative to the directory of its ``Mocks``, or an absolute path. The
     /// `Content-Type` follows the extension (json, xml, txt, html, png, jpg) unless given.
     public static func file(_ path: String, status: Int = 200, headers: [String: String] = [:], delay: Duration? = nil) -> Mock {
-        Mock(answer: .file(path, status: status, headers: headers), delay: delay)
+        Mock(answer: .file(path, status: status, headers: fields(headers)), delay: delay)
     }
 
     /// A failure instead of a response, such as `URLError(.notConnectedToInternet)`; reported
@@ -95,17 +105,4 @@ public struct MockRequest: Sendable {
     public var endpoint: (any Endpoint)?
     /// The request's tag.
     public var tag: String?
-}
-
-/// A transport that never reads ``CallInfo/current`` (Callsign's network transports): calls
-/// through it skip setting that task-local.
-protocol IgnoresCallInfo {}
-
-/// Facts about the call running in the current task, for transports that want them (mocks).
-struct CallInfo: Sendable {
-    @TaskLocal static var current: CallInfo?
-
-    var apiName: String?
-    var tag: String?
-    var endpoint: (any Endpoint)?
 }

@@ -115,7 +115,7 @@ extension OfflineQueueStorage {
 ///
 /// ```swift
 /// let queue = MemoryOfflineQueue()
-/// let client = APIClient(configuration: .init { $0.offlineQueue = queue })
+/// let client = APIClient(configuration: .init { $0.offline.queue = queue })
 /// ```
 public actor MemoryOfflineQueue: OfflineQueueStorage {
     private var pending: [QueuedRequest] = []

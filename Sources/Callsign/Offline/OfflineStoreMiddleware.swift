@@ -5,9 +5,10 @@ import HTTPTypes
 /// is written to the offline queue, and the caller hears ``APIError/Code/queuedOffline``.
 struct OfflineStoreMiddleware: Middleware {
     let queue: any OfflineQueueStorage
+    let factory: RequestFactory
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
-        guard request.storePolicy == .offline, !request.isReplay else { return try await next(request) }
+        guard request.storePolicy == .offline, !context.call.isReplay else { return try await next(request) }
         var request = request
         // Sending twice is harmless when the method is idempotent, or when the caller's key
         // (their own header, or the retry policy's) lets the server recognise a repeat.
@@ -39,7 +40,7 @@ struct OfflineStoreMiddleware: Middleware {
     private func enqueue(_ request: Request, failure: APIError, context: MiddlewareContext) async -> APIError {
         let queued: QueuedRequest
         do throws(APIError) {
-            queued = try await Self.queuedForm(of: request, configuration: context.configuration)
+            queued = try await Self.queuedForm(of: request, factory: factory, redaction: context.configuration.credentialRedaction)
         } catch {
             var refusal = error
             refusal.message = "the server could not be reached (\(failure.message)), and the request could not be queued: \(error.message)"
@@ -70,10 +71,9 @@ struct OfflineStoreMiddleware: Middleware {
     /// What is written to the queue: method, URL, headers and body bytes as they would be sent.
     /// Secrets are never written: a request carrying one in its own headers, query or body is
     /// refused (credentials from ``APIClient/Configuration/authentication`` are added at replay).
-    static func queuedForm(of request: Request, configuration: APIClient.Configuration) async throws(APIError) -> QueuedRequest {
+    static func queuedForm(of request: Request, factory: RequestFactory, redaction: Redaction) async throws(APIError) -> QueuedRequest {
         var copy = request
-        let prepared = try RequestFactory.prepare(&copy, configuration: configuration)
-        let redaction = configuration.credentialRedaction
+        let prepared = try factory.prepare(&copy)
         let secretHeaders = prepared.headers.fields.map(\.name).filter(redaction.isSecretHeader)
         guard secretHeaders.isEmpty else {
             throw APIError(

@@ -21,7 +21,7 @@ public struct StorePolicy: Hashable, Sendable, CustomStringConvertible {
 
     /// Never queued: a failure is a failure. The default.
     public static let none = StorePolicy(.none)
-    /// Queued in the client's ``APIClient/Configuration/offlineQueue`` when the server cannot be
+    /// Queued in the client's ``APIClient/Configuration/Offline/queue`` when the server cannot be
     /// reached (connect failure, no route, DNS failure, timeout before any response byte); the
     /// caller gets ``APIError/Code/queuedOffline`` with the queue id.
     public static let offline = StorePolicy(.offline)

@@ -14,6 +14,7 @@ struct CommonParametersMiddleware: Middleware {
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         var request = request
+        var context = context
         if let parameters {
             let common = try await parameters(request.tag)
             switch request.commonParameterPlacement ?? placement {
@@ -22,14 +23,14 @@ struct CommonParametersMiddleware: Middleware {
                     request.query[key] = value
                 }
             case .parameters:
-                request.commonParameterNames.formUnion(common.keys.filter { request.parameters[$0] == nil })
+                context.call.commonParameterNames.formUnion(common.keys.filter { request.parameters[$0] == nil })
                 request.parameters.merge(common) { own, _ in own }
             }
         }
         if let headers {
             request.headers = try await headers(request.tag).merging(request.headers)
         }
-        return try await next(request)
+        return try await next(request, context: context)
     }
 }
 

@@ -29,38 +29,57 @@ public protocol Middleware: Sendable {
 public struct MiddlewareNext: Sendable {
     /// The chain's stages and a position in them: a call walks the client's array of stages
     /// instead of allocating a closure per stage.
-    private let chain: MiddlewareChain
+    private let stages: [any Middleware]
     private let index: Int
+    /// What the next stage is told about the call.
+    private let context: MiddlewareContext
 
-    init(_ chain: MiddlewareChain, at index: Int = 0) {
-        self.chain = chain
+    init(_ stages: [any Middleware], at index: Int = 0, context: MiddlewareContext) {
+        self.stages = stages
         self.index = index
+        self.context = context
     }
 
     /// Sends `request` through the rest of the chain and returns its response.
     public func callAsFunction(_ request: Request) async throws -> Response {
-        guard index < chain.stages.count else { return try await chain.client.sendToTransport(request) }
-        return try await chain.stages[index].intercept(request, context: chain.context, next: MiddlewareNext(chain, at: index + 1))
+        try await callAsFunction(request, context: context)
+    }
+
+    /// Sends `request` on with facts a built-in stage changed (a deadline, a body consumer).
+    func callAsFunction(_ request: Request, context: MiddlewareContext) async throws -> Response {
+        guard index < stages.count else {
+            // The transport stage ends every chain and never calls on: only a broken chain gets here.
+            throw APIError(.invalidRequest, "the middleware chain ended without a transport", request: request)
+        }
+        return try await stages[index].intercept(request, context: context, next: MiddlewareNext(stages, at: index + 1, context: context))
     }
 }
 
-/// One call's middleware chain: the stages, outermost first, then the client's transport.
-struct MiddlewareChain: Sendable {
-    let stages: [any Middleware]
-    let context: MiddlewareContext
-    let client: APIClient
+/// What a middleware knows about the call it is part of: the client's configuration and the
+/// call's own facts.
+public struct MiddlewareContext: Sendable {
+    /// The client's configuration, shared by every call.
+    private let shared: SharedConfiguration
+    /// What the built-in stages know about this call, passed down the chain.
+    var call: CallFacts
+
+    init(configuration: SharedConfiguration, call: CallFacts) {
+        self.shared = configuration
+        self.call = call
+    }
+
+    /// The client's configuration.
+    public var configuration: APIClient.Configuration { shared.value }
+    /// The API name, when the call came from a definition.
+    public var apiName: String? { call.apiName }
+    /// The call's logger: the request's own, else the client's; `nil` when neither is set.
+    public var logger: Logger? { call.logger ?? shared.value.observability.logger }
 }
 
-/// What a middleware knows about the call it is part of.
-public struct MiddlewareContext: Sendable {
-    /// The client's configuration.
-    public let configuration: APIClient.Configuration
-    /// The API name, when the call came from a definition.
-    public let apiName: String?
-    /// The client's logger, if any.
-    public var logger: Logger? { configuration.logger }
-    /// Told about every retried attempt.
-    var attemptObserver: (@Sendable (AttemptReport) -> Void)? { configuration.attemptObserver }
+/// A client's configuration in one shared box: a context holds a pointer, not a copy.
+final class SharedConfiguration: Sendable {
+    let value: APIClient.Configuration
+    init(_ value: APIClient.Configuration) { self.value = value }
 }
 
 /// A middleware from a closure: Malibu's async `middleware` hook and anything small.
@@ -85,22 +104,35 @@ public struct AnyMiddleware: Middleware {
     }
 }
 
-/// A built-in middleware's place in the chain, for inserting your own before or after it.
+/// A built-in stage's place in the chain, for inserting your own middlewares before or after it.
 ///
-/// The default order, outermost first:
-/// 1. `beforeEach`, then ``APIClient/Configuration/middlewares``, then per-definition and
+/// Every call runs these stages, outermost first; a stage that has nothing to do for a call
+/// passes it on untouched:
+/// 1. ``observability`` — the call's span, metrics and its `debug` log line;
+/// 2. `beforeEach`, then ``APIClient/Configuration/middlewares``, then per-definition and
 ///    per-call middlewares;
-/// 2. ``commonParameters`` — common parameters and headers by tag (xAPI);
-/// 3. ``clientInfo`` — `X-Client-*` headers (APE);
-/// 4. ``offline`` — queues ``StorePolicy/offline`` requests that cannot reach the server;
-/// 5. ``deadline`` — one time limit over everything below;
-/// 6. ``retry`` — back-off, `Retry-After`, idempotency rules;
-/// 7. ``redirects`` — Callsign's redirect policy, the same on every transport;
-/// 8. ``authentication`` — credentials, token refresh on 401;
-/// 9. ``cache`` — the RFC 9111 HTTP cache, when ``APIClient/Configuration/cache`` is set;
-/// 10. ``transport`` — `preProcess`, then the transport.
+/// 3. ``commonParameters`` — common parameters and headers by tag (xAPI);
+/// 4. ``clientInfo`` — `X-Client-*` headers (APE);
+/// 5. ``offline`` — queues ``StorePolicy/offline`` requests that cannot reach the server;
+/// 6. ``deadline`` — one time limit over everything below;
+/// 7. ``retry`` — back-off, `Retry-After`, idempotency rules;
+/// 8. ``redirects`` — Callsign's redirect policy, the same on every transport;
+/// 9. ``authentication`` — credentials, token refresh on 401;
+/// 10. ``cache`` — the RFC 9111 HTTP cache, when ``APIClient/Configuration/cache`` is set;
+/// 11. ``recording`` — each attempt's span, log lines and HAR entry;
+/// 12. ``timeout`` — the per-attempt time limit;
+/// 13. ``body`` — how the body is read: collected in memory (with its cap), streamed to the
+///     caller, or written to a file (with resume);
+/// 14. ``decompression`` — `gzip` and `deflate` bodies decoded, within bounds;
+/// 15. ``encoding`` — the request turned into its wire form (URL, header fields, body bytes);
+/// 16. ``preProcess`` — ``APIClient/Configuration/preProcess`` on the wire head;
+/// 17. ``mocks`` — answers from ``APIClient/Configuration/mocks`` instead of the network;
+/// 18. ``transport`` — the transport sends the request.
 ///
-/// A replayed offline request starts below ``offline``: what ran above it ran when it was queued.
+/// Below ``body`` a response's body is still arriving: its ``Response/body`` is empty. Below
+/// ``encoding`` the request is already in wire form, and a middleware's changes to it are not
+/// sent. A replayed offline request starts below ``offline``: what ran above it ran when it
+/// was queued.
 ///
 /// ```swift
 /// configuration.insert(SigningMiddleware(), after: .authentication)
@@ -109,6 +141,8 @@ public struct MiddlewareStage: Hashable, Sendable, CustomStringConvertible {
     private let name: String
     private init(_ name: String) { self.name = name }
 
+    /// The call's span, metrics and final log line: outermost, so it sees everything.
+    public static let observability = MiddlewareStage("observability")
     /// Common parameters and headers by tag.
     public static let commonParameters = MiddlewareStage("commonParameters")
     /// Client-info headers.
@@ -125,12 +159,27 @@ public struct MiddlewareStage: Hashable, Sendable, CustomStringConvertible {
     public static let authentication = MiddlewareStage("authentication")
     /// The HTTP cache.
     public static let cache = MiddlewareStage("cache")
+    /// Each attempt's span, log lines and HAR entry.
+    public static let recording = MiddlewareStage("recording")
+    /// The per-attempt time limit.
+    public static let timeout = MiddlewareStage("timeout")
+    /// How the response body is read: in memory, as a stream, or into a file.
+    public static let body = MiddlewareStage("body")
+    /// Content decoding of compressed bodies.
+    public static let decompression = MiddlewareStage("decompression")
+    /// The request's wire form.
+    public static let encoding = MiddlewareStage("encoding")
+    /// ``APIClient/Configuration/preProcess``.
+    public static let preProcess = MiddlewareStage("preProcess")
+    /// Mocks and HAR replay.
+    public static let mocks = MiddlewareStage("mocks")
     /// The transport at the end of the chain; only `before:` makes sense here.
     public static let transport = MiddlewareStage("transport")
 
     /// The built-in stages in chain order.
     public static let order: [MiddlewareStage] = [
-        .commonParameters, .clientInfo, .offline, .deadline, .retry, .redirects, .authentication, .cache, .transport,
+        .observability, .commonParameters, .clientInfo, .offline, .deadline, .retry, .redirects, .authentication, .cache,
+        .recording, .timeout, .body, .decompression, .encoding, .preProcess, .mocks, .transport,
     ]
 
     public var description: String { name }

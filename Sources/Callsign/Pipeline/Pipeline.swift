@@ -1,34 +1,89 @@
 import Foundation
 
-/// The fixed parts of a client's middleware chain, in the documented order, built once per client.
+/// A client's middleware chains, in the documented order (see ``MiddlewareStage``), built once.
 struct Pipeline: Sendable {
-    /// `beforeEach` and the configuration's middlewares: they run first.
-    let leading: [any Middleware]
-    /// The built-in stages with the middlewares inserted around them.
-    let builtIns: [any Middleware]
+    /// The ``MiddlewareStage/observability`` stage with what is inserted around it: outermost.
+    private let outermost: [any Middleware]
+    /// `beforeEach` and the configuration's middlewares: they run next.
+    private let leading: [any Middleware]
+    /// The built-in stages below the user's middlewares, with the middlewares inserted around them.
+    private let builtIns: [any Middleware]
+    /// ``builtIns`` without the offline stage, for requests that are never queued (most).
+    private let withoutOffline: [any Middleware]
+    /// The whole chain of a call that adds no middlewares of its own, with and without the offline stage.
+    private let usual: [any Middleware]
+    private let usualOffline: [any Middleware]
     /// The stages a replayed offline request runs: everything below the offline stage.
-    let belowOffline: [any Middleware]
-    /// ``builtIns`` without the offline stage, for requests that are never queued (most): one
-    /// closure fewer per call.
-    let withoutOffline: [any Middleware]
+    private let belowOffline: [any Middleware]
+    /// Middlewares for calls of one API name.
+    private let perDefinition: [String: [any Middleware]]
 
-    init(configuration: APIClient.Configuration, definitions: APIDefinitions, offlineQueue: any OfflineQueueStorage) {
+    init(
+        configuration: APIClient.Configuration, definitions: APIDefinitions, offlineQueue: any OfflineQueueStorage,
+        transport: any Transport, factory: RequestFactory
+    ) {
         var leading: [any Middleware] = []
         if let beforeEach = configuration.beforeEach { leading.append(BeforeEachMiddleware(change: beforeEach)) }
         leading += configuration.middlewares
         self.leading = leading
+        perDefinition = configuration.definitionMiddlewares
 
+        let stages = Self.builtInStages(
+            configuration: configuration, definitions: definitions, offlineQueue: offlineQueue, transport: transport, factory: factory)
+        var outermost: [any Middleware] = []
+        var builtIns: [any Middleware] = []
+        var withoutOffline: [any Middleware] = []
+        var replayStart = 0
+        for stage in MiddlewareStage.order {
+            let before = configuration.insertions.filter { $0.stage == stage && $0.placement == .before }.map(\.middleware)
+            let after = configuration.insertions.filter { $0.stage == stage && $0.placement == .after }.map(\.middleware)
+            let here = before + (stages[stage].map { [$0] } ?? []) + after
+            if stage == .observability {
+                outermost = here
+                continue
+            }
+            builtIns += here
+            withoutOffline += stage == .offline ? before + after : here
+            if stage == .offline { replayStart = builtIns.count }
+        }
+        self.outermost = outermost
+        self.builtIns = builtIns
+        self.withoutOffline = withoutOffline
+        self.usual = outermost + leading + withoutOffline
+        self.usualOffline = outermost + leading + builtIns
+        self.belowOffline = outermost + builtIns[replayStart...]
+    }
+
+    /// The chain for one call: the client's stages around the definition's and the call's own middlewares.
+    func stages(for request: Request, facts: CallFacts) -> [any Middleware] {
+        if facts.isReplay { return belowOffline }
+        let offline = request.storePolicy == .offline
+        let ownDefinition = request.apiName.flatMap { perDefinition[$0] } ?? []
+        if ownDefinition.isEmpty, request.middlewares.isEmpty {
+            return offline ? usualOffline : usual  // the usual case: the client's array, not a copy
+        }
+        return outermost + leading + ownDefinition + request.middlewares + (offline ? builtIns : withoutOffline)
+    }
+
+    /// The built-in stages a configuration calls for; a stage with nothing to do is left out.
+    private static func builtInStages(
+        configuration: APIClient.Configuration, definitions: APIDefinitions, offlineQueue: any OfflineQueueStorage,
+        transport: any Transport, factory: RequestFactory
+    ) -> [MiddlewareStage: any Middleware] {
         var stages: [MiddlewareStage: any Middleware] = [:]
-        if configuration.commonParameters != nil || configuration.commonHeaders != nil {
+        let observability = configuration.observability
+        let telemetry = Telemetry(metricsFactory: observability.metricsFactory, tracer: observability.tracer)
+        stages[.observability] = ObservabilityStage(telemetry: telemetry)
+        if configuration.common.parameters != nil || configuration.common.headers != nil {
             stages[.commonParameters] = CommonParametersMiddleware(
-                parameters: configuration.commonParameters, headers: configuration.commonHeaders,
-                placement: configuration.commonParameterPlacement)
+                parameters: configuration.common.parameters, headers: configuration.common.headers,
+                placement: configuration.common.placement)
         }
         if let clientInfo = configuration.clientInfo {
             stages[.clientInfo] = ClientInfoMiddleware(headers: clientInfo.headers)
         }
-        stages[.offline] = OfflineStoreMiddleware(queue: offlineQueue)
-        stages[.deadline] = DeadlineMiddleware(clock: configuration.clock, defaultDeadline: configuration.deadline)
+        stages[.offline] = OfflineStoreMiddleware(queue: offlineQueue, factory: factory)
+        stages[.deadline] = DeadlineMiddleware(clock: configuration.clock, defaultDeadline: configuration.timeouts.deadline)
         stages[.retry] = RetryMiddleware(clock: configuration.clock, defaultPolicy: configuration.retry)
         stages[.redirects] = RedirectMiddleware(policy: configuration.redirects)
         if let authentication = configuration.authentication {
@@ -36,30 +91,26 @@ struct Pipeline: Sendable {
                 authentication: authentication,
                 trustedOrigins: Self.trustedOrigins(configuration: configuration, definitions: definitions))
         }
-
         if let cache = configuration.cache {
-            stages[.cache] = CacheMiddleware(cache: cache)
+            stages[.cache] = CacheMiddleware(cache: cache, factory: factory)
         }
-
-        var builtIns: [any Middleware] = []
-        var withoutOffline: [any Middleware] = []
-        var replayStart = 0
-        for stage in MiddlewareStage.order {
-            let before = configuration.insertions.filter { $0.stage == stage && $0.placement == .before }.map(\.middleware)
-            let after = configuration.insertions.filter { $0.stage == stage && $0.placement == .after }.map(\.middleware)
-            builtIns += before
-            withoutOffline += before
-            if let middleware = stages[stage] {
-                builtIns.append(middleware)
-                if stage != .offline { withoutOffline.append(middleware) }
-            }
-            builtIns += after
-            withoutOffline += after
-            if stage == .offline { replayStart = builtIns.count }
+        stages[.recording] = RecordingStage(telemetry: telemetry, recorder: observability.recorder)
+        stages[.timeout] = TimeoutStage(
+            attempt: configuration.timeouts.attempt, transportEnforcesDeadlines: transport.enforcesDeadlines)
+        stages[.body] = BodyStage(limit: configuration.limits.maximumResponseBodySize)
+        if !transport.decodesContentEncoding, configuration.responses.decompression.isEnabled {
+            stages[.decompression] = DecompressionStage(
+                policy: configuration.responses.decompression, bodyLimit: configuration.limits.maximumResponseBodySize)
         }
-        self.builtIns = builtIns
-        self.withoutOffline = withoutOffline
-        self.belowOffline = Array(builtIns[replayStart...])
+        stages[.encoding] = EncodingStage(factory: factory)
+        if let preProcess = configuration.preProcess {
+            stages[.preProcess] = PreProcessStage(change: preProcess)
+        }
+        if let mocks = configuration.mocks {
+            stages[.mocks] = MocksStage(mocks: mocks)
+        }
+        stages[.transport] = TransportStage(transport: transport, limits: configuration.limits)
+        return stages
     }
 
     /// The trusted origins, the only ones that may receive credentials: the configuration's base

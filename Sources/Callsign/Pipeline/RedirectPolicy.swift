@@ -67,7 +67,7 @@ struct RedirectMiddleware: Middleware {
     static let bodyHeaders = ["Content-Type", "Content-Length", "Content-Encoding", "Content-Language", "Content-Location", "Transfer-Encoding", "Digest", "Content-Digest"]
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         // A replayed offline request is delivered only by its own URL's answer.
-        guard policy.maximumHops > 0, !request.isReplay else { return try await next(request) }
+        guard policy.maximumHops > 0, !context.call.isReplay else { return try await next(request) }
         var current = request
         // Built at the first redirect: most responses are not one.
         var visited: Set<String> = []
@@ -112,7 +112,7 @@ struct RedirectMiddleware: Middleware {
                 // transport-time merge of the configuration's headers applies it too).
                 hop.credentialsStripped = true
                 hop.headers = policy.crossOriginHeaders(hop.headers)
-                for name in hop.commonParameterNames { hop.parameters[name] = nil }
+                for name in context.call.commonParameterNames { hop.parameters[name] = nil }
             }
             let key = Self.key(hop)
             guard visited.insert(key).inserted else {

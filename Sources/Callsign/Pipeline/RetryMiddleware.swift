@@ -8,11 +8,11 @@ struct DeadlineMiddleware: Middleware {
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         guard let limit = request.deadline ?? defaultDeadline else { return try await next(request) }
-        var request = request
-        request.deadlineInstant = clock.now + limit
-        let bounded = request
+        var context = context
+        context.call.deadline = clock.now + limit
+        let bounded = context
         do {
-            return try await Deadline.run(within: limit) { try await next(bounded) }
+            return try await Deadline.run(within: limit) { try await next(request, context: bounded) }
         } catch is Deadline.Expired {
             throw APIError(
                 .timedOut, "the deadline of \(APIClient.describe(limit)) passed before the call completed", request: request)
@@ -64,7 +64,7 @@ struct RetryMiddleware: Middleware {
                 outcome = error.message
                 lastError = error
             }
-            if let end = request.deadlineInstant, clock.now + wait > end {
+            if let end = context.call.deadline, clock.now + wait > end {
                 var error = APIError(
                     .timedOut,
                     "attempt \(attempt) failed (\(outcome)); the next would start after the deadline (wait \(APIClient.describe(wait)))",
@@ -83,7 +83,7 @@ struct RetryMiddleware: Middleware {
                         "callsign.wait_ms": .stringConvertible(wait.wholeMilliseconds),
                     ])
             }
-            context.attemptObserver?(AttemptReport(attempt: attempt, outcome: outcome, wait: wait))
+            context.configuration.observability.attemptObserver?(AttemptReport(attempt: attempt, outcome: outcome, wait: wait))
             try await clock.sleep(for: wait)
             attempt += 1
         }

@@ -41,13 +41,13 @@ public struct CURLCommand: Sendable, CustomStringConvertible {
 extension APIClient {
     /// The `curl` command line that sends `request` as this client would (without middlewares
     /// that run later, such as authentication). Secrets are redacted by the client's
-    /// ``Configuration/redaction`` unless you pass another.
+    /// ``Configuration/Observability/redaction`` unless you pass another.
     ///
     /// - Throws: ``APIError`` when the request cannot be built.
     public func curlCommand(for request: Request, redaction: Redaction? = nil) async throws(APIError) -> CURLCommand {
         var request = request
-        try RequestFactory.resolveTarget(&request, configuration: configuration)
-        let prepared = try RequestFactory.prepare(&request, configuration: configuration)
+        let resolved = try factory.resolveTarget(&request)
+        let prepared = try factory.prepare(&request, resolved: resolved)
         let body = try await prepared.body?.collect()
         let mask = redaction.map { SecretMask(redaction: $0, request: request) } ?? SecretMask(configuration: configuration, request: request)
         return CURLCommand(request: request, body: body, mask: mask)

@@ -20,7 +20,7 @@ public final class HARRecorder: Middleware {
     /// Where the archive is written.
     public let fileURL: URL
     /// What is hidden in the archive by name; `nil` (the default) uses the client's
-    /// ``APIClient/Configuration/redaction``, widened by its authentication. Every secret value
+    /// ``APIClient/Configuration/Observability/redaction``, widened by its authentication. Every secret value
     /// the request carried is also masked wherever it appears, response bodies included.
     public let redaction: Redaction?
     /// The largest body stored as text; longer ones are cut, with a comment. Default 1 MiB.

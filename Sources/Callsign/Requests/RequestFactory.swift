@@ -12,18 +12,53 @@ struct PreparedRequest: Sendable {
 }
 
 /// Turns a ``Request`` value into bytes-on-the-wire form, checking everything that could make
-/// it mean something other than what was written.
-enum RequestFactory {
+/// it mean something other than what was written. A client makes one from its configuration.
+struct RequestFactory: Sendable {
+    /// The few settings a request's wire form depends on.
+    struct Settings: Sendable {
+        /// The base URL for relative paths, when the request has none.
+        var baseURL: URL?
+        /// The headers every request starts with.
+        var headers: Headers
+        /// Parameter encoders and the query rules.
+        var encoders: ParameterEncoders
+        /// Which headers survive a hop to another origin.
+        var redirects: RedirectPolicy
+        /// Whether `Accept-Encoding` asks for compressed answers.
+        var asksForCompression: Bool
+
+        init(configuration: APIClient.Configuration) {
+            baseURL = configuration.baseURL
+            headers = configuration.headers
+            encoders = configuration.encoders
+            redirects = configuration.redirects
+            asksForCompression = configuration.responses.decompression.isEnabled
+        }
+    }
+
+    let settings: Settings
+    /// The settings' headers in wire form, for requests that add none.
+    private let defaults: RequestDefaults?
+
+    init(settings: Settings) {
+        self.settings = settings
+        defaults = RequestDefaults(settings: settings)
+    }
+
+    init(configuration: APIClient.Configuration) {
+        self.init(settings: Settings(configuration: configuration))
+    }
+
     /// Builds the wire form of `request` and records in it the URL and every header that will be
     /// sent, as a ``Response``'s request reports them.
     ///
-    /// - Parameter defaults: the configuration's headers converted ahead of time (a client's),
-    ///   used when the request adds none of its own.
-    static func prepare(
-        _ request: inout Request, configuration: APIClient.Configuration, defaults: RequestDefaults? = nil
-    ) throws(APIError) -> PreparedRequest {
-        let prepared = try annotated(request) { () throws(APIError) in
-            try build(&request, configuration: configuration, defaults: defaults)
+    /// - Parameters:
+    ///   - resolved: the target ``resolveTarget(_:)`` found for the request's path, if known.
+    ///   - forDownload: asks for the bytes as stored (`Accept-Encoding: identity`), so that a
+    ///     download can be resumed with a `Range`.
+    func prepare(_ request: inout Request, resolved: Target? = nil, forDownload: Bool = false) throws(APIError) -> PreparedRequest {
+        let prepared = try Self.annotated(request) { () throws(APIError) in
+            try build(&request, resolved: resolved, forDownload: forDownload)
         }
         request.url = prepared.url
         request.headers = prepared.headers
@@ -33,24 +68,24 @@ enum RequestFactory {
     /// Fills the path template and resolves the path against the base URL, so that every
     /// middleware sees the absolute URL (without the query) in ``Request/path``.
     @inline(never)  // keeps the large temporaries out of the caller's async frame
-    static func resolveTarget(_ request: inout Request, configuration: APIClient.Configuration) throws(APIError) {
+    func resolveTarget(_ request: inout Request) throws(APIError) -> Target {
         // A path without placeholders resolves the same way against the same base every time:
         // calls by name repeat a handful of them, so their resolution (and URL parse) is kept.
-        let key = isLiteral(request.path)
-            ? ResolvedKey(path: request.path, base: (request.baseURL ?? configuration.baseURL)?.absoluteString) : nil
+        let key = Self.isLiteral(request.path)
+            ? ResolvedKey(path: request.path, base: (request.baseURL ?? settings.baseURL)?.absoluteString) : nil
         let resolved: ResolvedTarget
-        if let key, let known = resolvedTargets[key] {
+        if let key, let known = Self.resolvedTargets[key] {
             resolved = known
         } else {
-            var target = try annotated(request) { () throws(APIError) in try expandAndResolve(&request, configuration: configuration) }
+            var target = try Self.annotated(request) { () throws(APIError) in try expandAndResolve(&request) }
             let text = target.absolute
             target.resolvedText = text
             resolved = ResolvedTarget(text: text, target: target, url: URL(string: text))
-            if let key { resolvedTargets[key] = resolved }
+            if let key { Self.resolvedTargets[key] = resolved }
         }
         request.path = resolved.text
         request.url = resolved.url
-        request.resolvedTarget = resolved.target
+        return resolved.target
     }
 
     /// Whether a path has no `{placeholder}`: nothing to fill, so its resolution depends on the
@@ -86,10 +121,10 @@ enum RequestFactory {
     }
 
     /// Fills the template (consuming its values from the parameters) and resolves the result.
-    private static func expandAndResolve(_ request: inout Request, configuration: APIClient.Configuration) throws(APIError) -> Target {
+    private func expandAndResolve(_ request: inout Request) throws(APIError) -> Target {
         // Most paths have no placeholder: nothing to parse or consume.
-        if isLiteral(request.path) {
-            return try resolve(PathTemplate.encodeLiteral(request.path), base: request.baseURL ?? configuration.baseURL)
+        if Self.isLiteral(request.path) {
+            return try Self.resolve(PathTemplate.encodeLiteral(request.path), base: request.baseURL ?? settings.baseURL)
         }
         let template: PathTemplate
         do {
@@ -102,21 +137,19 @@ enum RequestFactory {
         let expanded = try template.expand(consuming: &parameters, query: &query)
         request.parameters = parameters
         request.query = query
-        return try resolve(expanded, base: request.baseURL ?? configuration.baseURL)
+        return try Self.resolve(expanded, base: request.baseURL ?? settings.baseURL)
     }
 
-    private static func build(
-        _ request: inout Request, configuration: APIClient.Configuration, defaults: RequestDefaults?
-    ) throws(APIError) -> PreparedRequest {
+    private func build(_ request: inout Request, resolved: Target?, forDownload: Bool) throws(APIError) -> PreparedRequest {
         // Usually resolved once before the middleware chain; again only if a middleware changed the path.
         var target: Target
         // The URL parsed when the target was resolved, while nothing has changed it since.
         var knownURL: URL?
-        if let resolved = request.resolvedTarget, resolved.resolvedText == request.path {
+        if let resolved, resolved.resolvedText == request.path {
             target = resolved
             knownURL = request.url
         } else {
-            target = try expandAndResolve(&request, configuration: configuration)
+            target = try expandAndResolve(&request)
         }
         var parameters = request.parameters
         var query = request.query
@@ -154,7 +187,7 @@ enum RequestFactory {
             body = .data(whole.jsonData())
             contentTypeHeader = ContentType.json.mediaType
         } else if !parameters.isEmpty {
-            guard let encoder = configuration.encoders[contentType] else {
+            guard let encoder = settings.encoders[contentType] else {
                 throw APIError(
                     .encoding,
                     "no parameter encoder is registered for the content type \(contentType); add one to configuration.encoders")
@@ -176,7 +209,7 @@ enum RequestFactory {
             }
         }
 
-        let queryString = configuration.encoders.queryEncoder.encode(query)
+        let queryString = settings.encoders.queryEncoder.encode(query)
         if !queryString.isEmpty {
             target.path += (target.path.contains("?") ? "&" : "?") + queryString
             knownURL = nil
@@ -184,25 +217,23 @@ enum RequestFactory {
 
         let headers: Headers
         let fields: HTTPFields
-        if let defaults, request.headers.isEmpty, contentTypeHeader == nil, !request.credentialsStripped,
-            request.downloadDestination == nil
-        {
+        if let defaults, request.headers.isEmpty, contentTypeHeader == nil, !request.credentialsStripped, !forDownload {
             // Nothing of the request's own: the client's headers, converted once.
             (headers, fields) = (defaults.headers, defaults.fields)
         } else {
-            var merged = configuration.headers.merging(request.headers)
+            var merged = settings.headers.merging(request.headers)
             if request.credentialsStripped {
-                merged = configuration.redirects.crossOriginHeaders(merged)
+                merged = settings.redirects.crossOriginHeaders(merged)
             }
             if let contentTypeHeader, !merged.contains("Content-Type") {
                 merged["Content-Type"] = contentTypeHeader
             }
             if !merged.contains("Accept-Encoding") {
                 // A download asks for the bytes as stored, so it can be resumed with a Range.
-                if request.downloadDestination != nil {
+                if forDownload {
                     merged["Accept-Encoding"] = "identity"
-                } else {
-                    RequestDefaults.addAcceptEncoding(to: &merged, configuration: configuration)
+                } else if settings.asksForCompression {
+                    merged["Accept-Encoding"] = ContentDecoding.acceptEncoding
                 }
             }
             headers = merged
@@ -224,16 +255,14 @@ enum RequestFactory {
 
         /// `nil` when the configuration's headers are not valid on the wire: each request then
         /// reports that itself.
-        init?(configuration: APIClient.Configuration) {
-            var headers = configuration.headers
-            if !headers.contains("Accept-Encoding") { Self.addAcceptEncoding(to: &headers, configuration: configuration) }
+        init?(settings: Settings) {
+            var headers = settings.headers
+            if !headers.contains("Accept-Encoding"), settings.asksForCompression {
+                headers["Accept-Encoding"] = ContentDecoding.acceptEncoding
+            }
             guard let fields = try? headers.httpFields() else { return nil }
             self.headers = headers
             self.fields = fields
-        }
-
-        static func addAcceptEncoding(to headers: inout Headers, configuration: APIClient.Configuration) {
-            if configuration.decompression.isEnabled { headers["Accept-Encoding"] = ContentDecoding.acceptEncoding }
         }
     }
 

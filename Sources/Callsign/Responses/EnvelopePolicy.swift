@@ -11,7 +11,7 @@ import Foundation
 /// or has no payload key, is decoded as it is.
 ///
 /// ```swift
-/// let client = APIClient(configuration: .init { $0.envelope = .standard })
+/// let client = APIClient(configuration: .init { $0.responses.envelope = .standard })
 /// let user = try await client.get("/v1/me").send().decode(User.self)   // decodes "data"
 /// ```
 ///

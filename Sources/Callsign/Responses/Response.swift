@@ -9,78 +9,32 @@ public import HTTPTypes
 /// print(response.status.code, response.headers[.contentType] ?? "", response.duration)
 /// ```
 public struct Response: Sendable {
-    // Every field lives in one copy-on-write box (see `CopyOnWrite`): a response is one pointer wide.
-    struct Fields: Sendable {
-        var request: Request
-        var status: HTTPResponse.Status
-        var headers: HTTPFields
-        var body: Data
-        var startedAt: Date
-        var duration: Duration
-        var source: ResponseSource = .network
-        var fileURL: URL? = nil
-        var settings: ResponseSettings
-        var bodyStream: ResponseBodyStream? = nil
-        var sentBody: HTTPBody? = nil
-    }
-
-    private var storage: CopyOnWrite<Fields>
-
     /// The request, as Callsign built it (its ``Request/url`` is filled in).
-    public var request: Request {
-        get { storage.value.request }
-        _modify { yield &storage.value.request }
-    }
+    public var request: Request
     /// The status line.
-    public var status: HTTPResponse.Status {
-        get { storage.value.status }
-        _modify { yield &storage.value.status }
-    }
+    public var status: HTTPResponse.Status
     /// Every response header field.
-    public var headers: HTTPFields {
-        get { storage.value.headers }
-        _modify { yield &storage.value.headers }
-    }
+    public var headers: HTTPFields
     /// The whole body.
-    public var body: Data {
-        get { storage.value.body }
-        _modify { yield &storage.value.body }
-    }
+    public var body: Data
     /// When the request started.
-    public var startedAt: Date {
-        get { storage.value.startedAt }
-        _modify { yield &storage.value.startedAt }
-    }
+    public var startedAt: Date
     /// How long the exchange took, from the first byte sent to the last byte read.
-    public var duration: Duration {
-        get { storage.value.duration }
-        _modify { yield &storage.value.duration }
-    }
+    public var duration: Duration
     /// Whether this came from the network, the cache, or the cache after a `304`.
-    public var source: ResponseSource {
-        get { storage.value.source }
-        _modify { yield &storage.value.source }
-    }
+    public var source: ResponseSource = .network
     /// For a download, the file that holds the body (``body`` is then empty).
-    public var fileURL: URL? {
-        get { storage.value.fileURL }
-        _modify { yield &storage.value.fileURL }
-    }
+    public var fileURL: URL? = nil
     /// Settings from the client that decide how this response is validated and decoded.
-    var settings: ResponseSettings {
-        get { storage.value.settings }
-        _modify { yield &storage.value.settings }
-    }
-    /// For ``APIClient/stream(_:)``: the body, still arriving.
-    var bodyStream: ResponseBodyStream? {
-        get { storage.value.bodyStream }
-        _modify { yield &storage.value.bodyStream }
-    }
+    var settings: ResponseSettings
+    /// The body, still arriving: below the ``MiddlewareStage/body`` stage for every response,
+    /// above it only for ``APIClient/stream(_:)``.
+    var bodyStream: ResponseBodyStream? = nil
+    /// The body's declared `Content-Length` while it is still arriving, checked by the transport
+    /// stage; a decoded body has none.
+    var declaredLength: Int? = nil
     /// The body as it was sent, for recorders.
-    var sentBody: HTTPBody? {
-        get { storage.value.sentBody }
-        _modify { yield &storage.value.sentBody }
-    }
+    var sentBody: HTTPBody? = nil
 
     /// Creates a response. Transports and mocks normally do this for you.
     public init(
@@ -97,10 +51,13 @@ public struct Response: Sendable {
         request: Request, status: HTTPResponse.Status, headers: HTTPFields, body: Data, startedAt: Date, duration: Duration,
         settings: ResponseSettings
     ) {
-        storage = CopyOnWrite(
-            Fields(
-                request: request, status: status, headers: headers, body: body, startedAt: startedAt,
-                duration: duration, settings: settings))
+        self.request = request
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.startedAt = startedAt
+        self.duration = duration
+        self.settings = settings
     }
 
     /// The body as UTF-8 text (invalid bytes replaced).

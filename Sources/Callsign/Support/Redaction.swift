@@ -7,9 +7,9 @@ public import Foundation
 /// form fields in bodies are replaced by `REDACTED`.
 ///
 /// ```swift
-/// configuration.redaction.secretHeaders.insert("X-Api-Key")
-/// configuration.redaction.secretQueryNames.insert("session")
-/// configuration.redaction.secretBodyFields.insert("pin")
+/// configuration.observability.redaction.secretHeaders.insert("X-Api-Key")
+/// configuration.observability.redaction.secretQueryNames.insert("session")
+/// configuration.observability.redaction.secretBodyFields.insert("pin")
 /// ```
 public struct Redaction: Sendable, Hashable {
     /// Header names whose values are secret (case-insensitive). Default: `Authorization`,

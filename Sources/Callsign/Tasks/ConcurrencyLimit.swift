@@ -3,8 +3,8 @@ import Synchronization
 /// How many calls may run at once (Malibu's modes), client-wide or per tag.
 ///
 /// ```swift
-/// configuration.concurrency = .limited(4)
-/// configuration.tagConcurrency["uploads"] = .serial
+/// configuration.tasks.concurrency = .limited(4)
+/// configuration.tasks.tagConcurrency["uploads"] = .serial
 /// ```
 ///
 /// Calls over the limit wait in FIFO order without polling; a waiting call that is cancelled

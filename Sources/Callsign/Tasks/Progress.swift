@@ -32,10 +32,9 @@ public struct TransferProgress: Sendable, Hashable {
     }
 }
 
-/// Where the transport stage reports progress for the call running in the current task.
+/// Where a call's stages report its transfer progress: a ``CallTask``'s stream, an activity
+/// observer, or both (a sink passes every report on to its parent).
 final class ProgressSink: Sendable {
-    @TaskLocal static var current: ProgressSink?
-
     private let continuation: AsyncStream<TransferProgress>.Continuation?
     private let observer: (@Sendable (TransferProgress) -> Void)?
     private let parent: ProgressSink?

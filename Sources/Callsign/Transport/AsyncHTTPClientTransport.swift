@@ -1,7 +1,7 @@
 #if canImport(AsyncHTTPClient)
 public import AsyncHTTPClient
-public import Foundation
-public import HTTPTypes
+import Foundation
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -46,7 +46,7 @@ public final class AsyncHTTPClientTransport: Transport {
     ///   - connectTimeout: how long to wait for a connection. Default 10 seconds.
     ///   - maximumConnectionsPerHost: how many HTTP/1.1 connections to keep open to one host;
     ///     requests beyond it wait for a free connection. Size it to the concurrency you expect
-    ///     (see ``APIClient/Configuration/concurrency``). Default 8, AsyncHTTPClient's own.
+    ///     (see ``APIClient/Configuration/Tasks/concurrency``). Default 8, AsyncHTTPClient's own.
     public init(connectTimeout: Duration = .seconds(10), maximumConnectionsPerHost: Int = 8) {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(1, maximumConnectionsPerHost)
@@ -73,11 +73,27 @@ public final class AsyncHTTPClientTransport: Transport {
         owner = ClientOwner(client: client, owned: false)
     }
 
-    public func send(_ request: HTTPRequest, body: HTTPBody?) async throws -> TransportResponse {
-        var outbound = HTTPClientRequest(url: request.urlString)
-        outbound.method = NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue)
-        outbound.headers = Self.nioHeaders(request.headerFields)
-        if let body {
+    /// Sends a request. A body read whole (``TransportRequest/BodyReading/collect(limit:)``) is
+    /// read on the event loop with the head, under the attempt's deadline, through
+    /// AsyncHTTPClient's delegate API: the calling task resumes once, with everything. A streamed
+    /// body is handed over as it arrives, and the deadline covers the wait for the head.
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        if case .collect(let limit) = request.bodyReading, request.body?.inMemoryData != nil || request.body == nil {
+            return try await sendAndCollect(request, limit: limit)
+        }
+        guard let deadline = request.deadline else { return try await stream(request) }
+        return try await Deadline.run(until: deadline) { try await self.stream(request) }
+    }
+
+    /// This transport enforces ``TransportRequest/deadline``: no timer task of Callsign's per attempt.
+    public var enforcesDeadlines: Bool { true }
+
+    private func stream(_ request: TransportRequest) async throws -> TransportResponse {
+        let head = request.head
+        var outbound = HTTPClientRequest(url: head.urlString)
+        outbound.method = NIOHTTP1.HTTPMethod(rawValue: head.method.rawValue)
+        outbound.headers = Self.nioHeaders(head.headerFields)
+        if let body = request.body {
             if let data = body.inMemoryData {
                 outbound.body = .bytes(ByteBuffer(bytes: data))
             } else {
@@ -90,21 +106,51 @@ public final class AsyncHTTPClientTransport: Transport {
         do {
             response = try await owner.client.execute(outbound, deadline: .distantFuture)
         } catch {
-            throw Self.classify(error, authority: request.authority) ?? error
+            throw Self.classify(error, authority: head.authority) ?? error
         }
-        let head = Self.responseHead(response.status, response.headers)
-        let responseBody = response.body
-        let chunks = ByteBufferChunks(body: responseBody)
         return TransportResponse(
-            head: head,
-            body: ResponseBodyStream(chunks) { limit in
-                do {
-                    let buffer = try await responseBody.collect(upTo: limit)
-                    return Data(buffer.readableBytesView)
-                } catch is NIOTooManyBytesError {
-                    throw ResponseBodyStream.tooLarge(limit)
-                }
-            })
+            head: Self.responseHead(response.status, response.headers), body: ResponseBodyStream(ByteBufferChunks(body: response.body)))
+    }
+
+    /// Reads head and body in one step on the event loop, under the deadline.
+    private func sendAndCollect(_ request: TransportRequest, limit: Int) async throws -> TransportResponse {
+        let head = request.head
+        let outbound = try HTTPClient.Request(
+            url: head.urlString, method: NIOHTTP1.HTTPMethod(rawValue: head.method.rawValue),
+            headers: Self.nioHeaders(head.headerFields),
+            body: request.body?.inMemoryData.map { .byteBuffer(ByteBuffer(bytes: $0)) })
+        let delegate = CollectingDelegate(limit: limit, progress: request.receiveProgress)
+        let task = owner.client.execute(request: outbound, delegate: delegate, deadline: Self.nioDeadline(request.deadline))
+        let (responseHead, buffer): (HTTPResponseHead, ByteBuffer)
+        do {
+            (responseHead, buffer) = try await withTaskCancellationHandler {
+                try await task.futureResult.get()
+            } onCancel: {
+                task.cancel()
+            }
+        } catch let error as HTTPClientError where error == .deadlineExceeded {
+            throw Deadline.Expired()
+        } catch let error as HTTPClientError where error == .cancelled {
+            throw CancellationError()
+        } catch let error as APIError {
+            throw error
+        } catch {
+            guard delegate.headArrived else { throw Self.classify(error, authority: head.authority) ?? error }
+            var failure = APIError.wrap(error, request: nil)
+            if failure.code == .transport { failure.message = "the connection broke while the body arrived: \(error)" }
+            failure.responseStarted = true
+            throw failure
+        }
+        return TransportResponse(
+            head: Self.responseHead(responseHead.status, responseHead.headers), body: ResponseBodyStream(data: Data(buffer.readableBytesView)))
+    }
+
+    /// A continuous-clock instant as NIO's deadline, clamped so that no arithmetic can overflow.
+    static func nioDeadline(_ deadline: ContinuousClock.Instant?) -> NIODeadline {
+        guard let deadline else { return .distantFuture }
+        let remaining = ContinuousClock.now.duration(to: deadline)
+        let nanoseconds = min(max(remaining.nanoseconds, 0), 365 * 86_400 * 1_000_000_000)
+        return .now() + .nanoseconds(nanoseconds)
     }
 
     static func nioHeaders(_ fields: HTTPFields) -> NIOHTTP1.HTTPHeaders {
@@ -157,7 +203,7 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// The client's event loops as a task executor. A task that prefers it runs on the loop
     /// where its response arrives: no hop to a pool thread and back per response. The client
-    /// starts its own tasks on it (``APIClient/Configuration/usesTransportExecutor``); use it for
+    /// starts its own tasks on it (``APIClient/Configuration/Tasks/usesTransportExecutor``); use it for
     /// your calling tasks too, when they mostly wait on calls:
     ///
     /// ```swift
@@ -176,46 +222,6 @@ public final class AsyncHTTPClientTransport: Transport {
     public func shutdown() async throws {
         guard owner.owned, self !== Self.shared else { return }
         try await owner.shutdown()
-    }
-}
-
-@_spi(Benchmarks)
-extension AsyncHTTPClientTransport: CollectingTransport {
-    /// AsyncHTTPClient's delegate API reads the whole body on the event loop under a deadline
-    /// that covers head and body: one resumption of the caller, no extra task or timer.
-    public func sendAndCollect(
-        _ request: HTTPRequest, body: Data?, limit: Int, timeout: Duration,
-        progress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?
-    ) async throws -> (HTTPResponse, Data) {
-        let outbound = try HTTPClient.Request(
-            url: request.urlString, method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue),
-            headers: Self.nioHeaders(request.headerFields),
-            body: body.map { .byteBuffer(ByteBuffer(bytes: $0)) })
-        let delegate = CollectingDelegate(limit: limit, progress: progress)
-        // Clamped: a limit of centuries must not overflow NIO's deadline arithmetic.
-        let nanoseconds = min(max(timeout.nanoseconds, 0), 365 * 86_400 * 1_000_000_000)
-        let task = owner.client.execute(request: outbound, delegate: delegate, deadline: .now() + .nanoseconds(nanoseconds))
-        let (head, buffer): (HTTPResponseHead, ByteBuffer)
-        do {
-            (head, buffer) = try await withTaskCancellationHandler {
-                try await task.futureResult.get()
-            } onCancel: {
-                task.cancel()
-            }
-        } catch let error as HTTPClientError where error == .deadlineExceeded {
-            throw Deadline.Expired()
-        } catch let error as HTTPClientError where error == .cancelled {
-            throw CancellationError()
-        } catch let error as APIError {
-            throw error
-        } catch {
-            guard delegate.headArrived else { throw Self.classify(error, authority: request.authority) ?? error }
-            var failure = APIError.wrap(error, request: nil)
-            if failure.code == .transport { failure.message = "the connection broke while the body arrived: \(error)" }
-            failure.responseStarted = true
-            throw failure
-        }
-        return (Self.responseHead(head.status, head.headers), Data(buffer.readableBytesView))
     }
 }
 
@@ -329,8 +335,6 @@ private struct ByteBufferChunks: AsyncSequence, Sendable {
         func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: chunks.makeAsyncIterator()) }
     }
 }
-
-extension AsyncHTTPClientTransport: IgnoresCallInfo {}
 
 /// A task executor on an event loop group: a job enqueued on one of the group's loops (a task
 /// resumed by the response that just arrived there) stays on that loop; any other goes to the

@@ -11,14 +11,14 @@ import HTTPTypes
 /// unencoded bytes, so they can be resumed.
 ///
 /// ```swift
-/// configuration.decompression.maximumRatio = 50
-/// configuration.decompression = .disabled   // bodies arrive as the server encoded them
+/// configuration.responses.decompression.maximumRatio = 50
+/// configuration.responses.decompression = .disabled   // bodies arrive as the server encoded them
 /// ```
 public struct DecompressionPolicy: Sendable, Hashable {
     /// Whether to ask for and decode compressed bodies. Default `true`.
     public var isEnabled: Bool
     /// The most decoded bytes one body may expand to; `nil` means the response body cap
-    /// (``APIClient/Configuration/maxResponseBodySize``) for bodies read into memory and no limit
+    /// (``Limits/maximumResponseBodySize``) for bodies read into memory and no limit
     /// for downloads to a file. Default `nil`.
     public var maximumDecodedSize: Int?
     /// The most a body may expand (decoded bytes ÷ compressed bytes), checked once more than

@@ -1,20 +1,21 @@
 public import Foundation
 public import HTTPTypes
 
-/// Sends one HTTP request and returns the response head with a body stream.
+/// Sends one HTTP request and returns the response head with a body stream: the last stage of
+/// every call's chain.
 ///
 /// A transport knows nothing of definitions, middlewares or decoding: it gets a fully built
-/// `HTTPRequest` (scheme, authority, path and query, header fields) and a body, and must not
+/// ``TransportRequest`` (the wire head, a body, and how the body will be read) and must not
 /// follow redirects itself. Callsign ships ``AsyncHTTPClientTransport`` (the default on Linux),
 /// ``URLSessionTransport`` (the default on Apple platforms, also on Linux), and you can write
 /// your own:
 ///
 /// ```swift
-/// struct LoggingTransport: Transport {
+/// struct PrintingTransport: Transport {
 ///     let base: any Transport
-///     func send(_ request: HTTPRequest, body: HTTPBody?) async throws -> TransportResponse {
-///         print(request.method, request.path ?? "")
-///         return try await base.send(request, body: body)
+///     func send(_ request: TransportRequest) async throws -> TransportResponse {
+///         print(request.head.method, request.head.path ?? "")
+///         return try await base.send(request)
 ///     }
 /// }
 /// ```
@@ -22,8 +23,9 @@ public import HTTPTypes
 /// A transport must honour task cancellation: when the calling task is cancelled it stops the
 /// exchange and throws.
 public protocol Transport: Sendable {
-    /// Sends the request and returns as soon as the response head has arrived.
-    func send(_ request: HTTPRequest, body: HTTPBody?) async throws -> TransportResponse
+    /// Sends the request and returns once the response head has arrived (or, when the request
+    /// asks for ``TransportRequest/BodyReading/collect(limit:)``, once the whole body has too).
+    func send(_ request: TransportRequest) async throws -> TransportResponse
 
     /// Releases the transport's resources. Calls after this fail. The default does nothing.
     func shutdown() async throws
@@ -32,6 +34,12 @@ public protocol Transport: Sendable {
     /// does, Callsign leaves the body alone. The default is `false`. A client reads it once,
     /// when it is created.
     var decodesContentEncoding: Bool { get }
+
+    /// Whether the transport enforces ``TransportRequest/deadline`` itself, throwing an
+    /// ``APIError`` with code ``APIError/Code/timedOut`` once it passes (over the head and, for a
+    /// collected body, the body too). When `false` (the default), the timeout stage races the
+    /// attempt against a timer instead. A client reads it once, when it is created.
+    var enforcesDeadlines: Bool { get }
 
     /// Where a task that mostly waits on this transport runs best: the threads that do its I/O,
     /// so a response resumes the waiting task without waking another thread. `nil` (the
@@ -50,27 +58,57 @@ extension Transport {
 
     public var decodesContentEncoding: Bool { false }
 
+    public var enforcesDeadlines: Bool { false }
+
     public var preferredTaskExecutor: (any TaskExecutor)? { nil }
 }
 
-/// A transport that can send a request and read its whole, in-memory body in one step, under one
-/// time limit it enforces itself. The client uses it when nobody watches progress and the body
-/// goes to memory: no task or timer of Callsign's own per attempt.
+/// What a ``Transport`` sends: the wire head, the body, and how the caller will read the answer.
 ///
-/// Not public API: the benchmarks reach it through `@_spi(Benchmarks)` to time the pipeline
-/// with a transport that costs nothing.
-@_spi(Benchmarks)
-public protocol CollectingTransport: Transport {
-    /// Sends `request` and returns its head and body. Throws ``Deadline/Expired`` when `timeout`
-    /// passes, ``ResponseBodyStream/tooLarge(_:)`` past `limit`, and an ``APIError`` with
-    /// `responseStarted` set when the connection breaks after the head arrived.
-    ///
-    /// `progress`, when given, is told the body bytes received so far and the expected total
-    /// (`Content-Length`), from the head on, on whatever thread the transport reads on.
-    func sendAndCollect(
-        _ request: HTTPRequest, body: Data?, limit: Int, timeout: Duration,
-        progress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?
-    ) async throws -> (HTTPResponse, Data)
+/// ```swift
+/// let request = TransportRequest(head: HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:8080", path: "/"))
+/// let response = try await transport.send(request)
+/// let body = try await response.body.collect(upTo: 1 << 20)
+/// ```
+public struct TransportRequest: Sendable {
+    /// How the caller reads the response body.
+    public enum BodyReading: Sendable, Equatable {
+        /// Chunk by chunk, as it arrives (streams and downloads to a file). The transport returns
+        /// as soon as the head has arrived.
+        case stream
+        /// Whole, in memory, up to `limit` bytes. A transport may read it before returning (in
+        /// one step, as ``AsyncHTTPClientTransport`` does) and hand back a body already in memory;
+        /// past `limit` it throws ``APIError/Code/responseTooLarge``. A transport that ignores
+        /// this and streams is still correct: the caller collects.
+        case collect(limit: Int)
+    }
+
+    /// Method, scheme, authority, path and query, and header fields, exactly as sent.
+    public var head: HTTPRequest
+    /// The body, if any.
+    public var body: HTTPBody?
+    /// How the caller reads the response body. Default ``BodyReading/stream``.
+    public var bodyReading: BodyReading
+    /// When this attempt must be over: the head, and a collected body. `nil` for none. Only a
+    /// transport whose ``Transport/enforcesDeadlines`` is `true` needs to look at it.
+    public var deadline: ContinuousClock.Instant?
+    /// Told the body bytes received so far and the expected total (`Content-Length`), by a
+    /// transport that collects the body itself; `nil` when nobody watches. A streamed body is
+    /// counted by its reader instead.
+    public var receiveProgress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?
+
+    /// Creates a request.
+    public init(
+        head: HTTPRequest, body: HTTPBody? = nil, bodyReading: BodyReading = .stream,
+        deadline: ContinuousClock.Instant? = nil,
+        receiveProgress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)? = nil
+    ) {
+        self.head = head
+        self.body = body
+        self.bodyReading = bodyReading
+        self.deadline = deadline
+        self.receiveProgress = receiveProgress
+    }
 }
 
 /// The head of a response and its body, as a transport delivers them.
@@ -97,7 +135,8 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
     public typealias Failure = any Error
 
     private let makeNext: @Sendable () -> NextChunk
-    private let collector: (@Sendable (Int) async throws -> Data)?
+    /// The whole body, when it is already in memory.
+    let inMemoryData: Data?
 
     /// A function that produces the next chunk, or `nil` at the end.
     public typealias NextChunk = () async throws -> Data?
@@ -108,22 +147,7 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
             let box = IteratorBox(chunks.makeAsyncIterator())
             return { try await box.next() }
         }
-        collector = nil
-    }
-
-    /// Wraps a sequence with a faster way of collecting it whole (for example NIO's
-    /// `collect(upTo:)`, which avoids a copy per chunk). The collector must throw
-    /// ``APIError/Code/responseTooLarge`` past the limit.
-    public init<Chunks: AsyncSequence & Sendable>(
-        _ chunks: Chunks, collect: @escaping @Sendable (_ limit: Int) async throws -> Data
-    ) where Chunks.Element == Data {
-        self.init(chunks)
-        self = ResponseBodyStream(makeNext: makeNext, collector: collect)
-    }
-
-    private init(makeNext: @escaping @Sendable () -> NextChunk, collector: (@Sendable (Int) async throws -> Data)?) {
-        self.makeNext = makeNext
-        self.collector = collector
+        inMemoryData = nil
     }
 
     /// A body that is already in memory.
@@ -132,10 +156,7 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
             let box = IteratorBox([data].filter { !$0.isEmpty }.async.makeAsyncIterator())
             return { try await box.next() }
         }
-        collector = { limit in
-            guard data.count <= limit else { throw ResponseBodyStream.tooLarge(limit) }
-            return data
-        }
+        inMemoryData = data
     }
 
     /// An empty body.
@@ -151,7 +172,10 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
     /// Reads the whole body into memory, failing with ``APIError/Code/responseTooLarge`` as soon
     /// as more than `limit` bytes have arrived, so memory stays bounded.
     public func collect(upTo limit: Int) async throws -> Data {
-        if let collector { return try await collector(limit) }
+        if let inMemoryData {
+            guard inMemoryData.count <= limit else { throw Self.tooLarge(limit) }
+            return inMemoryData
+        }
         var result = Data()
         for try await chunk in self {
             guard result.count + chunk.count <= limit else { throw Self.tooLarge(limit) }

@@ -1,5 +1,5 @@
 import Foundation
-public import HTTPTypes
+import HTTPTypes
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -41,7 +41,9 @@ public final class URLSessionTransport: Transport {
         session.finishTasksAndInvalidate()
     }
 
-    public func send(_ request: HTTPRequest, body: HTTPBody?) async throws -> TransportResponse {
+    public func send(_ transportRequest: TransportRequest) async throws -> TransportResponse {
+        let request = transportRequest.head
+        let body = transportRequest.body
         guard let url = URL(string: request.urlString) else {
             throw APIError(.invalidRequest, "the URL \"\(request.urlString)\" is not valid")
         }
@@ -184,4 +186,3 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
     }
 }
 
-extension URLSessionTransport: IgnoresCallInfo {}

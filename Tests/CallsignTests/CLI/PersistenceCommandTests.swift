@@ -160,7 +160,7 @@ struct PersistenceCommandTests {
         let folder = definitions.deletingLastPathComponent()
         let queue = folder.appendingPathComponent("queue.sqlite")
         // Create the database, then take write permission away from the file and its folder.
-        let client = APIClient(configuration: .init { $0.offlineQueue = SQLiteOfflineQueue(url: queue) })
+        let client = APIClient(configuration: .init { $0.offline.queue = SQLiteOfflineQueue(url: queue) })
         _ = try await client.queuedRequests()
         chmod(queue.path, 0o444)
         chmod(folder.path, 0o555)

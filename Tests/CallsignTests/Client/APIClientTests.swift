@@ -74,7 +74,7 @@ struct APIClientTests {
 
     @Test("by builder")
     func builder() async throws {
-        try await withServer(configure: { $0.envelope = .standard }) { server, client in
+        try await withServer(configure: { $0.responses.envelope = .standard }) { server, client in
             let users = try await client.get("/demo/v1/{room}/users").parameters(["room": "r 1"]).tag("system1")
                 .send().decode([User].self)
             #expect(users.map(\.name) == ["Ann", "Bo"])

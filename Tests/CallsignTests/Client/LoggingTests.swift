@@ -36,7 +36,7 @@ struct LoggingTests {
         let yaml = "Thing:\n  path: json\n  Cache Policy: 1\n"
         try await withServer(
             definitions: yamlDefinitions(yaml),
-            configure: { $0.logger = logger }
+            configure: { $0.observability.logger = logger }
         ) { server, client in
             _ = try await client.call("Thing", parameters: ["token": "s3cr3t-sentinel"])
             _ = await apiError { _ = try await client.get("/misbehave/close").send() }

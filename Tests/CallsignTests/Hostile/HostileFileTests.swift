@@ -92,13 +92,13 @@ struct HostileFileTests {
     @Test("a HAR entry whose status HTTPTypes cannot hold is a clear error")
     func harStatus() {
         let har = #"{"log":{"version":"1.2","creator":{"name":"x","version":"1"},"entries":[{"startedDateTime":"2026-01-01T00:00:00Z","time":1,"request":{"method":"GET","url":"http://127.0.0.1/x","httpVersion":"HTTP/1.1","headers":[],"queryString":[],"cookies":[],"headersSize":-1,"bodySize":0},"response":{"status":5000,"statusText":"","httpVersion":"HTTP/1.1","headers":[],"cookies":[],"content":{"size":0,"mimeType":"text/plain"},"redirectURL":"","headersSize":-1,"bodySize":0},"cache":{},"timings":{"blocked":-1,"dns":-1,"connect":-1,"send":0,"wait":1,"receive":0,"ssl":-1}}]}}"#
-        let error = #expect(throws: APIError.self) { try HARReplayTransport(data: Data(har.utf8)) }
+        let error = #expect(throws: APIError.self) { try HARReplay(data: Data(har.utf8)) }
         #expect(error?.message.contains("5000") == true, "\(error?.message ?? "")")
     }
 
     @Test("a mock with an impossible status is an error, not a trap")
     func mockStatus() async {
-        let client = APIClient(transport: MockTransport(realRequests: false) { _ in .data(Data(), status: 1234) })
+        let client = APIClient(configuration: .init { $0.mocks = Mocks(realRequests: false) { _ in .data(Data(), status: 1234) } })
         let error = await apiError { _ = try await client.send(.get("http://127.0.0.1/x")) }
         #expect(error?.message.contains("1234") == true)
     }
@@ -117,7 +117,10 @@ struct HostileFileTests {
         // Tamper with the file as an attacker or a disk error could: NULL and text where numbers belong.
         try sqlite(folder.appendingPathComponent("callsign-cache.sqlite"), "UPDATE cached_response SET status = 'two hundred', request_time = 'soon'")
         await #expect(throws: (any Error).self) { try await storage.entries(url: entry.url, partition: "", method: "GET") }
-        let client = APIClient(configuration: .init { $0.cache = HTTPCache(storage: storage) }, transport: MockTransport(realRequests: false) { _ in .json(["fresh": true]) })
+        let client = APIClient(configuration: .init {
+            $0.cache = HTTPCache(storage: storage)
+            $0.mocks = Mocks(realRequests: false) { _ in .json(["fresh": true]) }
+        })
         try sqlite(folder.appendingPathComponent("callsign-cache.sqlite"), "UPDATE cached_response SET status = 200, request_time = response_time")
         #expect(try await client.send(.get(entry.url)).source != .network)
         // A status HTTPTypes cannot hold is never served.

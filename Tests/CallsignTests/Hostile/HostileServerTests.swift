@@ -40,7 +40,7 @@ func exchange(
     var configuration = APIClient.Configuration()
     configuration.baseURL = server.baseURL
     configuration.retry = .none
-    configuration.timeout = .seconds(30)
+    configuration.timeouts.attempt = .seconds(30)
     configure(&configuration)
     let transport = kind.make()
     let client = APIClient(configuration: configuration, transport: transport)
@@ -223,7 +223,7 @@ struct HostileServerTests {
     func fourGigabytes(kind: TransportKind) async throws {
         // The server then goes silent: reading on would hang until the timeout.
         let outcome = try await exchange(
-            [.write("HTTP/1.1 200 OK\r\nContent-Length: 4294967296\r\n\r\nabc"), .hang], kind: kind) { $0.timeout = .seconds(60) }
+            [.write("HTTP/1.1 200 OK\r\nContent-Length: 4294967296\r\n\r\nabc"), .hang], kind: kind) { $0.timeouts.attempt = .seconds(60) }
         #expect(outcome.error?.code == .responseTooLarge)
     }
 
@@ -232,7 +232,7 @@ struct HostileServerTests {
         let bomb = try #require(HostileBodies.gzipBomb(decodedSize: 64 << 20))
         let outcome = try await exchange(
             [rawResponse(headers: ["Content-Encoding: gzip", "Content-Type: application/json", "Content-Length: \(bomb.count)"]), .bytes(bomb)],
-            kind: kind) { $0.maxResponseBodySize = 8 << 20 }
+            kind: kind) { $0.limits.maximumResponseBodySize = 8 << 20 }
         let error = try #require(outcome.error)
         #expect(error.code == .responseTooLarge)
     }
@@ -243,7 +243,7 @@ struct HostileServerTests {
     func resetInHead(kind: TransportKind) async throws {
         // The reset comes at once; the long limit only keeps a loaded machine from turning it into a timeout.
         let outcome = try await exchange([.write("HTTP/1.1 200 OK\r\nContent-Le"), .pause(.milliseconds(50)), .reset], kind: kind) {
-            $0.timeout = .seconds(60)
+            $0.timeouts.attempt = .seconds(60)
         }
         #expect(outcome.error?.code == .transport)
     }
@@ -252,14 +252,14 @@ struct HostileServerTests {
     func resetInBody(kind: TransportKind) async throws {
         let outcome = try await exchange(
             [.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhalf"), .pause(.milliseconds(50)), .reset], kind: kind) {
-                $0.timeout = .seconds(60)
+                $0.timeouts.attempt = .seconds(60)
             }
         #expect(outcome.error?.code == .transport)
     }
 
     @Test("a server that accepts and never answers: the attempt's time limit holds", arguments: TransportKind.allCases)
     func neverAnswers(kind: TransportKind) async throws {
-        let outcome = try await exchange([.hang], kind: kind) { $0.timeout = .milliseconds(500) }
+        let outcome = try await exchange([.hang], kind: kind) { $0.timeouts.attempt = .milliseconds(500) }
         #expect(outcome.error?.code == .timedOut)
     }
 
@@ -267,8 +267,8 @@ struct HostileServerTests {
     func drip(kind: TransportKind) async throws {
         let head = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\nok".utf8)
         let outcome = try await exchange([.drip(head, interval: .milliseconds(100))], kind: kind) {
-            $0.timeout = .seconds(30)
-            $0.deadline = .milliseconds(700)
+            $0.timeouts.attempt = .seconds(30)
+            $0.timeouts.deadline = .milliseconds(700)
         }
         #expect(outcome.error?.code == .timedOut)
     }
@@ -301,7 +301,7 @@ struct HostileServerTests {
     func unsolicitedUpgrade(kind: TransportKind) async throws {
         let outcome = try await exchange(
             [.write("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\u{81}\u{2}hi"), .pause(.milliseconds(200))],
-            kind: kind) { $0.timeout = .seconds(2) }
+            kind: kind) { $0.timeouts.attempt = .seconds(2) }
         // Nobody asked for an upgrade: an error (never a hang past the limit, never a crash).
         let error = try #require(outcome.error, "a 101 nobody asked for is not an answer")
         #expect([.transport, .invalidResponse, .timedOut, .unacceptableStatus].contains(error.code))

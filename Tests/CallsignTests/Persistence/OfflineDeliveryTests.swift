@@ -16,9 +16,9 @@ struct OfflineDeliveryTests {
         let queue = MemoryOfflineQueue()
         var configuration = APIClient.Configuration()
         configuration.baseURL = baseURL
-        configuration.offlineQueue = queue
+        configuration.offline.queue = queue
         configuration.retry = .none
-        configuration.timeout = .milliseconds(500)
+        configuration.timeouts.attempt = .milliseconds(500)
         configure(&configuration)
         let transport = kind.make()
         defer { Task { try? await transport.shutdown() } }
@@ -89,8 +89,8 @@ struct OfflineDeliveryTests {
             let retries = Mutex(0)
             let outcome = try await sendOffline(.post("notes", parameters: ["text": "a"]), to: https, kind: kind) {
                 $0.retry = RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(1))
-                $0.timeout = .seconds(30)  // the handshake fails at once; a loaded machine must not turn it into a timeout
-                $0.attemptObserver = { _ in retries.withLock { $0 += 1 } }
+                $0.timeouts.attempt = .seconds(30)  // the handshake fails at once; a loaded machine must not turn it into a timeout
+                $0.observability.attemptObserver = { _ in retries.withLock { $0 += 1 } }
             }
             #expect(outcome.error?.code == .tls, "\(outcome.error.map(String.init(describing:)) ?? "no error")")
             #expect(outcome.error?.requestSent == false)
@@ -109,7 +109,7 @@ struct OfflineReplayRuleTests {
             QueuedRequest(method: "POST", url: server.url(path).absoluteString, headers: ["Content-Type": "application/json"], body: Data("{}".utf8)))
         let client = APIClient(configuration: .init {
             $0.baseURL = server.baseURL
-            $0.offlineQueue = queue
+            $0.offline.queue = queue
             $0.retry = .none
         })
         return (client, queue)

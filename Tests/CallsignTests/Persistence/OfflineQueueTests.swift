@@ -37,7 +37,7 @@ private func offlineClient(
     APIClient(configuration: .init {
         $0.baseURL = URL(string: "http://127.0.0.1:\(port)/")
         $0.retry = .none
-        $0.offlineQueue = queue
+        $0.offline.queue = queue
         configure(&$0)
     }, transport: TransportKind.asyncHTTPClient.make())
 }

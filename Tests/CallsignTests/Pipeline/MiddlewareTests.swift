@@ -25,7 +25,7 @@ struct Marker: Middleware {
 
 @Suite("Middleware chain")
 struct MiddlewareTests {
-    @Test("documented order: beforeEach, client, definition, call, then built-ins with insertions; preProcess last")
+    @Test("documented order: beforeEach, client, definition, call, then built-ins with insertions; below encoding, only preProcess changes what is sent")
     func order() async throws {
         let trail = Trail()
         let yaml = "Thing:\n  path: anything/thing\n  needsAuthorization: true\n"
@@ -38,10 +38,12 @@ struct MiddlewareTests {
                 }
                 configuration.middlewares = [Marker(name: "client1", trail: trail), Marker(name: "client2", trail: trail)]
                 configuration.definitionMiddlewares["Thing"] = [Marker(name: "definition", trail: trail)]
-                configuration.commonHeaders = { _ in trail.add("common"); return [:] }
+                configuration.common.headers = { _ in trail.add("common"); return [:] }
                 configuration.authentication = .bearer("t")
                 configuration.insert(Marker(name: "beforeAuth", trail: trail), before: .authentication)
                 configuration.insert(Marker(name: "afterAuth", trail: trail), after: .authentication)
+                configuration.insert(Marker(name: "beforeEncoding", trail: trail), before: .encoding)
+                // Below the encoding stage the request is in wire form: this marker's header is not sent.
                 configuration.insert(Marker(name: "beforeTransport", trail: trail), before: .transport)
                 configuration.insert(Marker(name: "afterCommon", trail: trail), after: .commonParameters)
                 configuration.preProcess = { head in
@@ -58,7 +60,7 @@ struct MiddlewareTests {
             #expect(
                 trail.all == [
                     "beforeEach", "client1", "client2", "definition", "call", "common", "afterCommon", "beforeAuth",
-                    "afterAuth", "beforeTransport", "preProcess",
+                    "afterAuth", "beforeEncoding", "preProcess", "beforeTransport",
                 ])
             #expect(echo["headers"]?["X-Pre"] == "done")
             #expect(echo["headers"]?["X-Before"] == "1")
@@ -124,10 +126,10 @@ struct MiddlewareTests {
     @Test("common parameters by tag: query or body by method, query placement, call wins, auth wins over call")
     func commonParameters() async throws {
         try await withServer(configure: { configuration in
-            configuration.commonParameters = { tag in
+            configuration.common.parameters = { tag in
                 tag == "system1" ? ["app": "one", "page": 0, "sig": "common"] : ["app": "other"]
             }
-            configuration.commonHeaders = { tag in ["X-System": .init(tag ?? "none")] }
+            configuration.common.headers = { tag in ["X-System": .init(tag ?? "none")] }
             var auth = Authentication.headers(["X-Key": "k"], parameters: ["sig": "auth"])
             auth.parameterPlacement = .parameters
             configuration.authentication = auth

@@ -12,7 +12,8 @@ struct ScriptedTransport: Transport {
 
     final class Seen: Sendable { let urls = Mutex<[String]>([]) }
 
-    func send(_ request: HTTPRequest, body: HTTPBody?) async throws -> TransportResponse {
+    func send(_ transportRequest: TransportRequest) async throws -> TransportResponse {
+        let request = transportRequest.head
         let url = "\(request.scheme ?? "")://\(request.authority ?? "")\(request.path ?? "")"
         seen.urls.withLock { $0.append(url) }
         let (status, headers) = answers[url] ?? (404, [:])
@@ -143,8 +144,8 @@ struct RedirectTests {
                 configuration.headers["X-Tenant"] = "tenant-secret"
                 configuration.headers["X-Request-ID"] = "r-1"
                 configuration.redirects.forwardedHeaders = ["X-Request-ID"]
-                configuration.commonHeaders = { _ in ["X-Common": "common-secret"] }
-                configuration.commonParameters = { _ in ["app_key": "common-param-secret"] }
+                configuration.common.headers = { _ in ["X-Common": "common-secret"] }
+                configuration.common.parameters = { _ in ["app_key": "common-param-secret"] }
             }) { server, client in
                 server.route("/move") { _ in
                     ServerResponse(status: 307, headers: [("Location", other.url("/anything/landed").absoluteString)])

@@ -14,7 +14,7 @@ struct MockTests {
 
         try await TestServer.withRunning { server in
             let real = AsyncHTTPClientTransport()
-            let mocks = MockTransport(directory: folder, fallback: real) { request in
+            let mocks = Mocks(directory: folder) { request in
                 switch (request.apiName, request.url.path) {
                 case ("TopicListRecommended", _): .file("topics.json")
                 case ("UserProfile", _): .json(["id": 5, "name": "Mocked"])
@@ -26,7 +26,7 @@ struct MockTests {
             }
             let client = APIClient(
                 definitions: try DemoAPI.definitions(baseURL: server.baseURL),
-                configuration: .init { $0.baseURL = server.baseURL; $0.retry = .none }, transport: mocks)
+                configuration: .init { $0.baseURL = server.baseURL; $0.retry = .none; $0.mocks = mocks }, transport: real)
 
             let topics = try await client.call("TopicListRecommended", as: [Topic].self)
             #expect(topics == [Topic(id: 1, title: "From a file")])
@@ -50,13 +50,13 @@ struct MockTests {
     @Test("a sequence mock (503, then 200) drives retries; endpoint values reach the provider")
     func sequenceAndRetry() async throws {
         let flaky = Mock.sequence([.json(["error": "busy"], status: 503, headers: ["Retry-After": "2"]), .json(["id": 7, "title": "Longboard"])])
-        let mocks = MockTransport(realRequests: false) { request in
+        let mocks = Mocks(realRequests: false) { request in
             if case .show(let id)? = request.endpoint as? Boards, id == 7 { return flaky }
             return nil
         }
         let clock = TestClock()
         let client = APIClient(
-            configuration: .init { $0.baseURL = URL(string: "https://api.example.test/"); $0.clock = clock }, transport: mocks)
+            configuration: .init { $0.baseURL = URL(string: "https://api.example.test/"); $0.clock = clock; $0.mocks = mocks })
         let board = try await client.send(Boards.show(id: 7)).validate().decode(Board.self)
         #expect(board.id == 7)
         #expect(clock.sleeps == [.seconds(2)])
@@ -67,8 +67,8 @@ struct MockTests {
 
     @Test("a mock's delay is honoured, and is cancellable")
     func delay() async throws {
-        let mocks = MockTransport(defaultDelay: .milliseconds(150), realRequests: false) { _ in .json(["ok": true]) }
-        let client = APIClient(configuration: .init { $0.baseURL = URL(string: "https://api.example.test/") }, transport: mocks)
+        let mocks = Mocks(defaultDelay: .milliseconds(150), realRequests: false) { _ in .json(["ok": true]) }
+        let client = APIClient(configuration: .init { $0.baseURL = URL(string: "https://api.example.test/"); $0.mocks = mocks })
         let clock = ContinuousClock()
         let started = clock.now
         _ = try await client.get("x").send()
@@ -86,7 +86,8 @@ struct MockTests {
         try Data(#"{"id": 3, "name": "Fixture"}"#.utf8).write(to: folder.appendingPathComponent("me.json"))
         let yaml = "DEFAULT:\n  baseURL: https://api.example.test/\nMe:\n  path: me\n  mock: me.json\nOther:\n  path: other\n"
         let definitions = try APIDefinitions(data: Data(yaml.utf8), format: .yaml)
-        let client = APIClient(definitions: definitions, transport: MockTransport(definitions: definitions, directory: folder, fallback: nil))
+        let client = APIClient(
+            definitions: definitions, configuration: .init { $0.mocks = Mocks(definitions: definitions, directory: folder, realRequests: false) })
         #expect(try await client.call("Me", as: Profile.self).name == "Fixture")
         let other = await apiError { try await client.call("Other") }
         #expect(other?.code == .transport)

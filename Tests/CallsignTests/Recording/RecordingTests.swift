@@ -44,7 +44,7 @@ struct RecordingTests {
         defer { try? FileManager.default.removeItem(at: file) }
         let recorder = HARRecorder(fileURL: file)
         var recorded: [Data] = []
-        try await withServer(configure: { $0.insert(recorder, before: .transport) }) { server, client in
+        try await withServer(configure: { $0.observability.recorder = recorder }) { server, client in
             recorded.append(try await client.get("/json").send().body)
             recorded.append(try await client.post("/anything/post").parameters(["title": "Balsa"]).send().body)
             recorded.append(try await client.get("/bytes/64").send().body)
@@ -75,10 +75,10 @@ struct RecordingTests {
         #expect(entries[2]["response"]?["content"]?["encoding"] == "base64")
 
         // Replay: the same URLs give the same bodies, with no server at all.
-        let replay = try HARReplayTransport(contentsOf: file)
+        let replay = try HARReplay(contentsOf: file)
         let firstURL = try #require(entries[0]["request"]?["url"]?.stringValue)
         let port = try #require(URL(string: firstURL)?.port)
-        let offline = APIClient(configuration: .init { $0.baseURL = URL(string: "http://127.0.0.1:\(port)/"); $0.retry = .none }, transport: replay)
+        let offline = APIClient(configuration: .init { $0.baseURL = URL(string: "http://127.0.0.1:\(port)/"); $0.retry = .none; $0.mocks = Mocks(replaying: replay) })
         #expect(try await offline.get("/json").send().body == recorded[0])
         #expect(try await offline.post("/anything/post").parameters(["title": "Balsa"]).send().body == recorded[1])
         #expect(try await offline.get("/bytes/64").send().body == recorded[2])
@@ -118,11 +118,11 @@ struct RecordingTests {
         let recorder = HARRecorder(fileURL: file)
         var texts: [String] = []
         try await withServer(configure: { configuration in
-            configuration.logger = logger
+            configuration.observability.logger = logger
             configuration.authentication = .bearer(sentinel)
             configuration.headers["Cookie"] = "session=\(sentinel)"
             configuration.headers["X-Api-Key"] = sentinel
-            configuration.insert(recorder, before: .transport)
+            configuration.observability.recorder = recorder
         }) { server, client in
             server.route("/login") { _ in .json(["token": .string(sentinel), "user": "ann"], status: 500) }
             var request = Request.post("login", parameters: ["password": .string(sentinel), "name": "ann"])
@@ -154,7 +154,7 @@ struct RecordingTests {
         let yaml = "Ok:\n  path: get\nMissing:\n  path: status/404\n"
         try await withServer(
             definitions: yamlDefinitions(yaml),
-            configure: { $0.metricsFactory = metrics }
+            configure: { $0.observability.metricsFactory = metrics }
         ) { server, client in
             _ = try await client.call("Ok")
             _ = try await client.call("Ok")
@@ -175,7 +175,7 @@ struct RecordingTests {
     @Test("tracing: the server receives a traceparent when a tracer is set, and nothing without one")
     func tracing() async throws {
         let tracer = TraceparentTracer()
-        try await withServer(configure: { $0.tracer = tracer }) { server, client in
+        try await withServer(configure: { $0.observability.tracer = tracer }) { server, client in
             _ = try await client.get("/get").send()
             let traceparent = try #require(server.requests.last?.header("traceparent"))
             #expect(traceparent.range(of: "^00-[0-9a-z]{32}-[0-9a-z]{16}-01$", options: .regularExpression) != nil)

@@ -85,9 +85,9 @@ struct CopyOnWriteTests {
         #expect(changedError.message == "slower" && changedError.request?.path == "elsewhere")
 
         let configuration = APIClient.Configuration()
-        let changedConfiguration = configuration.with { $0.timeout = .seconds(1); $0.headers["X-B"] = "b" }
-        #expect(configuration.timeout == .seconds(60) && configuration.headers["X-B"] == nil)
-        #expect(changedConfiguration.timeout == .seconds(1) && changedConfiguration.headers["X-B"] == "b")
+        let changedConfiguration = configuration.with { $0.timeouts.attempt = .seconds(1); $0.headers["X-B"] = "b" }
+        #expect(configuration.timeouts.attempt == .seconds(60) && configuration.headers["X-B"] == nil)
+        #expect(changedConfiguration.timeouts.attempt == .seconds(1) && changedConfiguration.headers["X-B"] == "b")
     }
 
     @Test("copies of one request changed on many tasks at once never see each other's changes")

@@ -20,7 +20,7 @@ struct ResponseTests {
 
     @Test("accepted status codes come from the request, definition or configuration")
     func acceptedCodes() async throws {
-        try await withServer(configure: { $0.acceptedStatusCodes = [200, 404] }) { server, client in
+        try await withServer(configure: { $0.responses.acceptedStatusCodes = [200, 404] }) { server, client in
             try await client.get("/status/404").send().validate()
             try await client.get("/status/418").accept(statusCodes: [418]).send().validate()
             let error = await apiError { try await client.get("/status/201").send().validate() }
@@ -55,7 +55,7 @@ struct ResponseTests {
                 guard response.headers[HTTPField.Name("X-Trace")!] != nil else { throw CocoaError(.fileNoSuchFile) }
             }
         }
-        try await withServer(configure: { $0.validators = [NeedsTrace()] }) { server, client in
+        try await withServer(configure: { $0.responses.validators = [NeedsTrace()] }) { server, client in
             let error = await apiError { try await client.get("/get").send().validate() }
             #expect(error?.code == .invalidResponse)
         }
@@ -92,8 +92,8 @@ struct ResponseTests {
     func configuredDecoder() async throws {
         struct Stamped: Decodable { let createdAt: Date; let userName: String }
         try await withServer(configure: {
-            $0.decoder.keyDecodingStrategy = .convertFromSnakeCase
-            $0.decoder.dateDecodingStrategy = .iso8601
+            $0.responses.decoder.keyDecodingStrategy = .convertFromSnakeCase
+            $0.responses.decoder.dateDecodingStrategy = .iso8601
         }) { server, client in
             server.route("/stamped") { _ in .json(["created_at": "2026-11-22T10:00:00Z", "user_name": "ann"]) }
             let value = try await client.get("/stamped").send().decode(Stamped.self)
@@ -139,7 +139,7 @@ struct ResponseTests {
 
     @Test("xAPI envelopes: every code, message and payload key; failures carry code and message")
     func envelopes() async throws {
-        try await withServer(configure: { $0.envelope = .standard }) { server, client in
+        try await withServer(configure: { $0.responses.envelope = .standard }) { server, client in
             #expect(try await client.get("/envelope/ok").send().decode(User.self) == User(id: 1, name: "Ann"))
             #expect(try await client.get("/envelope/list").send().decode([User].self).count == 2)
 
@@ -177,7 +177,7 @@ struct ResponseTests {
     @Test("envelope key lists and success codes are configurable")
     func customEnvelope() async throws {
         let policy = EnvelopePolicy(codeKeys: ["status"], messageKeys: ["reason"], payloadKeys: ["result"], successCodes: [1])
-        try await withServer(configure: { $0.envelope = policy }) { server, client in
+        try await withServer(configure: { $0.responses.envelope = policy }) { server, client in
             server.route("/custom-envelope") { request in
                 .json(["status": .int(Int(request.query("s") ?? "1") ?? 1), "reason": "because", "result": ["id": 5, "name": "Eve"]])
             }

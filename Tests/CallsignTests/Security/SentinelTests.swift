@@ -74,12 +74,12 @@ struct SentinelTests {
             var definitions = try APIDefinitions(data: Data(yaml.utf8), format: .yaml)
             definitions.defaultDefinition.baseURL = server.baseURL
             let client = APIClient(definitions: definitions, configuration: .init {
-                $0.logger = Logger(label: "sentinel") { _ in handler }
+                $0.observability.logger = Logger(label: "sentinel") { _ in handler }
                 $0.authentication = .bearer(Sentinel.token)
                 $0.cache = cache
-                $0.offlineQueue = queue
+                $0.offline.queue = queue
                 $0.retry = .none
-                $0.insert(recorder, before: .transport)
+                $0.observability.recorder = recorder
             })
 
             // An echo: every secret goes out and comes back in the body.
@@ -112,7 +112,7 @@ struct SentinelTests {
             let offline = APIClient(definitions: definitions, configuration: .init {
                 $0.baseURL = URL(string: "http://127.0.0.1:9/")
                 $0.authentication = .bearer(Sentinel.token)
-                $0.offlineQueue = queue
+                $0.offline.queue = queue
                 $0.retry = .none
             })
             var queued = Request.post("http://127.0.0.1:9/notes", parameters: ["note": .string("hello")])
@@ -182,9 +182,9 @@ struct HARRedactionTests {
             }
             let client = APIClient(configuration: .init {
                 $0.baseURL = server.baseURL
-                $0.redaction.secretHeaders.insert("x-tenant-secret")
+                $0.observability.redaction.secretHeaders.insert("x-tenant-secret")
                 $0.redirects = .none
-                $0.insert(HARRecorder(fileURL: file), before: .transport)
+                $0.observability.recorder = HARRecorder(fileURL: file)
             })
             _ = try await client.get("/moved").header("X-Tenant-Secret", "SENTINEL-tenant-2").send()
         }

@@ -44,7 +44,7 @@ struct CallbackTests {
     @Test("failure with the error; a body that does not decode is a failure too")
     func failureOrder() async throws {
         let log = CallbackLog()
-        try await withServer(definitions: DemoAPI.definitions, configure: { $0.callbackDelivery = .immediate }) { server, client in
+        try await withServer(definitions: DemoAPI.definitions, configure: { $0.callbacks.delivery = .immediate }) { server, client in
             client.request("UserProfile") { c in
                 c.parameters = ["user_id": 4242]
                 c.success { (_: Profile) in log.add("success") }
@@ -65,7 +65,7 @@ struct CallbackTests {
     @Test("cancellation is never a failure; completion and finished still run once")
     func cancellation() async throws {
         let log = CallbackLog()
-        try await withServer(configure: { $0.callbackDelivery = .immediate }) { server, client in
+        try await withServer(configure: { $0.callbacks.delivery = .immediate }) { server, client in
             let gate = Gate(on: server, path: "/held")
             var definitions = APIDefinitions()
             try definitions.add(APIDefinition(name: "Held", baseURL: server.baseURL, path: "held/x"))
@@ -88,8 +88,8 @@ struct CallbackTests {
     func errorHandler() async throws {
         let log = CallbackLog()
         try await withServer(definitions: DemoAPI.definitions, configure: {
-            $0.callbackDelivery = .immediate
-            $0.errorHandler = { error in
+            $0.callbacks.delivery = .immediate
+            $0.callbacks.errorHandler = { error in
                 log.add("central \(error.statusCode ?? 0)")
                 return error.statusCode == 404
             }

@@ -123,7 +123,7 @@ struct RetryTests {
         try await withServer(configure: {
             $0.clock = clock
             $0.retry = RetryPolicy(maximumAttempts: 5)
-            $0.deadline = .seconds(10)
+            $0.timeouts.deadline = .seconds(10)
         }) { server, client in
             installFlaky(on: server, failures: 1, retryAfter: "30")
             let error = await apiError { _ = try await client.get("/flaky").send() }
@@ -155,7 +155,7 @@ struct RetryTests {
 
     @Test("the deadline holds with a body that drips one byte a second", arguments: TransportKind.allCases)
     func deadlineWithSlowBody(kind: TransportKind) async throws {
-        try await withServer(transport: kind, configure: { $0.deadline = .milliseconds(1500) }) { server, client in
+        try await withServer(transport: kind, configure: { $0.timeouts.deadline = .milliseconds(1500) }) { server, client in
             let clock = ContinuousClock()
             let started = clock.now
             let error = await apiError {

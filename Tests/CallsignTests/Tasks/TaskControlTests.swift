@@ -62,7 +62,7 @@ struct TaskControlTests {
 
     @Test("cancel by group also removes queued calls, which are never sent")
     func cancelGroupWithQueued() async throws {
-        try await withServer(configure: { $0.concurrency = .serial }) { server, client in
+        try await withServer(configure: { $0.tasks.concurrency = .serial }) { server, client in
             let gate = Gate(on: server, path: "/held")
             let tasks = (0..<4).map { index in client.start(Request.get("held/\(index)").with { $0.group = "account" }) }
             await gate.waitForArrivals(1)  // one in flight, three waiting for their turn
@@ -112,7 +112,7 @@ struct TaskControlTests {
 
             #expect(try response2.json()["uri"] == "/held/2")
         }
-        try await withServer(configure: { $0.identifierConflict = .join }) { server, client in
+        try await withServer(configure: { $0.tasks.identifierConflict = .join }) { server, client in
             let gate = Gate(on: server, path: "/held")
             let first = client.start(Request.get("held/1").with { $0.identifier = "profile" })
             await gate.waitForArrivals(1)
@@ -130,7 +130,7 @@ struct TaskControlTests {
 
     @Test(".limited(n) never has more than n requests in flight", arguments: [1, 3])
     func limited(count: Int) async throws {
-        try await withServer(configure: { $0.concurrency = .limited(count) }) { server, client in
+        try await withServer(configure: { $0.tasks.concurrency = .limited(count) }) { server, client in
             server.route("/work") { _ in
                 try? await Task.sleep(for: .milliseconds(20))
                 return .json(["ok": true])
@@ -146,7 +146,7 @@ struct TaskControlTests {
 
     @Test("per-tag limits apply to their tag only")
     func tagLimit() async throws {
-        try await withServer(configure: { $0.tagConcurrency["uploads"] = .serial }) { server, client in
+        try await withServer(configure: { $0.tasks.tagConcurrency["uploads"] = .serial }) { server, client in
             let gate = Gate(on: server, path: "/held")
             let uploads = (0..<2).map { index in client.start(Request.get("held/u\(index)").with { $0.tag = "uploads" }) }
             let other = client.start(.get("held/other"))
@@ -160,7 +160,7 @@ struct TaskControlTests {
 
     @Test("de-duplication: 20 identical GETs make one server hit; one caller leaving does not cancel the rest")
     func deduplication() async throws {
-        try await withServer(configure: { $0.deduplicatesRequests = true }) { server, client in
+        try await withServer(configure: { $0.tasks.deduplicatesRequests = true }) { server, client in
             let gate = Gate(on: server, path: "/held")
             let tasks = (0..<20).map { _ in client.start(.get("held/same")) }
             await gate.waitForArrivals(1)
@@ -249,7 +249,7 @@ struct TaskControlTests {
             func activeCallCountDidChange(_ count: Int) { events.withLock { $0.append("active \(count)") } }
         }
         let recorder = Recorder()
-        try await withServer(configure: { $0.activityObserver = recorder }) { server, client in
+        try await withServer(configure: { $0.observability.activityObserver = recorder }) { server, client in
             _ = try await client.send(Request.get("get").with { $0.loadMessage = "Loading…" })
             _ = try await client.send(.get("get"))
         }

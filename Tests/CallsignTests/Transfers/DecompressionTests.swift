@@ -45,11 +45,11 @@ struct DecompressionTests {
 
     @Test("The decoded-size cap and a disabled policy")
     func limits() async throws {
-        try await withServer(configure: { $0.decompression.maximumDecodedSize = 1000 }) { _, client in
+        try await withServer(configure: { $0.responses.decompression.maximumDecodedSize = 1000 }) { _, client in
             let capped = await apiError { _ = try await client.get("/gzip").send() }
             #expect(capped?.code == .responseTooLarge)
         }
-        try await withServer(configure: { $0.decompression = .disabled }) { server, client in
+        try await withServer(configure: { $0.responses.decompression = .disabled }) { server, client in
             let raw = try await client.get("/gzip").send()
             #expect(raw.headers[.contentEncoding] == "gzip")
             #expect(raw.body.prefix(2) == Data([0x1f, 0x8b]))

@@ -36,7 +36,7 @@ struct TaskExecutorTests {
 
     @Test("tasks the client starts stay off the transport's loops by default; usesTransportExecutor = true puts them there")
     func startedTasksUseTheTransportExecutor() async throws {
-        #expect(APIClient.Configuration().usesTransportExecutor == false, "user code stays off event loops unless opted in")
+        #expect(APIClient.Configuration().tasks.usesTransportExecutor == false, "user code stays off event loops unless opted in")
         try await TestServer.withRunning { server in
             let transport = AsyncHTTPClientTransport()
             for uses in [true, false] {
@@ -45,7 +45,7 @@ struct TaskExecutorTests {
                     configuration: .init {
                         $0.baseURL = server.baseURL
                         $0.middlewares = [probe]
-                        $0.usesTransportExecutor = uses
+                        $0.tasks.usesTransportExecutor = uses
                     }, transport: transport)
                 let started = try await client.start(.get("get")).response
                 #expect(started.status.code == 200)

@@ -62,7 +62,7 @@ struct TransportSuiteTests {
 
     @Test("a body over the size cap fails with responseTooLarge", arguments: TransportKind.allCases)
     func overCap(kind: TransportKind) async throws {
-        try await withServer(transport: kind, configure: { $0.maxResponseBodySize = 64 * 1024 }) { server, client in
+        try await withServer(transport: kind, configure: { $0.limits.maximumResponseBodySize = 64 * 1024 }) { server, client in
             let under = try await client.get("/bytes/65536").send()
             #expect(under.body.count == 65536)
             let error = await apiError { _ = try await client.get("/bytes/65537").send() }
@@ -156,7 +156,7 @@ struct DownloadTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let destination = folder.appendingPathComponent("bytes.bin")
-        try await withServer(transport: kind, configure: { $0.maxResponseBodySize = 1024 }) { server, client in
+        try await withServer(transport: kind, configure: { $0.limits.maximumResponseBodySize = 1024 }) { server, client in
             let task = client.startDownload(.get("bytes/3000000"), to: destination)
             var last: TransferProgress?
             for await update in task.progress { last = update }

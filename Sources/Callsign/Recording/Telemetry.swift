@@ -7,7 +7,7 @@ import Tracing
 /// (swift-metrics), and a client span per call and per attempt with W3C trace context injected
 /// into the request (swift-distributed-tracing). Silent unless a backend or tracer is bootstrapped
 /// or configured.
-struct Observability: Sendable {
+struct Telemetry: Sendable {
     let metricsFactory: (any MetricsFactory)?
     let tracer: (any Tracer)?
 

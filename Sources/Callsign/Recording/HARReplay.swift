@@ -1,9 +1,9 @@
 public import Foundation
-public import HTTPTypes
+import HTTPTypes
 import Synchronization
 
-/// A transport that answers from a recorded HTTP Archive: how a recorded session becomes test
-/// fixtures.
+/// A recorded HTTP Archive, served back by ``Mocks/init(replaying:realRequests:)``: how a
+/// recorded session becomes test fixtures.
 ///
 /// Requests are matched by method and URL (secret query values, redacted when recording, are
 /// ignored), and by body when several recorded exchanges share both; exchanges with the same key
@@ -11,10 +11,10 @@ import Synchronization
 /// that names it.
 ///
 /// ```swift
-/// let replay = try HARReplayTransport(contentsOf: Bundle.module.url(forResource: "session", withExtension: "har")!)
-/// let client = APIClient(definitions: definitions, transport: replay)
+/// let replay = try HARReplay(contentsOf: Bundle.module.url(forResource: "session", withExtension: "har")!)
+/// let client = APIClient(definitions: definitions, configuration: .init { $0.mocks = Mocks(replaying: replay) })
 /// ```
-public final class HARReplayTransport: Transport {
+public final class HARReplay: Sendable {
     private struct Exchange: Sendable {
         var requestBody: String?
         var status: Int
@@ -81,16 +81,20 @@ public final class HARReplayTransport: Transport {
     /// How many recorded exchanges can be served.
     public var count: Int { exchanges.values.reduce(0) { $0 + $1.count } }
 
-    public func send(_ request: HTTPRequest, body: HTTPBody?) async throws -> TransportResponse {
-        let key = Self.key(method: request.method.rawValue, url: request.urlString, redaction: redaction)
+    /// The recorded answer for `request` as a mock; when the archive holds none, `nil` if
+    /// `passesThrough`, else a failure that names the request.
+    func mock(for request: MockRequest, passesThrough: Bool) -> Mock? {
+        let key = Self.key(method: request.method, url: request.url.absoluteString, redaction: redaction)
         guard let candidates = exchanges[key], !candidates.isEmpty else {
-            throw APIError(
-                .transport,
-                "the HAR archive has no recorded exchange for \(request.method.rawValue) \(redaction.redact(url: request.urlString))")
+            guard !passesThrough else { return nil }
+            return .error(
+                APIError.notSent(
+                    .transport,
+                    "the HAR archive has no recorded exchange for \(request.method) \(redaction.redact(url: request.url.absoluteString))"))
         }
         var choices = candidates
-        if candidates.count > 1, let body {
-            let text = String(decoding: redaction.redact(body: try await body.collect(), contentType: request.headerFields[.contentType]), as: UTF8.self)
+        if candidates.count > 1, let body = request.body {
+            let text = String(decoding: redaction.redact(body: body, contentType: request.headers["Content-Type"]), as: UTF8.self)
             let sameBody = candidates.filter { $0.requestBody == text }
             if !sameBody.isEmpty { choices = sameBody }
         }
@@ -99,13 +103,7 @@ public final class HARReplayTransport: Transport {
             return served[key, default: 0]
         }
         let exchange = choices[min(turn, choices.count - 1)]
-        var fields = HTTPFields()
-        for (name, value) in exchange.headers {
-            if let name = HTTPField.Name(name), HTTPField.isValidValue(value) { fields.append(HTTPField(name: name, value: value)) }
-        }
-        fields[.contentLength] = String(exchange.body.count)
-        return TransportResponse(
-            head: HTTPResponse(status: try .checked(exchange.status), headerFields: fields), body: ResponseBodyStream(data: exchange.body))
+        return .data(exchange.body, status: exchange.status, headerFields: exchange.headers)
     }
 
     private static func key(method: String, url: String, redaction: Redaction) -> String {

@@ -1,0 +1,127 @@
+public import Foundation
+import HTTPTypes
+
+/// Canned answers in front of the transport: the ``MiddlewareStage/mocks`` stage, set with
+/// ``APIClient/Configuration/mocks``.
+///
+/// A mocked answer goes through decompression, the body consumer, validation, envelopes,
+/// decoding, retries, the cache and every middleware exactly like a real one — only the
+/// transport is not asked.
+///
+/// ```swift
+/// let client = APIClient(definitions: definitions, configuration: .init {
+///     $0.mocks = Mocks(directory: URL(fileURLWithPath: "Fixtures")) { request in
+///         request.apiName == "UserProfile" ? .file("profile.json") : nil
+///     }
+/// })
+/// ```
+///
+/// With definitions that name mock files (`mock: fixtures/topics.json`), use
+/// ``init(definitions:directory:defaultDelay:realRequests:)`` to run a whole app in mock mode;
+/// ``init(replaying:realRequests:)`` serves a recorded HAR file back.
+public struct Mocks: Sendable {
+    /// Decides the mock for a request; `nil` sends it on to the transport (or fails, when real
+    /// requests are off).
+    public typealias Provider = @Sendable (MockRequest) -> Mock?
+
+    private let provider: Provider
+    private let directory: URL?
+    private let defaultDelay: Duration
+    /// Whether requests without a mock go to the transport. When `false`, they fail with
+    /// ``APIError/Code/transport`` naming the request.
+    public var realRequests: Bool
+
+    /// Creates mocks.
+    ///
+    /// - Parameters:
+    ///   - directory: where relative mock files are found. Default: the current directory.
+    ///   - defaultDelay: the delay of mocks that do not set one. Default none.
+    ///   - realRequests: whether requests without a mock go to the transport. Default `true`.
+    ///   - provider: the mock for a request, or `nil`.
+    public init(directory: URL? = nil, defaultDelay: Duration = .zero, realRequests: Bool = true, provider: @escaping Provider) {
+        self.provider = provider
+        self.directory = directory
+        self.defaultDelay = defaultDelay
+        self.realRequests = realRequests
+    }
+
+    /// Mock mode from definitions: each API whose definition names a `mock` file is answered
+    /// from it; the others go to the transport (or fail, when `realRequests` is `false`).
+    public init(definitions: APIDefinitions, directory: URL? = nil, defaultDelay: Duration = .zero, realRequests: Bool = true) {
+        let files = Dictionary(uniqueKeysWithValues: definitions.names.compactMap { name in
+            definitions[name]?.mock.map { (name, $0) }
+        })
+        self.init(directory: directory, defaultDelay: defaultDelay, realRequests: realRequests) { request in
+            request.apiName.flatMap { files[$0] }.map { Mock.file($0) }
+        }
+    }
+
+    /// Answers from a recorded HTTP Archive (see ``HARReplay``): how a recorded session becomes
+    /// test fixtures. Requests the archive does not hold fail unless `realRequests` is `true`.
+    ///
+    /// ```swift
+    /// $0.mocks = Mocks(replaying: try HARReplay(contentsOf: sessionFile))
+    /// ```
+    public init(replaying archive: HARReplay, realRequests: Bool = false) {
+        self.init(realRequests: realRequests) { request in archive.mock(for: request, passesThrough: realRequests) }
+    }
+
+    /// The answer for `request`, or `nil` to send it to the transport.
+    func answer(_ request: MockRequest) async throws -> TransportResponse? {
+        guard var mock = provider(request) else {
+            guard realRequests else {
+                throw APIError.notSent(
+                    .transport, "no mock for \(request.method) \(Redaction.redact(request.url.absoluteString)), and real requests are off")
+            }
+            return nil
+        }
+        if case .sequence(let turns) = mock.answer {
+            guard let turn = turns.take() else { throw APIError(.transport, "the mock sequence is empty") }
+            mock = Mock(answer: turn.answer, delay: turn.delay ?? mock.delay)
+        }
+        let delay = mock.delay ?? defaultDelay
+        if delay > .zero { try await Task.sleep(for: delay) }
+        switch mock.answer {
+        case .data(let data, let status, let headers):
+            return try Self.response(status: status, headers: headers, body: data)
+        case .file(let path, let status, var headers):
+            let fileURL = path.hasPrefix("/") ? URL(fileURLWithPath: path) : (directory ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).appendingPathComponent(path)
+            let data: Data
+            do {
+                data = try Data(contentsOf: fileURL)
+            } catch {
+                throw APIError(.transport, "the mock file \"\(path)\" cannot be read", underlyingError: error)
+            }
+            if !headers.contains(where: { $0.0.lowercased() == "content-type" }) {
+                headers.append(("Content-Type", Self.contentType(forExtension: fileURL.pathExtension)))
+            }
+            return try Self.response(status: status, headers: headers, body: data)
+        case .failure(let error):
+            throw error
+        case .sequence:
+            throw APIError(.transport, "a mock sequence cannot contain another sequence")
+        }
+    }
+
+    static func response(status: Int, headers: [(String, String)], body: Data) throws(APIError) -> TransportResponse {
+        var fields = HTTPFields()
+        for (name, value) in headers {
+            if let name = HTTPField.Name(name), HTTPField.isValidValue(value) { fields.append(HTTPField(name: name, value: value)) }
+        }
+        fields[.contentLength] = String(body.count)
+        return TransportResponse(head: HTTPResponse(status: try .checked(status), headerFields: fields), body: ResponseBodyStream(data: body))
+    }
+
+    static func contentType(forExtension pathExtension: String) -> String {
+        switch pathExtension.lowercased() {
+        case "json", "har": "application/json"
+        case "xml": "application/xml"
+        case "txt": "text/plain; charset=utf-8"
+        case "html", "htm": "text/html; charset=utf-8"
+        case "png": "image/png"
+        case "jpg", "jpeg": "image/jpeg"
+        case "yaml", "yml": "application/yaml"
+        default: "application/octet-stream"
+        }
+    }
+}

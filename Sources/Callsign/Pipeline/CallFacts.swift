@@ -1,0 +1,57 @@
+import Foundation
+import Logging
+
+/// What the built-in stages know about one call beyond its ``Request``: where it came from, how
+/// its body is read, and the limits and progress that apply. It travels down the chain in the
+/// ``MiddlewareContext``; a stage that changes a fact passes its changed copy on.
+struct CallFacts: Sendable {
+    /// How a call reads its response body.
+    enum BodyConsumer: Sendable {
+        /// Whole, in memory, up to the client's limit.
+        case memory
+        /// Chunk by chunk, by the caller (``APIClient/stream(_:)``).
+        case stream
+        /// Into a file, continuing a partial one when `resuming`.
+        case file(URL, resuming: Bool)
+
+        var isFile: Bool {
+            if case .file = self { return true }
+            return false
+        }
+    }
+
+    /// The API name, when the call came from a definition.
+    var apiName: String?
+    /// The endpoint value the request came from, for mock providers.
+    var endpoint: (any Endpoint)?
+    /// An origin the code that built the request vouches for (an ``Endpoint``'s base URL).
+    var vouchedOrigin: Origin?
+    /// How the body is read.
+    var consumer: BodyConsumer = .memory
+    /// Set while the offline queue replays the request: the chain starts below the offline stage.
+    var isReplay = false
+    /// Where transfer progress goes, when someone watches.
+    var progress: ProgressSink?
+    /// The request's own logger, if it has one.
+    var logger: Logger?
+    /// When the call's overall deadline passes, if it has one.
+    var deadline: ContinuousClock.Instant?
+    /// When this attempt must be over (set by the timeout stage for transports that enforce it).
+    var attemptDeadline: ContinuousClock.Instant?
+    /// How the transport is asked to read the body (set by the body stage).
+    var bodyReading: TransportRequest.BodyReading = .stream
+    /// Told the bytes received, by a transport that collects the body itself (set by the body
+    /// stage when someone watches progress).
+    var receiveProgress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?
+    /// The parameter names the common-parameters stage added, which leave on a hop to another origin.
+    var commonParameterNames: Set<String> = []
+    /// The resolved target of the request's path, so the encoding stage does not resolve it again.
+    var resolvedTarget: RequestFactory.Target?
+    /// The request in wire form (set by the encoding stage).
+    var wire: PreparedRequest?
+
+    init(request: Request) {
+        apiName = request.apiName
+        logger = request.logger
+    }
+}
