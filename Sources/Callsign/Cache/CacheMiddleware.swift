@@ -14,6 +14,17 @@ struct CacheMiddleware: Middleware {
     /// 304 fields that do not replace the stored ones (RFC 9111 §3.2).
     private static let keptOn304: Set<HTTPField.Name> = [.contentLength, .contentEncoding, .transferEncoding, .contentRange]
 
+    /// One cacheable request: its key and the request facts the cache rules read.
+    private struct Lookup {
+        var request: Request
+        /// The request with its URL and headers filled in, for responses served from storage.
+        var probe: Request
+        var key: Key
+        var headers: Headers
+        var requestControl: CacheControl
+        var policy: CachePolicy
+    }
+
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         // Only bodies read into memory are cached: streams and downloads go to the network.
         guard case .memory = context.call.consumer else { return try await next(request) }
@@ -28,7 +39,6 @@ struct CacheMiddleware: Middleware {
         let prepared = try factory.prepare(&probe)
         let headers = prepared.headers
         if Self.callerConditionals.contains(where: headers.contains) { return try await next(request) }
-
         let digestKey: Data
         do {
             digestKey = try await cache.storage.partitionKey()
@@ -36,48 +46,58 @@ struct CacheMiddleware: Middleware {
             context.logger?.debug("the HTTP cache has no partition key; the call goes to the network", metadata: ["callsign.error": "\(error)"])
             return try await next(request)
         }
-        let redaction = context.configuration.credentialRedaction
-        let key = Self.key(url: prepared.url, headers: headers, method: request.method, redaction: redaction, digestKey: digestKey)
-        let requestControl = CacheControl(headers["Cache-Control"])
-        let policy = request.cachePolicy ?? .useProtocol
-        let onlyIfCached = policy == .cacheOnly || requestControl.has("only-if-cached")
+        let key = Self.key(
+            url: prepared.url, headers: headers, method: request.method, redaction: context.configuration.credentialRedaction,
+            digestKey: digestKey)
+        let lookup = Lookup(
+            request: request, probe: probe, key: key, headers: headers, requestControl: CacheControl(headers["Cache-Control"]),
+            policy: request.cachePolicy ?? .useProtocol)
+        return try await answer(lookup, context: context, next: next)
+    }
 
+    /// Serves a stored response when the rules allow, else goes to the network (revalidating
+    /// what is stored) and stores what may be stored.
+    private func answer(_ lookup: Lookup, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
+        let onlyIfCached = lookup.policy == .cacheOnly || lookup.requestControl.has("only-if-cached")
         var stored: CachedResponse?
-        if policy != .reloadIgnoringCache {
-            stored = await lookup(key, requestHeaders: headers, context: context)
-            if stored == nil, request.method == .head {
-                stored = await lookup(key.with(method: "GET"), requestHeaders: headers, context: context)
+        if lookup.policy != .reloadIgnoringCache {
+            stored = await self.lookup(lookup.key, requestHeaders: lookup.headers, context: context)
+            if stored == nil, lookup.request.method == .head {
+                stored = await self.lookup(lookup.key.with(method: "GET"), requestHeaders: lookup.headers, context: context)
             }
         }
         guard let stored else {
             if onlyIfCached {
-                throw APIError(.cacheMiss, "no stored response for this request, and the cache policy forbids the network", request: probe)
+                throw APIError(.cacheMiss, "no stored response for this request, and the cache policy forbids the network", request: lookup.probe)
             }
             let requestTime = Date()
-            let response = try await next(request)
-            await storeIfAllowed(
-                response, key: key, requestHeaders: headers, requestControl: requestControl, requestTime: requestTime,
-                context: context)
+            let response = try await next(lookup.request)
+            await storeIfAllowed(response, lookup: lookup, requestTime: requestTime, context: context)
             return response
         }
-
-        let now = Date()
-        let state = Freshness(entry: stored, now: now, heuristicLimit: cache.maximumHeuristicFreshness)
+        let state = Freshness(entry: stored, now: Date(), heuristicLimit: cache.maximumHeuristicFreshness)
         let storedControl = CacheControl(stored.headers[.cacheControl])
-        if policy == .returnCacheElseLoad || policy == .cacheOnly {
-            return serve(stored, age: state.age, for: probe, source: .cache)
+        if lookup.policy == .returnCacheElseLoad || lookup.policy == .cacheOnly {
+            return serve(stored, age: state.age, for: lookup.probe, source: .cache)
         }
-        let wantsValidation = storedControl.noCache || requestControl.noCache
-            || (headers["Cache-Control"] == nil && headers["Pragma"]?.lowercased().contains("no-cache") == true)
-        if !wantsValidation, state.satisfies(requestControl, storedControl: storedControl) {
-            return serve(stored, age: state.age, for: probe, source: .cache)
+        let wantsValidation = storedControl.noCache || lookup.requestControl.noCache
+            || (lookup.headers["Cache-Control"] == nil && lookup.headers["Pragma"]?.lowercased().contains("no-cache") == true)
+        if !wantsValidation, state.satisfies(lookup.requestControl, storedControl: storedControl) {
+            return serve(stored, age: state.age, for: lookup.probe, source: .cache)
         }
         if onlyIfCached {
-            throw APIError(.cacheMiss, "the stored response is stale and only-if-cached forbids the network", request: probe)
+            throw APIError(.cacheMiss, "the stored response is stale and only-if-cached forbids the network", request: lookup.probe)
         }
+        return try await revalidate(stored, state: state, storedControl: storedControl, lookup: lookup, context: context, next: next)
+    }
 
-        // Revalidate: ask with the stored validators.
-        var conditional = request
+    /// Asks with the stored validators: a matching 304 refreshes the stored response; an
+    /// unreachable server or a 5xx may serve it stale; anything else replaces it.
+    private func revalidate(
+        _ stored: CachedResponse, state: Freshness, storedControl: CacheControl, lookup: Lookup, context: MiddlewareContext,
+        next: MiddlewareNext
+    ) async throws -> Response {
+        var conditional = lookup.request
         if let etag = stored.headers[.eTag] { conditional.headers["If-None-Match"] = etag }
         if let lastModified = stored.headers[.lastModified] { conditional.headers["If-Modified-Since"] = lastModified }
         let requestTime = Date()
@@ -85,40 +105,49 @@ struct CacheMiddleware: Middleware {
         do {
             response = try await next(conditional)
         } catch let error as APIError {
-            if error.isUnreachable, mayServeStale(stored, state: state, storedControl: storedControl, requestControl: requestControl, offline: true) {
-                return serve(stored, age: state.age, for: probe, source: .staleCache)
+            if error.isUnreachable,
+                mayServeStale(stored, state: state, storedControl: storedControl, requestControl: lookup.requestControl, offline: true)
+            {
+                return serve(stored, age: state.age, for: lookup.probe, source: .staleCache)
             }
             throw error
         }
         if response.status.code == 304, !Self.selects(notModified: response.headers, stored: stored.headers) {
             // RFC 9111 §4.3.4: a 304 whose validator names another representation updates
             // nothing. Ask once more, without conditions, rather than serve the wrong body.
-            let fresh = try await next(request)
-            await storeIfAllowed(fresh, key: key, requestHeaders: headers, requestControl: requestControl, requestTime: requestTime, context: context)
+            let fresh = try await next(lookup.request)
+            await storeIfAllowed(fresh, lookup: lookup, requestTime: requestTime, context: context)
             return fresh
         }
         if response.status.code == 304 {
-            var refreshed = stored
-            let updates = response.headers.filter { !Self.keptOn304.contains($0.name) && $0.name != .setCookie }
-            for name in Set(updates.map(\.name)) { refreshed.headers[name] = nil }
-            refreshed.headers.append(contentsOf: updates)
-            refreshed.requestTime = requestTime
-            refreshed.responseTime = Date()
-            if !CacheControl(refreshed.headers[.cacheControl]).has("no-store"), !requestControl.has("no-store") {
-                await save(refreshed, context: context)
-            }
-            let age = Freshness(entry: refreshed, now: refreshed.responseTime, heuristicLimit: cache.maximumHeuristicFreshness).age
-            var served = serve(refreshed, age: age, for: response.request, source: .revalidated)
-            served.duration = response.duration
-            return served
+            return await refresh(stored, with: response, requestTime: requestTime, lookup: lookup, context: context)
         }
         if response.status.code >= 500,
-            mayServeStale(stored, state: state, storedControl: storedControl, requestControl: requestControl, offline: false)
+            mayServeStale(stored, state: state, storedControl: storedControl, requestControl: lookup.requestControl, offline: false)
         {
-            return serve(stored, age: state.age, for: probe, source: .staleCache)
+            return serve(stored, age: state.age, for: lookup.probe, source: .staleCache)
         }
-        await storeIfAllowed(response, key: key, requestHeaders: headers, requestControl: requestControl, requestTime: requestTime, context: context)
+        await storeIfAllowed(response, lookup: lookup, requestTime: requestTime, context: context)
         return response
+    }
+
+    /// A stored response updated by a 304's fields (RFC 9111 §3.2), saved and served.
+    private func refresh(
+        _ stored: CachedResponse, with response: Response, requestTime: Date, lookup: Lookup, context: MiddlewareContext
+    ) async -> Response {
+        var refreshed = stored
+        let updates = response.headers.filter { !Self.keptOn304.contains($0.name) && $0.name != .setCookie }
+        for name in Set(updates.map(\.name)) { refreshed.headers[name] = nil }
+        refreshed.headers.append(contentsOf: updates)
+        refreshed.requestTime = requestTime
+        refreshed.responseTime = Date()
+        if !CacheControl(refreshed.headers[.cacheControl]).has("no-store"), !lookup.requestControl.has("no-store") {
+            await save(refreshed, context: context)
+        }
+        let age = Freshness(entry: refreshed, now: refreshed.responseTime, heuristicLimit: cache.maximumHeuristicFreshness).age
+        var served = serve(refreshed, age: age, for: response.request, source: .revalidated)
+        served.duration = response.duration
+        return served
     }
 
     /// Whether a 304 selects the stored response (RFC 9111 §4.3.4): its strong or weak `ETag`
@@ -132,11 +161,11 @@ struct CacheMiddleware: Middleware {
 
     // MARK: - Storing
 
-    private func storeIfAllowed(
-        _ response: Response, key: Key, requestHeaders: Headers, requestControl: CacheControl, requestTime: Date,
-        context: MiddlewareContext
-    ) async {
-        guard let entry = storable(response, key: key, requestHeaders: requestHeaders, requestControl: requestControl, requestTime: requestTime)
+    private func storeIfAllowed(_ response: Response, lookup: Lookup, requestTime: Date, context: MiddlewareContext) async {
+        let key = lookup.key
+        guard
+            let entry = storable(
+                response, key: key, requestHeaders: lookup.headers, requestControl: lookup.requestControl, requestTime: requestTime)
         else { return }
         // A response that echoes a credential the request carried is not written down: masking
         // it would change what is served later, and storing it would put the secret at rest.

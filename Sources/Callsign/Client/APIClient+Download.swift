@@ -197,6 +197,28 @@ enum FileDownload {
         return headers[.lastModified]
     }
 
+    /// Where a response's bytes go in the partial file, and the full length: 0 for a `200`; for
+    /// a `206`, exactly where the partial file stops, with the same validator — anything else
+    /// discards the partial file and throws ``Restart``.
+    private static func continuation(
+        status: Int, headers: HTTPFields, resume: ResumePoint?, destination: URL
+    ) throws -> (offset: Int64, total: Int64?) {
+        let total = try ContentLength.parse(headers)
+        guard status == 206 else { return (0, total) }
+        guard let resume, let range = ContentRange(headers[.contentRange]) else {
+            throw APIError(.invalidResponse, "the server sent part of the file (206) without a usable Content-Range")
+        }
+        if let length = total, length != range.count {
+            throw APIError(
+                .invalidResponse, "the server's Content-Length (\(length)) does not match its Content-Range (\(range.count) bytes)")
+        }
+        guard range.start == resume.offset, validator(headers).map({ $0 == resume.validator }) ?? true else {
+            discard(destination: destination)
+            throw Restart()
+        }
+        return (resume.offset, range.total ?? resume.total)
+    }
+
     /// Writes one response's body. With `resume`, a `206` must continue exactly where the
     /// partial file stops, with the same validator; anything else throws ``Restart`` after
     /// discarding the partial file (a `200` simply starts from zero).
@@ -205,23 +227,7 @@ enum FileDownload {
         progress: ProgressSink?
     ) async throws {
         let partial = partialURL(for: destination)
-        var offset: Int64 = 0
-        var total = try ContentLength.parse(headers)
-        if status == 206 {
-            guard let resume, let range = ContentRange(headers[.contentRange]) else {
-                throw APIError(.invalidResponse, "the server sent part of the file (206) without a usable Content-Range")
-            }
-            if let length = total, length != range.count {
-                throw APIError(
-                    .invalidResponse, "the server's Content-Length (\(length)) does not match its Content-Range (\(range.count) bytes)")
-            }
-            guard range.start == resume.offset, validator(headers).map({ $0 == resume.validator }) ?? true else {
-                discard(destination: destination)
-                throw Restart()
-            }
-            offset = resume.offset
-            total = range.total ?? resume.total
-        }
+        let (offset, total) = try continuation(status: status, headers: headers, resume: resume, destination: destination)
         let folder = destination.deletingLastPathComponent()
         if offset == 0 {
             try? FileManager.default.removeItem(at: partial)

@@ -121,97 +121,118 @@ struct DefinitionParser {
             }
             seen[field] = key
             let reader = ValueReader(api: name, key: key, line: line, value: value)
-            switch field {
-            case .name:
-                _ = try reader.string()
-            case .baseURL:
-                let text = try reader.string()
-                guard let url = URL(string: text) else { throw reader.error("\"\(text)\" is not a URL") }
-                definition.baseURL = url
-            case .pathPrefix:
-                definition.pathPrefix = try reader.string()
-            case .path:
-                definition.path = try reader.string()
-            case .method:
-                definition.method = try reader.method()
-            case .headers:
-                definition.headers = try reader.headers()
-            case .parameters:
-                guard case .object(let parameters) = value else {
-                    throw reader.error("must be a dictionary, not \(value.kindName)")
-                }
-                definition.parameters = parameters
-            case .needsAuthorization:
-                definition.needsAuthorization = try reader.bool()
-            case .contentType:
-                let text = try reader.string()
-                guard let contentType = ContentType(name: text) else {
-                    throw reader.error(
-                        "\"\(text)\" is not a content type; use query, form, json, text, multipart or a media type such as application/xml")
-                }
-                definition.contentType = contentType
-            case .responseType:
-                let text: String
-                switch value {
-                case .int(let number): text = String(number)
-                case .string(let word): text = word
-                default: throw reader.error("must be a word or RFAPI's number, not \(value.kindName)")
-                }
-                guard let type = ResponseType(name: text) else {
-                    throw reader.error("\"\(text)\" is not a response type; use void, object, objects or raw (or RFAPI's 0-3)")
-                }
-                definition.responseType = type
-            case .responseClass:
-                definition.responseClass = try reader.string()
-            case .acceptsNullResponse:
-                definition.acceptsNullResponse = try reader.bool()
-            case .acceptedStatusCodes:
-                definition.acceptedStatusCodes = try reader.statusCodes()
-            case .timeout:
-                definition.timeout = try reader.seconds()
-            case .tag:
-                definition.tag = try reader.string()
-            case .envelope:
-                definition.usesEnvelope = try reader.bool()
-            case .userInfo:
-                guard case .object(let info) = value else {
-                    throw reader.error("must be a dictionary, not \(value.kindName)")
-                }
-                definition.userInfo = info
-            case .notes:
-                definition.notes = try reader.string()
-            case .retry:
-                definition.retry = try reader.retryPolicy()
-            case .deadline:
-                definition.deadline = try reader.seconds()
-            case .mock:
-                definition.mock = try reader.string()
-            case .authentication:
-                guard name == APIDefinitions.defaultName else {
-                    throw reader.error("belongs in the DEFAULT definition: one client has one way to authenticate")
-                }
-                definition.authentication = try reader.authenticationSource()
-            case .cachePolicy where value.stringValue != nil || key.first?.isLowercase == true:
-                let text = try reader.string()
-                guard let policy = CachePolicy(name: text) else {
-                    throw reader.error("\"\(text)\" is not a cache policy; use \(CachePolicy.names.joined(separator: ", "))")
-                }
-                definition.cachePolicy = policy
-            case .offlinePolicy where value.stringValue != nil || key.first?.isLowercase == true:
-                let text = try reader.string()
-                guard let policy = StorePolicy(name: text) else {
-                    throw reader.error("\"\(text)\" is not a store policy; use \(StorePolicy.names.joined(separator: " or "))")
-                }
-                definition.storePolicy = policy
-            case .cachePolicy, .expire, .offlinePolicy, .responseSerializer:
-                if field == .responseSerializer, let text = value.stringValue, text.lowercased().contains("json") {
-                    break  // JSON responses are what Callsign decodes anyway.
-                }
-                definition.recognizedButUnused = (definition.recognizedButUnused ?? [:]).merging([key: value]) { $1 }
-                warnings.append("definition \"\(name)\": \"\(key)\" is recognised but not acted on yet; it was kept as written")
-            }
+            try read(field, reader: reader, into: &definition, warnings: &warnings)
         }
         return definition
+    }
+
+    /// Reads one field's value into the definition.
+    private func read(_ field: Field, reader: ValueReader, into definition: inout APIDefinition, warnings: inout [String]) throws(APIError) {
+        switch field {
+        case .name:
+            _ = try reader.string()
+        case .baseURL:
+            let text = try reader.string()
+            guard let url = URL(string: text) else { throw reader.error("\"\(text)\" is not a URL") }
+            definition.baseURL = url
+        case .pathPrefix:
+            definition.pathPrefix = try reader.string()
+        case .path:
+            definition.path = try reader.string()
+        case .method:
+            definition.method = try reader.method()
+        case .headers:
+            definition.headers = try reader.headers()
+        case .parameters:
+            guard case .object(let parameters) = reader.value else {
+                throw reader.error("must be a dictionary, not \(reader.value.kindName)")
+            }
+            definition.parameters = parameters
+        case .needsAuthorization:
+            definition.needsAuthorization = try reader.bool()
+        case .contentType, .responseType:
+            try readWord(field, reader: reader, into: &definition)
+        case .cachePolicy where reader.value.stringValue != nil || reader.key.first?.isLowercase == true:
+            try readWord(field, reader: reader, into: &definition)
+        case .offlinePolicy where reader.value.stringValue != nil || reader.key.first?.isLowercase == true:
+            try readWord(field, reader: reader, into: &definition)
+        case .responseClass:
+            definition.responseClass = try reader.string()
+        case .acceptsNullResponse:
+            definition.acceptsNullResponse = try reader.bool()
+        case .acceptedStatusCodes:
+            definition.acceptedStatusCodes = try reader.statusCodes()
+        case .timeout:
+            definition.timeout = try reader.seconds()
+        case .tag:
+            definition.tag = try reader.string()
+        case .envelope:
+            definition.usesEnvelope = try reader.bool()
+        case .userInfo:
+            guard case .object(let info) = reader.value else {
+                throw reader.error("must be a dictionary, not \(reader.value.kindName)")
+            }
+            definition.userInfo = info
+        case .notes:
+            definition.notes = try reader.string()
+        case .retry:
+            definition.retry = try reader.retryPolicy()
+        case .deadline:
+            definition.deadline = try reader.seconds()
+        case .mock:
+            definition.mock = try reader.string()
+        case .authentication:
+            guard reader.api == APIDefinitions.defaultName else {
+                throw reader.error("belongs in the DEFAULT definition: one client has one way to authenticate")
+            }
+            definition.authentication = try reader.authenticationSource()
+        case .cachePolicy, .expire, .offlinePolicy, .responseSerializer:
+            if field == .responseSerializer, let text = reader.value.stringValue, text.lowercased().contains("json") {
+                break  // JSON responses are what Callsign decodes anyway.
+            }
+            definition.recognizedButUnused = (definition.recognizedButUnused ?? [:]).merging([reader.key: reader.value]) { $1 }
+            warnings.append("definition \"\(reader.api)\": \"\(reader.key)\" is recognised but not acted on yet; it was kept as written")
+        }
+
+    }
+
+    /// Reads a field whose value is one word from a fixed set (content, response and cache
+    /// types, store policies).
+    private func readWord(_ field: Field, reader: ValueReader, into definition: inout APIDefinition) throws(APIError) {
+        switch field {
+        case .contentType:
+            let text = try reader.string()
+            guard let contentType = ContentType(name: text) else {
+                throw reader.error(
+                    "\"\(text)\" is not a content type; use query, form, json, text, multipart or a media type such as application/xml")
+            }
+            definition.contentType = contentType
+        case .responseType:
+            let text: String
+            switch reader.value {
+            case .int(let number): text = String(number)
+            case .string(let word): text = word
+            default: throw reader.error("must be a word or RFAPI's number, not \(reader.value.kindName)")
+            }
+            guard let type = ResponseType(name: text) else {
+                throw reader.error("\"\(text)\" is not a response type; use void, object, objects or raw (or RFAPI's 0-3)")
+            }
+            definition.responseType = type
+        case .cachePolicy:
+            let text = try reader.string()
+            guard let policy = CachePolicy(name: text) else {
+                throw reader.error("\"\(text)\" is not a cache policy; use \(CachePolicy.names.joined(separator: ", "))")
+            }
+            definition.cachePolicy = policy
+        case .offlinePolicy:
+            let text = try reader.string()
+            guard let policy = StorePolicy(name: text) else {
+                throw reader.error("\"\(text)\" is not a store policy; use \(StorePolicy.names.joined(separator: " or "))")
+            }
+            definition.storePolicy = policy
+        default:
+            break
+        }
     }
 }
 

@@ -50,25 +50,39 @@ enum PropertyListDepth {
         return bytes[index..<(index + tag.count)].elementsEqual(tag)
     }
 
-    /// The binary format: a 32-byte trailer names the object table; arrays (0xA_), sets (0xC_)
-    /// and dictionaries (0xD_) hold references to other objects.
-    private static func binaryExceeds(_ bytes: [UInt8], limit: Int) -> Bool {
-        guard bytes.count >= 8 + 32 else { return false }
-        let trailer = bytes.count - 32
-        let offsetSize = Int(bytes[trailer + 6])
-        let referenceSize = Int(bytes[trailer + 7])
-        guard (1...8).contains(offsetSize), (1...8).contains(referenceSize),
-            let objectCount = integer(bytes, at: trailer + 8, size: 8),
-            let top = integer(bytes, at: trailer + 16, size: 8),
-            let tableOffset = integer(bytes, at: trailer + 24, size: 8),
-            objectCount > 0, top < objectCount, tableOffset < trailer,
-            objectCount <= (trailer - tableOffset) / offsetSize
-        else { return false }
+    /// The binary format's object table, as its 32-byte trailer describes it.
+    private struct ObjectTable {
+        let bytes: [UInt8]
+        let trailer: Int
+        let offsetSize: Int
+        let referenceSize: Int
+        let objectCount: Int
+        let top: Int
+        let tableOffset: Int
 
+        init?(_ bytes: [UInt8]) {
+            guard bytes.count >= 8 + 32 else { return nil }
+            let trailer = bytes.count - 32
+            let offsetSize = Int(bytes[trailer + 6])
+            let referenceSize = Int(bytes[trailer + 7])
+            guard (1...8).contains(offsetSize), (1...8).contains(referenceSize),
+                let objectCount = PropertyListDepth.integer(bytes, at: trailer + 8, size: 8),
+                let top = PropertyListDepth.integer(bytes, at: trailer + 16, size: 8),
+                let tableOffset = PropertyListDepth.integer(bytes, at: trailer + 24, size: 8),
+                objectCount > 0, top < objectCount, tableOffset < trailer,
+                objectCount <= (trailer - tableOffset) / offsetSize
+            else { return nil }
+            (self.bytes, self.trailer, self.offsetSize, self.referenceSize) = (bytes, trailer, offsetSize, referenceSize)
+            (self.objectCount, self.top, self.tableOffset) = (objectCount, top, tableOffset)
+        }
+
+        /// Where an object's references to other objects start and how many there are: arrays
+        /// (0xA_), sets (0xC_) and dictionaries (0xD_, whose keys are strings and cannot nest)
+        /// have some. `nil` when the object runs out of bounds.
         func references(of object: Int) -> (start: Int, count: Int)? {
-            guard let offset = integer(bytes, at: tableOffset + object * offsetSize, size: offsetSize), offset < trailer else {
-                return nil
-            }
+            guard let offset = PropertyListDepth.integer(bytes, at: tableOffset + object * offsetSize, size: offsetSize),
+                offset < trailer
+            else { return nil }
             let marker = bytes[offset]
             let kind = marker >> 4
             guard kind == 0xA || kind == 0xC || kind == 0xD else { return (offset, 0) }
@@ -78,28 +92,39 @@ enum PropertyListDepth {
                 // The count follows as an integer object: 0x1n, then 2^n bytes.
                 guard start < trailer, bytes[start] >> 4 == 0x1 else { return nil }
                 let size = 1 << Int(bytes[start] & 0x0F)
-                guard size <= 8, let value = integer(bytes, at: start + 1, size: size) else { return nil }
+                guard size <= 8, let value = PropertyListDepth.integer(bytes, at: start + 1, size: size) else { return nil }
                 count = value
                 start += 1 + size
             }
+            // Bounded before any multiplication: a hostile count cannot overflow.
+            let room = (trailer - start) / referenceSize
             if kind == 0xD {
-                start += count * referenceSize  // keys are strings: only the values can nest
+                guard count <= room / 2 else { return nil }
+                start += count * referenceSize  // skip the keys
+            } else {
+                guard count <= room else { return nil }
             }
-            guard count <= (trailer - start) / referenceSize else { return nil }
             return (start, count)
         }
 
-        // Iterative depth-first walk with memoized depths; a cycle is malformed (left to Foundation).
-        var depth = [Int](repeating: -1, count: objectCount)  // -1 unvisited, -2 on the stack
-        var stack: [(object: Int, next: Int, deepest: Int)] = [(top, 0, 0)]
-        depth[top] = -2
+        /// The object a reference names, if it names one.
+        func child(at start: Int, index: Int) -> Int? {
+            PropertyListDepth.integer(bytes, at: start + index * referenceSize, size: referenceSize).flatMap { $0 < objectCount ? $0 : nil }
+        }
+    }
+
+    /// Whether a binary property list nests deeper than `limit`: an iterative depth-first walk
+    /// with memoized depths. A cycle or a reference out of bounds is malformed, left to Foundation.
+    private static func binaryExceeds(_ bytes: [UInt8], limit: Int) -> Bool {
+        guard let table = ObjectTable(bytes) else { return false }
+        var depth = [Int](repeating: -1, count: table.objectCount)  // -1 unvisited, -2 on the stack
+        var stack: [(object: Int, next: Int, deepest: Int)] = [(table.top, 0, 0)]
+        depth[table.top] = -2
         while let frame = stack.last {
-            guard let refs = references(of: frame.object) else { return false }
+            guard let refs = table.references(of: frame.object) else { return false }
             if frame.next < refs.count {
                 stack[stack.count - 1].next += 1
-                guard let child = integer(bytes, at: refs.start + frame.next * referenceSize, size: referenceSize),
-                    child < objectCount
-                else { return false }
+                guard let child = table.child(at: refs.start, index: frame.next) else { return false }
                 switch depth[child] {
                 case -2: return false
                 case -1:
@@ -121,7 +146,7 @@ enum PropertyListDepth {
     }
 
     /// A big-endian unsigned integer of `size` bytes at `index`, if it is in bounds and fits.
-    private static func integer(_ bytes: [UInt8], at index: Int, size: Int) -> Int? {
+    fileprivate static func integer(_ bytes: [UInt8], at index: Int, size: Int) -> Int? {
         guard index >= 0, size <= 8, index <= bytes.count - size else { return nil }
         var value: UInt64 = 0
         for byte in bytes[index..<(index + size)] { value = value << 8 | UInt64(byte) }

@@ -151,31 +151,48 @@ struct RequestFactory: Sendable {
         } else {
             target = try expandAndResolve(&request)
         }
+        let (body, query) = try encodeBody(of: request)
+        let queryString = settings.encoders.queryEncoder.encode(query)
+        if !queryString.isEmpty {
+            target.path += (target.path.contains("?") ? "&" : "?") + queryString
+            knownURL = nil
+        }
+        let (headers, fields) = try headers(of: request, contentType: body?.contentType, forDownload: forDownload)
+        let head = HTTPRequest(
+            method: request.method, scheme: target.scheme, authority: target.authority, path: target.path, headerFields: fields)
+        guard let url = knownURL ?? URL(string: target.absolute) else {
+            throw APIError(.invalidRequest, "the URL built from \"\(request.path)\" is not valid")
+        }
+        return PreparedRequest(head: head, body: body?.content, url: url, headers: headers)
+    }
+
+    /// The body and its content type, and the query: parameters go into the body for methods
+    /// that carry one (encoded by the content type), into the query otherwise.
+    private func encodeBody(of request: Request) throws(APIError) -> (body: (content: HTTPBody, contentType: String?)?, query: Parameters) {
         var parameters = request.parameters
         var query = request.query
-
-        var body: HTTPBody?
-        var contentTypeHeader: String?
         let method = request.method
         let bodiless = method == .get || method == .head || method == .delete || method == .options || method == .trace
         let contentType = request.contentType ?? .json
-
         if let explicit = request.body {
+            let body: (HTTPBody, String?)
             if var form = explicit.multipartForm {
                 if !bodiless {
                     form.prependFields(parameters)
                     parameters = [:]
                 }
-                body = try form.streamedBody()
-                contentTypeHeader = form.contentType
+                body = (try form.streamedBody(), form.contentType)
             } else {
-                body = explicit.content
-                contentTypeHeader = explicit.contentType
+                body = (explicit.content, explicit.contentType)
             }
             query.merge(parameters) { own, _ in own }
-        } else if bodiless || contentType.isQuery {
+            return (body, query)
+        }
+        if bodiless || contentType.isQuery {
             query.merge(parameters) { own, _ in own }
-        } else if let whole = parameters[Request.arrayParameterKey] {
+            return (nil, query)
+        }
+        if let whole = parameters[Request.arrayParameterKey] {
             guard parameters.count == 1 else {
                 throw APIError(
                     .invalidRequest,
@@ -184,67 +201,48 @@ struct RequestFactory: Sendable {
             guard contentType == .json else {
                 throw APIError(.invalidRequest, "a whole-body parameter needs the JSON content type, not \(contentType)")
             }
-            body = .data(whole.jsonData())
-            contentTypeHeader = ContentType.json.mediaType
-        } else if !parameters.isEmpty {
-            guard let encoder = settings.encoders[contentType] else {
-                throw APIError(
-                    .encoding,
-                    "no parameter encoder is registered for the content type \(contentType); add one to configuration.encoders")
-            }
-            let encoded: RequestBody
-            do {
-                encoded = try encoder.encode(parameters)
-            } catch let error as APIError {
-                throw error
-            } catch {
-                throw APIError(.encoding, "the parameters could not be encoded as \(contentType): \(error)", underlyingError: error)
-            }
-            if let form = encoded.multipartForm {
-                body = try form.streamedBody()
-                contentTypeHeader = form.contentType
-            } else {
-                body = encoded.content
-                contentTypeHeader = encoded.contentType ?? contentType.mediaType
-            }
+            return ((.data(whole.jsonData()), ContentType.json.mediaType), query)
         }
-
-        let queryString = settings.encoders.queryEncoder.encode(query)
-        if !queryString.isEmpty {
-            target.path += (target.path.contains("?") ? "&" : "?") + queryString
-            knownURL = nil
+        guard !parameters.isEmpty else { return (nil, query) }
+        guard let encoder = settings.encoders[contentType] else {
+            throw APIError(
+                .encoding, "no parameter encoder is registered for the content type \(contentType); add one to configuration.encoders")
         }
+        let encoded: RequestBody
+        do {
+            encoded = try encoder.encode(parameters)
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError(.encoding, "the parameters could not be encoded as \(contentType): \(error)", underlyingError: error)
+        }
+        if let form = encoded.multipartForm { return ((try form.streamedBody(), form.contentType), query) }
+        return ((encoded.content, encoded.contentType ?? contentType.mediaType), query)
+    }
 
-        let headers: Headers
-        let fields: HTTPFields
-        if let defaults, request.headers.isEmpty, contentTypeHeader == nil, !request.credentialsStripped, !forDownload {
+    /// Every header sent, and their wire form: the settings' headers under the request's own,
+    /// the body's content type, and `Accept-Encoding`.
+    private func headers(of request: Request, contentType: String?, forDownload: Bool) throws(APIError) -> (Headers, HTTPFields) {
+        if let defaults, request.headers.isEmpty, contentType == nil, !request.credentialsStripped, !forDownload {
             // Nothing of the request's own: the client's headers, converted once.
-            (headers, fields) = (defaults.headers, defaults.fields)
-        } else {
-            var merged = settings.headers.merging(request.headers)
-            if request.credentialsStripped {
-                merged = settings.redirects.crossOriginHeaders(merged)
-            }
-            if let contentTypeHeader, !merged.contains("Content-Type") {
-                merged["Content-Type"] = contentTypeHeader
-            }
-            if !merged.contains("Accept-Encoding") {
-                // A download asks for the bytes as stored, so it can be resumed with a Range.
-                if forDownload {
-                    merged["Accept-Encoding"] = "identity"
-                } else if settings.asksForCompression {
-                    merged["Accept-Encoding"] = ContentDecoding.acceptEncoding
-                }
-            }
-            headers = merged
-            fields = try merged.httpFields()
+            return (defaults.headers, defaults.fields)
         }
-        let head = HTTPRequest(
-            method: method, scheme: target.scheme, authority: target.authority, path: target.path, headerFields: fields)
-        guard let url = knownURL ?? URL(string: target.absolute) else {
-            throw APIError(.invalidRequest, "the URL built from \"\(request.path)\" is not valid")
+        var merged = settings.headers.merging(request.headers)
+        if request.credentialsStripped {
+            merged = settings.redirects.crossOriginHeaders(merged)
         }
-        return PreparedRequest(head: head, body: body, url: url, headers: headers)
+        if let contentType, !merged.contains("Content-Type") {
+            merged["Content-Type"] = contentType
+        }
+        if !merged.contains("Accept-Encoding") {
+            // A download asks for the bytes as stored, so it can be resumed with a Range.
+            if forDownload {
+                merged["Accept-Encoding"] = "identity"
+            } else if settings.asksForCompression {
+                merged["Accept-Encoding"] = ContentDecoding.acceptEncoding
+            }
+        }
+        return (merged, try merged.httpFields())
     }
 
     /// The headers a client's requests start with — its configuration's, and `Accept-Encoding`

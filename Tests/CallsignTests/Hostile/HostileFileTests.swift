@@ -67,6 +67,18 @@ struct HostileFileTests {
         #expect(PropertyListDepth.exceeds(Self.nestedBinaryPropertyList(depth: 10), limit: 9))
     }
 
+    @Test("a binary property list whose dictionary claims 2^62 entries is malformed, not an overflow")
+    func hugeBinaryCount() {
+        func be64(_ value: Int) -> [UInt8] { (0..<8).reversed().map { UInt8((value >> ($0 * 8)) & 0xFF) } }
+        // Object 0: a dictionary (0xDF) whose count follows as an 8-byte integer (0x13): 2^62.
+        var bytes = Array("bplist00".utf8) + [0xDF, 0x13] + be64(1 << 62)
+        let tableOffset = bytes.count
+        bytes += [8]  // object 0 starts right after the header
+        bytes += [0, 0, 0, 0, 0, 0, 1, 4] + be64(1) + be64(0) + be64(tableOffset)
+        #expect(!PropertyListDepth.exceeds(Data(bytes), limit: 4), "malformed lists are left to Foundation's reader")
+        #expect(throws: APIError.self) { try APIDefinitions(data: Data(bytes), format: .plist) }
+    }
+
     /// `bplist00` with `depth` arrays, each holding the next: object i = [object i+1].
     static func nestedBinaryPropertyList(depth: Int) -> Data {
         var bytes = Array("bplist00".utf8)
