@@ -1,6 +1,8 @@
 import Callsign
 import CallsignTesting
 import Foundation
+import Logging
+import Synchronization
 import Testing
 
 // The README's samples, compiled and run against the in-process server, so the documentation
@@ -90,5 +92,76 @@ struct HostileDocumentationSamplesTests {
         var policy = RedirectPolicy.default
         policy.forwardedHeaders = ["X-Request-ID"]
         #expect(policy.forwardedHeaders.contains("X-Request-ID"))
+    }
+}
+
+/// A token provider like the README's `SessionTokens`.
+private struct ReadmeTokens: TokenProvider {
+    func initialToken() async throws -> AccessToken { AccessToken("t1") }
+    func refreshToken(replacing stale: AccessToken) async throws -> AccessToken { AccessToken("t2") }
+}
+
+/// A middleware like the README's `RequestSigner`.
+private struct ReadmeSigner: Middleware {
+    func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
+        var request = request
+        request.headers["X-Signature"] = "signed"
+        return try await next(request)
+    }
+}
+
+@Suite("Documentation samples: the README's cookbook and reference")
+struct CookbookDocumentationSamplesTests {
+    @Test("authentication, retry and deadline, configuration groups and the pipeline samples")
+    func configurationSamples() async throws {
+        try await TestServer.withRunning { server in
+            let sessionExpired = Mutex(false)
+            let definitions = try APIDefinitions(data: Data("Thing:\n  path: anything/thing\n  needsAuthorization: true\n".utf8), format: .yaml)
+            let client = APIClient(definitions: definitions, configuration: .init {
+                $0.baseURL = server.baseURL
+                $0.common.parameters = { tag in tag == "system1" ? ["app": "surf"] : [:] }
+                $0.authentication = .tokens(ReadmeTokens()) { _ in sessionExpired.withLock { $0 = true } }
+                $0.insert(ReadmeSigner(), after: .authentication)
+                $0.retry = RetryPolicy(maximumAttempts: 4, baseDelay: .milliseconds(200))
+                $0.timeouts = .init(attempt: .seconds(10), deadline: .seconds(30))
+                $0.timeouts.attempt = .seconds(15)
+                $0.responses.decoder.keyDecodingStrategy = .convertFromSnakeCase
+                $0.tasks.concurrency = .limited(8)
+                $0.observability.logger = Logger(label: "api")
+            })
+            let echo = try await client.call("Thing").json()
+            #expect(echo["headers"]?["Authorization"] == "Bearer t1")
+            #expect(echo["headers"]?["X-Signature"] == "signed")
+            #expect(client.configuration.timeouts == .init(attempt: .seconds(15), deadline: .seconds(30)))
+            #expect(!sessionExpired.withLock { $0 })
+        }
+    }
+
+    @Test("the mocks-and-recordings sample: mocks by API name, a HAR recording, and its replay")
+    func mocksAndRecordings() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-readme-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let harFile = folder.appendingPathComponent("session.har")
+        let fixtures = folder
+        let definitions = try APIDefinitions(
+            data: Data("DEFAULT:\n  baseURL: https://api.example.test/\nUserProfile:\n  path: profile\nFlaky:\n  path: flaky\n".utf8),
+            format: .yaml)
+        let client = APIClient(definitions: definitions, configuration: .init {
+            $0.retry = .none
+            $0.mocks = Mocks(directory: fixtures, realRequests: false) { request in
+                switch request.apiName {
+                case "UserProfile": .json(["id": 1, "name": "Ann"])
+                case "Flaky": .sequence([.json([:], status: 503), .json(["ok": true])])
+                default: nil  // a real request
+                }
+            }
+            $0.observability.recorder = HARRecorder(fileURL: harFile)
+        })
+        #expect(try await client.call("UserProfile").json()["name"] == "Ann")
+        // Later, the recording as fixtures:
+        let archive = try HARReplay(contentsOf: harFile)
+        let replay = APIClient(definitions: definitions, configuration: .init { $0.mocks = Mocks(replaying: archive) })
+        #expect(try await replay.call("UserProfile").json()["name"] == "Ann")
     }
 }

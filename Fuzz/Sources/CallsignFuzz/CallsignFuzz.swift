@@ -77,7 +77,7 @@ let targets: [FuzzTarget] = [
     },
     // HTTP Archive files, as HAR replay reads them.
     FuzzTarget(name: "har") { data in
-        _ = try? HARReplayTransport(data: data)
+        _ = try? HARReplay(data: data)
     },
 ]
 

@@ -153,7 +153,7 @@ extension APIClient {
         request.tag = entry.tag
         request.needsAuthorization = entry.needsAuthorization
         var call = Call(request)
-        call.facts.isReplay = true
+        call.origin.isReplay = true
         return call
     }
 

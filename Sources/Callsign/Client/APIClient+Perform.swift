@@ -3,15 +3,21 @@ import HTTPTypes
 import Logging
 import Tracing
 
-/// One call as the client runs it: the request, and the facts the built-in stages need that are
-/// not part of it (where it came from, how its body is read, who watches its progress).
+/// One call as the client runs it: the request, and what the built-in stages need to know that
+/// is not part of it (where it came from, how its body is read, who watches its progress).
 struct Call: Sendable {
     var request: Request
-    var facts: CallFacts
+    /// `nil` for the usual call — made from a request, read into memory, watched by nobody — so
+    /// a call waiting for its slot holds two pointers and nothing else was allocated for it.
+    private var originBox: CopyOnWrite<CallOrigin>?
+
+    var origin: CallOrigin {
+        get { originBox?.value ?? CallOrigin() }
+        set { originBox = CopyOnWrite(newValue) }
+    }
 
     init(_ request: Request) {
         self.request = request
-        facts = CallFacts(request: request)
     }
 
     /// The one way an endpoint value becomes a call, for ``APIClient/send(_:)-(Endpoint)``,
@@ -23,16 +29,30 @@ struct Call: Sendable {
         request.headers = E.headers.merging(request.headers)
         if let accepted = endpoint.acceptedStatusCodes { request.acceptedStatusCodes = accepted }
         self.init(request)
-        facts.endpoint = endpoint
-        if let base = E.baseURL { facts.vouchedOrigin = Origin(base) }
+        origin.endpoint = endpoint
+        origin.vouchedOrigin = E.baseURL.flatMap(Origin.init)
     }
 
     /// The call with its body read by `consumer`.
     func reading(_ consumer: CallFacts.BodyConsumer) -> Call {
         var call = self
-        call.facts.consumer = consumer
+        call.origin.consumer = consumer
         return call
     }
+}
+
+/// What a call brings from where it was made, beyond its request.
+struct CallOrigin: Sendable {
+    /// The endpoint value the request came from, for mock providers.
+    var endpoint: (any Endpoint)?
+    /// An origin the code that built the request vouches for (an ``Endpoint``'s base URL).
+    var vouchedOrigin: Origin?
+    /// How the body is read.
+    var consumer: CallFacts.BodyConsumer = .memory
+    /// Set while the offline queue replays the request: the chain starts below the offline stage.
+    var isReplay = false
+    /// Where transfer progress goes, when someone watches.
+    var progress: ProgressSink?
 }
 
 extension APIClient {
@@ -131,7 +151,7 @@ extension APIClient {
     @inline(never)  // its large frame is allocated only once a call has its slot, not while it waits
     func runAdmitted(_ call: Call, activity: ActivityCall?) async throws(APIError) -> Response {
         var request = call.request
-        var facts = call.facts
+        var facts = CallFacts(request: request, origin: call.origin)
         if let activity, let observer = configuration.observability.activityObserver {
             facts.progress = ProgressSink(
                 continuation: nil, observer: { progress in observer.callDidProgress(activity, progress: progress) },
@@ -166,7 +186,7 @@ extension APIClient {
     func deduplicationKey(for call: Call) -> String? {
         let request = call.request
         guard configuration.tasks.deduplicatesRequests, request.method == .get || request.method == .head, request.body == nil,
-            case .memory = call.facts.consumer,
+            case .memory = call.origin.consumer,
             let prepared = try? { () throws(APIError) -> PreparedRequest in
                 var copy = request
                 return try factory.prepare(&copy)

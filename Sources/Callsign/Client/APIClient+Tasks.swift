@@ -66,7 +66,7 @@ extension APIClient {
         let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(1))
         var call = call
         let sink = ProgressSink(continuation: continuation)
-        call.facts.progress = sink
+        call.origin.progress = sink
         // Nobody can join most calls: they run in this one task, registered so that
         // `cancel(identifier:)`, `cancel(group:)` and `cancelAll()` reach it. The others are shared.
         let unshared = registerUnshared(call)

@@ -60,7 +60,7 @@ public struct APIDefinition: Sendable, Hashable {
     public var retry: RetryPolicy?
     /// One time limit for the whole call. Default `nil` (inherit; the client's).
     public var deadline: Duration?
-    /// A file answering this API in mock mode (see ``MockTransport/init(definitions:directory:defaultDelay:fallback:)``).
+    /// A file answering this API in mock mode (see ``Mocks/init(definitions:directory:defaultDelay:realRequests:)``).
     public var mock: String?
     /// How calls use the client's HTTP cache (`cache:` in a file). Default `nil` (inherit; ``CachePolicy/useProtocol``).
     public var cachePolicy: CachePolicy?

@@ -19,6 +19,7 @@ public import Foundation
 /// ```
 ///
 /// Cancellation is reported as ``Code/cancelled`` and a time limit as ``Code/timedOut``.
+@dynamicMemberLookup
 public struct APIError: Error, Sendable {
     /// What kind of failure an ``APIError`` is.
     ///
@@ -94,100 +95,58 @@ public struct APIError: Error, Sendable {
         public var description: String { base.rawValue }
     }
 
-    // Every field lives in one copy-on-write box (see `CopyOnWrite`): an error is one pointer wide, so each
-    // `throws(APIError)` async frame reserves a pointer for it.
-    struct Fields: Sendable {
-        var code: Code
-        var message: String
-        var request: Request? = nil
-        var response: Response? = nil
-        var underlyingError: (any Error)? = nil
-        var envelopeCode: Int? = nil
-        var envelopeMessage: String? = nil
-        var apiName: String? = nil
-        var key: String? = nil
-        var line: Int? = nil
-        var queuedRequestID: Int64? = nil
-        var responseStarted: Bool = false
-        var requestSent: Bool = true
+    /// What an error holds. Read them on the error itself — `error.code`, `error.response?.status`
+    /// — through key-path member lookup: the fields live in one copy-on-write box, so an error is
+    /// one pointer wide in every async frame that reserves room for it, though it can carry a
+    /// whole request and response.
+    public struct Fields: Sendable {
+        /// What kind of failure this is.
+        public var code: Code
+        /// A sentence a person can act on. Never contains a credential.
+        public var message: String
+
+        /// The request that failed, when one had been built.
+        public var request: Request? = nil
+        /// The response, when one arrived (for example with ``Code/unacceptableStatus``).
+        public var response: Response? = nil
+        /// The error that caused this one, if any (a transport error, a `DecodingError`, …).
+        public var underlyingError: (any Error)? = nil
+        /// For ``Code/envelope``: the code the envelope carried.
+        public var envelopeCode: Int? = nil
+        /// For ``Code/envelope``: the message the envelope carried, if any.
+        public var envelopeMessage: String? = nil
+        /// For definition and request errors: the API name involved.
+        public var apiName: String? = nil
+        /// For definition errors: the key in the definitions file.
+        public var key: String? = nil
+        /// For definition errors: the line in the definitions file, where the parser knows it.
+        public var line: Int? = nil
+        /// For ``Code/queuedOffline``: the id of the request in the offline queue.
+        public var queuedRequestID: Int64? = nil
+        /// Whether the failure happened after the response had started to arrive (so a retry could
+        /// repeat a request the server already acted on).
+        public internal(set) var responseStarted: Bool = false
+        /// Whether bytes of the request may have reached the server. `false` only when the
+        /// transport knows they did not: the connection was refused, the host was not found or
+        /// unreachable, or the connection or TLS handshake never completed. Timeouts and failures
+        /// after the connection was made count as sent, so nothing is ever sent twice by mistake.
+        public internal(set) var requestSent: Bool = true
+        /// The client's redaction, for ``description``.
         var redaction: Redaction? = nil
     }
 
-    private var storage: CopyOnWrite<Fields>
+    /// The fields, in one copy-on-write box (see ``Fields``).
+    private var fields: CopyOnWrite<Fields>
 
-    /// What kind of failure this is.
-    public var code: Code {
-        get { storage.value.code }
-        _modify { yield &storage.value.code }
+    /// Reads or changes a field of the error (see ``Fields``).
+    public subscript<Value>(dynamicMember field: WritableKeyPath<Fields, Value>) -> Value {
+        get { fields.value[keyPath: field] }
+        _modify { yield &fields.value[keyPath: field] }
     }
-    /// A sentence a person can act on. Never contains a credential.
-    public var message: String {
-        get { storage.value.message }
-        _modify { yield &storage.value.message }
-    }
-    /// The request that failed, when one had been built.
-    public var request: Request? {
-        get { storage.value.request }
-        _modify { yield &storage.value.request }
-    }
-    /// The response, when one arrived (for example with ``Code/unacceptableStatus``).
-    public var response: Response? {
-        get { storage.value.response }
-        _modify { yield &storage.value.response }
-    }
-    /// The error that caused this one, if any (a transport error, a `DecodingError`, …).
-    public var underlyingError: (any Error)? {
-        get { storage.value.underlyingError }
-        _modify { yield &storage.value.underlyingError }
-    }
-    /// For ``Code/envelope``: the code the envelope carried.
-    public var envelopeCode: Int? {
-        get { storage.value.envelopeCode }
-        _modify { yield &storage.value.envelopeCode }
-    }
-    /// For ``Code/envelope``: the message the envelope carried, if any.
-    public var envelopeMessage: String? {
-        get { storage.value.envelopeMessage }
-        _modify { yield &storage.value.envelopeMessage }
-    }
-    /// For definition and request errors: the API name involved.
-    public var apiName: String? {
-        get { storage.value.apiName }
-        _modify { yield &storage.value.apiName }
-    }
-    /// For definition errors: the key in the definitions file.
-    public var key: String? {
-        get { storage.value.key }
-        _modify { yield &storage.value.key }
-    }
-    /// For definition errors: the line in the definitions file, where the parser knows it.
-    public var line: Int? {
-        get { storage.value.line }
-        _modify { yield &storage.value.line }
-    }
-    /// For ``Code/queuedOffline``: the id of the request in the offline queue.
-    public var queuedRequestID: Int64? {
-        get { storage.value.queuedRequestID }
-        _modify { yield &storage.value.queuedRequestID }
-    }
-    /// Whether the failure happened after the response had started to arrive (so a retry could
-    /// repeat a request the server already acted on).
-    public internal(set) var responseStarted: Bool {
-        get { storage.value.responseStarted }
-        _modify { yield &storage.value.responseStarted }
-    }
-    /// Whether bytes of the request may have reached the server. `false` only when the
-    /// transport knows they did not: the connection was refused, the host was not found or
-    /// unreachable, or the connection or TLS handshake never completed. Timeouts and failures
-    /// after the connection was made count as sent, so nothing is ever sent twice by mistake.
-    public internal(set) var requestSent: Bool {
-        get { storage.value.requestSent }
-        _modify { yield &storage.value.requestSent }
-    }
-    /// The client's redaction, for ``description``.
-    var redaction: Redaction? {
-        get { storage.value.redaction }
-        _modify { yield &storage.value.redaction }
+
+    /// Reads a field that only Callsign sets.
+    public subscript<Value>(dynamicMember field: KeyPath<Fields, Value>) -> Value {
+        fields.value[keyPath: field]
     }
 
     /// Creates an error. Most users only ever read errors; this is for middlewares,
@@ -200,29 +159,29 @@ public struct APIError: Error, Sendable {
         _ code: Code, _ message: String, request: Request? = nil, response: Response? = nil,
         underlyingError: (any Error)? = nil
     ) {
-        storage = CopyOnWrite(
+        fields = CopyOnWrite(
             Fields(
                 code: code, message: message, request: request ?? response?.request, response: response,
                 underlyingError: underlyingError, apiName: request?.apiName ?? response?.request.apiName))
     }
 
     /// The HTTP status of the response, if one arrived.
-    public var statusCode: Int? { response?.status.code }
+    public var statusCode: Int? { self.response?.status.code }
 
     /// Whether this error is a cancellation. Cancellation is never a failure.
-    public var isCancellation: Bool { code == .cancelled }
+    public var isCancellation: Bool { self.code == .cancelled }
 
     /// Whether the server could not be reached at all: a connect failure, DNS, no route, or a
     /// time limit before any response byte. What the offline queue stores and what lets the
     /// cache serve a stale copy.
     var isUnreachable: Bool {
-        (code == .transport || code == .timedOut) && !responseStarted && response == nil
+        (self.code == .transport || self.code == .timedOut) && !self.responseStarted && self.response == nil
     }
 
     /// Whether the server got no byte of the request: what the offline queue may store without
     /// risk of a second delivery.
     var neverReachedServer: Bool {
-        isUnreachable && !requestSent
+        isUnreachable && !self.requestSent
     }
 
     /// A failure before the request could be written: connect refused, no host, no route.
@@ -236,15 +195,15 @@ public struct APIError: Error, Sendable {
 extension APIError: CustomStringConvertible, LocalizedError {
     /// One line: the code, the API or request, and the message. Secrets are redacted.
     public var description: String {
-        let mask = SecretMask(redaction: redaction ?? .default, request: request)
-        var parts = ["APIError.\(code)"]
-        if let apiName { parts.append("[\(apiName)]") }
-        if let request, let url = request.resolvedURLForDescription {
+        let mask = SecretMask(redaction: self.redaction ?? .default, request: self.request)
+        var parts = ["APIError.\(self.code)"]
+        if let apiName = self.apiName { parts.append("[\(apiName)]") }
+        if let request = self.request, let url = request.resolvedURLForDescription {
             parts.append("\(request.method.rawValue) \(mask.url(url))")
         }
         // The message may quote a server (an envelope message, a Location) that echoed a secret,
         // or a URL with one: both are masked.
-        return parts.joined(separator: " ") + ": " + mask.text(Self.redactingURLs(in: message, with: mask))
+        return parts.joined(separator: " ") + ": " + mask.text(Self.redactingURLs(in: self.message, with: mask))
     }
 
     /// Every http(s) URL inside `text`, redacted.

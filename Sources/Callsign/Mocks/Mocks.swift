@@ -60,7 +60,8 @@ public struct Mocks: Sendable {
     /// test fixtures. Requests the archive does not hold fail unless `realRequests` is `true`.
     ///
     /// ```swift
-    /// $0.mocks = Mocks(replaying: try HARReplay(contentsOf: sessionFile))
+    /// let archive = try HARReplay(contentsOf: sessionFile)
+    /// let client = APIClient(configuration: .init { $0.mocks = Mocks(replaying: archive) })
     /// ```
     public init(replaying archive: HARReplay, realRequests: Bool = false) {
         self.init(realRequests: realRequests) { request in archive.mock(for: request, passesThrough: realRequests) }

@@ -20,6 +20,8 @@ struct CallFacts: Sendable {
         }
     }
 
+    /// The client's configuration (set when the call's context is made).
+    var shared = SharedConfiguration.standard
     /// The API name, when the call came from a definition.
     var apiName: String?
     /// The endpoint value the request came from, for mock providers.
@@ -50,8 +52,13 @@ struct CallFacts: Sendable {
     /// The request in wire form (set by the encoding stage).
     var wire: PreparedRequest?
 
-    init(request: Request) {
+    init(request: Request, origin: CallOrigin) {
         apiName = request.apiName
         logger = request.logger
+        endpoint = origin.endpoint
+        vouchedOrigin = origin.vouchedOrigin
+        consumer = origin.consumer
+        isReplay = origin.isReplay
+        progress = origin.progress
     }
 }

@@ -58,18 +58,29 @@ public struct MiddlewareNext: Sendable {
 /// What a middleware knows about the call it is part of: the client's configuration and the
 /// call's own facts.
 public struct MiddlewareContext: Sendable {
-    /// The client's configuration, shared by every call.
-    private let shared: SharedConfiguration
-    /// What the built-in stages know about this call, passed down the chain.
-    var call: CallFacts
+    /// The call's facts and the client's configuration in one box: passing the context down the
+    /// chain copies one pointer.
+    private var facts: CopyOnWrite<CallFacts>
 
     init(configuration: SharedConfiguration, call: CallFacts) {
-        self.shared = configuration
-        self.call = call
+        var call = call
+        call.shared = configuration
+        self.facts = CopyOnWrite(call)
+    }
+
+    /// The client's configuration, shared by every call.
+    var shared: SharedConfiguration { facts.value.shared }
+
+    /// What the built-in stages know about this call, passed down the chain.
+    var call: CallFacts {
+        _read { yield facts.value }
+        _modify { yield &facts.value }
     }
 
     /// The client's configuration.
-    public var configuration: APIClient.Configuration { shared.value }
+    public var configuration: APIClient.Configuration {
+        _read { yield shared.value }
+    }
     /// The API name, when the call came from a definition.
     public var apiName: String? { call.apiName }
     /// The call's logger: the request's own, else the client's; `nil` when neither is set.
@@ -80,6 +91,9 @@ public struct MiddlewareContext: Sendable {
 final class SharedConfiguration: Sendable {
     let value: APIClient.Configuration
     init(_ value: APIClient.Configuration) { self.value = value }
+
+    /// The default configuration, for facts made before a client gives its own.
+    static let standard = SharedConfiguration(.default)
 }
 
 /// A middleware from a closure: Malibu's async `middleware` hook and anything small.

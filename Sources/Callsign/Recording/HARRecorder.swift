@@ -4,15 +4,16 @@ import Synchronization
 /// Records every exchange that passes it to an HTTP Archive (HAR 1.2) file, with timings,
 /// headers and bodies — redacted, so secrets never reach the file.
 ///
-/// Insert it just before the transport to record every attempt of every call, or add it to one
-/// call's middlewares:
+/// Set it as ``APIClient/Configuration/Observability/recorder`` to record every attempt of every
+/// call at the ``MiddlewareStage/recording`` stage, or add it to one call's middlewares:
 ///
 /// ```swift
 /// let recorder = HARRecorder(fileURL: URL(fileURLWithPath: "session.har"))
-/// let client = APIClient(configuration: .init { $0.insert(recorder, before: .transport) })
+/// let client = APIClient(configuration: .init { $0.observability.recorder = recorder })
 /// …
-/// // open session.har in a browser's developer tools, Charles or Proxyman,
-/// // or replay it: APIClient(transport: try HARReplayTransport(contentsOf: recorder.fileURL))
+/// // open session.har in a browser's developer tools, Charles or Proxyman, or replay it:
+/// let archive = try HARReplay(contentsOf: recorder.fileURL)
+/// let replay = APIClient(configuration: .init { $0.mocks = Mocks(replaying: archive) })
 /// ```
 ///
 /// The file is rewritten after each exchange, so it is complete even if the process stops.

@@ -80,11 +80,15 @@ struct RecordingStage: Middleware {
 /// secrets masked in every value.
 struct CallLog {
     let logger: Logger?
-    let configuration: APIClient.Configuration
+    private let shared: SharedConfiguration
 
     init(_ context: MiddlewareContext) {
         logger = context.logger
-        configuration = context.configuration
+        shared = context.shared
+    }
+
+    private var configuration: APIClient.Configuration {
+        _read { yield shared.value }
     }
 
     /// `debug`: an attempt starts (method and URL as far as known).

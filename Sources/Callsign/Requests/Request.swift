@@ -16,73 +16,94 @@ public import Logging
 /// ``parameters`` (then ``query``) and that parameter is not sent again. Parameters go into the
 /// query string for GET, HEAD and DELETE (or with ``ContentType/query``) and into the body
 /// otherwise, encoded by ``contentType`` (JSON unless you say otherwise).
+@dynamicMemberLookup
 public struct Request: Sendable {
-    /// The HTTP method.
-    public var method: HTTPRequest.Method
-    /// A path relative to the base URL (may be a template), or an absolute `http(s)` URL.
-    public var path: String
-    /// The base URL for a relative path; `nil` uses the client's configured base URL.
-    public var baseURL: URL? = nil
-    /// Parameters: path template values, then query items or body fields depending on the method.
-    public var parameters: Parameters
-    /// Parameters that always go into the query string, whatever the method.
-    public var query: Parameters
-    /// Header fields; they win over the client's default headers of the same name. In a
-    /// ``Response``'s request, every header that was sent.
-    public var headers: Headers
-    /// An explicit body. When set, ``parameters`` go into the query string (or, for a
-    /// multipart body, become its leading text fields).
-    public var body: RequestBody? = nil
-    /// How parameters are encoded; `nil` means JSON for a body. Default `nil`.
-    public var contentType: ContentType? = nil
-    /// The time limit for one attempt; `nil` uses the client's. Default `nil`.
-    public var timeout: Duration? = nil
-    /// A tag naming the backend subsystem, for common parameters and headers. Default `nil`.
-    public var tag: String? = nil
-    /// An identifier for looking up and cancelling the call. Default `nil`.
-    public var identifier: String? = nil
-    /// A group for cancelling related calls together. Default `nil`.
-    public var group: String? = nil
-    /// The API name, when the request came from a definition.
-    public var apiName: String? = nil
-    /// The statuses ``Response/validate()`` accepts; `nil` means the client's (200–299).
-    public var acceptedStatusCodes: StatusCodes? = nil
-    /// Whether the request carries the client's credentials. Default `false`.
-    public var needsAuthorization: Bool = false
-    /// Whether to read the body as an adaptive envelope; `nil` follows the client. Default `nil`.
-    public var usesEnvelope: Bool? = nil
-    /// What the body is expected to hold (from a definition's response type). Default `nil`.
-    public var responseType: ResponseType? = nil
-    /// Whether an empty or `null` body is acceptable (RFAPI's "Response Accept Null").
-    public var acceptsNullResponse: Bool = false
-    /// The retry policy for this call; `nil` uses the definition's, else the client's.
-    public var retry: RetryPolicy? = nil
-    /// One time limit for the whole call — attempts, waits, redirects and body; `nil` uses the
-    /// client's. Default `nil`.
-    public var deadline: Duration? = nil
-    /// How this call uses the client's HTTP cache; `nil` means ``CachePolicy/useProtocol``.
-    public var cachePolicy: CachePolicy? = nil
-    /// Whether this call is queued offline when the server cannot be reached; `nil` means
-    /// ``StorePolicy/none``.
-    public var storePolicy: StorePolicy? = nil
-    /// A message for activity observers while the call runs (RFAPI's loading message).
-    public var loadMessage: String? = nil
-    /// Middlewares for this call only, run after the client's and the definition's.
-    public var middlewares: [any Middleware] = []
-    /// Where common parameters go for this request; `nil` follows the client. Default `nil`.
-    public var commonParameterPlacement: CommonParameterPlacement? = nil
-    /// The URL the request was sent to, filled in when Callsign builds the request.
-    public internal(set) var url: URL? = nil
-    /// Set by the redirect policy after a hop to another origin: credentials are never added again.
-    public internal(set) var credentialsStripped: Bool = false
-    /// The logger for this call; `nil` uses the client's. Give a call its own logger (or the
-    /// client's with more metadata) to follow it in your logs:
-    ///
-    /// ```swift
-    /// var request = Request.get("orders")
-    /// request.logger = Logger(label: "orders", metadataProvider: .init { ["order.batch": "42"] })
-    /// ```
-    public var logger: Logger? = nil
+    /// What a request holds. Read and change them on the request itself — `request.path`,
+    /// `request.headers["X-Trace"] = id` — through key-path member lookup: the fields live in one
+    /// copy-on-write box, so a request is one pointer wide however much it carries, and passing it
+    /// down the middleware chain copies nothing.
+    public struct Fields: Sendable {
+        /// The HTTP method.
+        public var method: HTTPRequest.Method
+        /// A path relative to the base URL (may be a template), or an absolute `http(s)` URL.
+        public var path: String
+        /// The base URL for a relative path; `nil` uses the client's configured base URL.
+        public var baseURL: URL? = nil
+        /// Parameters: path template values, then query items or body fields depending on the method.
+        public var parameters: Parameters
+        /// Parameters that always go into the query string, whatever the method.
+        public var query: Parameters
+        /// Header fields; they win over the client's default headers of the same name. In a
+        /// ``Response``'s request, every header that was sent.
+        public var headers: Headers
+        /// An explicit body. When set, ``parameters`` go into the query string (or, for a
+        /// multipart body, become its leading text fields).
+        public var body: RequestBody? = nil
+        /// How parameters are encoded; `nil` means JSON for a body. Default `nil`.
+        public var contentType: ContentType? = nil
+        /// The time limit for one attempt; `nil` uses the client's. Default `nil`.
+        public var timeout: Duration? = nil
+        /// A tag naming the backend subsystem, for common parameters and headers. Default `nil`.
+        public var tag: String? = nil
+        /// An identifier for looking up and cancelling the call. Default `nil`.
+        public var identifier: String? = nil
+        /// A group for cancelling related calls together. Default `nil`.
+        public var group: String? = nil
+        /// The API name, when the request came from a definition.
+        public var apiName: String? = nil
+        /// The statuses ``Response/validate()`` accepts; `nil` means the client's (200–299).
+        public var acceptedStatusCodes: StatusCodes? = nil
+        /// Whether the request carries the client's credentials. Default `false`.
+        public var needsAuthorization: Bool = false
+        /// Whether to read the body as an adaptive envelope; `nil` follows the client. Default `nil`.
+        public var usesEnvelope: Bool? = nil
+        /// What the body is expected to hold (from a definition's response type). Default `nil`.
+        public var responseType: ResponseType? = nil
+        /// Whether an empty or `null` body is acceptable (RFAPI's "Response Accept Null").
+        public var acceptsNullResponse: Bool = false
+        /// The retry policy for this call; `nil` uses the definition's, else the client's.
+        public var retry: RetryPolicy? = nil
+        /// One time limit for the whole call — attempts, waits, redirects and body; `nil` uses the
+        /// client's. Default `nil`.
+        public var deadline: Duration? = nil
+        /// How this call uses the client's HTTP cache; `nil` means ``CachePolicy/useProtocol``.
+        public var cachePolicy: CachePolicy? = nil
+        /// Whether this call is queued offline when the server cannot be reached; `nil` means
+        /// ``StorePolicy/none``.
+        public var storePolicy: StorePolicy? = nil
+        /// A message for activity observers while the call runs (RFAPI's loading message).
+        public var loadMessage: String? = nil
+        /// Middlewares for this call only, run after the client's and the definition's.
+        public var middlewares: [any Middleware] = []
+        /// Where common parameters go for this request; `nil` follows the client. Default `nil`.
+        public var commonParameterPlacement: CommonParameterPlacement? = nil
+        /// The URL the request was sent to, filled in when Callsign builds the request.
+        public internal(set) var url: URL? = nil
+        /// Set by the redirect policy after a hop to another origin: credentials are never added again.
+        public internal(set) var credentialsStripped: Bool = false
+        /// The logger for this call; `nil` uses the client's. Give a call its own logger (or the
+        /// client's with more metadata) to follow it in your logs:
+        ///
+        /// ```swift
+        /// var request = Request.get("orders")
+        /// request.logger = Logger(label: "orders", metadataProvider: .init { ["order.batch": "42"] })
+        /// ```
+        public var logger: Logger? = nil
+    }
+
+    /// The fields, in one copy-on-write box (see ``Fields``).
+    private var fields: CopyOnWrite<Fields>
+
+    /// Reads or changes a field of the request (see ``Fields``).
+    public subscript<Value>(dynamicMember field: WritableKeyPath<Fields, Value>) -> Value {
+        get { fields.value[keyPath: field] }
+        _modify { yield &fields.value[keyPath: field] }
+    }
+
+    /// Reads a field that only Callsign sets.
+    public subscript<Value>(dynamicMember field: KeyPath<Fields, Value>) -> Value {
+        fields.value[keyPath: field]
+    }
 
     /// Creates a request.
     ///
@@ -94,16 +115,10 @@ public struct Request: Sendable {
         query: Parameters = [:], headers: Headers = [:], body: RequestBody? = nil,
         contentType: ContentType? = nil, timeout: Duration? = nil, tag: String? = nil
     ) {
-        self.method = method
-        self.path = path
-        self.baseURL = baseURL
-        self.parameters = parameters
-        self.query = query
-        self.headers = headers
-        self.body = body
-        self.contentType = contentType
-        self.timeout = timeout
-        self.tag = tag
+        fields = CopyOnWrite(
+            Fields(
+                method: method, path: path, baseURL: baseURL, parameters: parameters, query: query, headers: headers, body: body,
+                contentType: contentType, timeout: timeout, tag: tag))
     }
 
     /// The parameter key whose value (an array, usually) is sent as the whole JSON body,
@@ -116,7 +131,7 @@ public struct Request: Sendable {
 
     /// Whether the method is idempotent by RFC 9110 (GET, HEAD, OPTIONS, TRACE, PUT, DELETE).
     public var isIdempotent: Bool {
-        switch method {
+        switch self.method {
         case .get, .head, .options, .trace, .put, .delete: true
         default: false
         }
@@ -124,7 +139,7 @@ public struct Request: Sendable {
 
     /// The URL for messages: the built URL if there is one, else the path as written.
     var resolvedURLForDescription: String? {
-        url?.absoluteString ?? (path.isEmpty ? nil : path)
+        self.url?.absoluteString ?? (self.path.isEmpty ? nil : self.path)
     }
 }
 

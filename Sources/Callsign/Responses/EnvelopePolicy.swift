@@ -81,32 +81,32 @@ extension Response {
     /// The envelope's contents, when the envelope is enabled for this response and the body is a
     /// JSON object; `nil` otherwise.
     public var envelope: EnvelopePolicy.Contents? {
-        guard let policy = activeEnvelopePolicy, let value = try? JSONValue(parsing: body) else { return nil }
+        guard let policy = activeEnvelopePolicy, let value = try? JSONValue(parsing: self.body) else { return nil }
         return policy.read(value)
     }
 
     var activeEnvelopePolicy: EnvelopePolicy? {
-        switch request.usesEnvelope {
+        switch self.request.usesEnvelope {
         case .some(false): nil
-        case .some(true): settings.envelope ?? .standard
-        case .none: settings.envelope
+        case .some(true): self.settings.envelope ?? .standard
+        case .none: self.settings.envelope
         }
     }
 
     /// Checks the envelope and returns its payload as JSON data; `nil` when there is no envelope
     /// or it has no payload (then the whole body is the payload).
     func envelopePayload() throws(APIError) -> Data? {
-        guard let policy = activeEnvelopePolicy, (200..<300).contains(status.code),
-            body.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) == UInt8(ascii: "{"),
+        guard let policy = activeEnvelopePolicy, (200..<300).contains(self.status.code),
+            self.body.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) == UInt8(ascii: "{"),
             // Too deep: no envelope; decode() then reports the depth.
-            settings.maximumJSONDepth >= JSONDepth.foundationLimit || !JSONDepth.exceeds(body, limit: settings.maximumJSONDepth),
-            let value = try? JSONValue(parsing: body), let contents = policy.read(value)
+            self.settings.maximumJSONDepth >= JSONDepth.foundationLimit || !JSONDepth.exceeds(self.body, limit: self.settings.maximumJSONDepth),
+            let value = try? JSONValue(parsing: self.body), let contents = policy.read(value)
         else { return nil }
         if let code = contents.code, !policy.successCodes.contains(code) {
             var error = APIError(
                 .envelope,
                 "the server reported code \(code)" + (contents.message.map { ": \($0)" } ?? ""),
-                request: request, response: self)
+                request: self.request, response: self)
             error.envelopeCode = code
             error.envelopeMessage = contents.message
             throw error

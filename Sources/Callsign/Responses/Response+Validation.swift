@@ -31,14 +31,14 @@ extension Response {
     @discardableResult
     public func validate() throws(APIError) -> Response {
         try validateStatus()
-        if let accept = request.headers["Accept"] {
+        if let accept = self.request.headers["Accept"] {
             let accepted = accept.split(separator: ",").map {
                 ($0.split(separator: ";").first.map(String.init) ?? "").trimmingCharacters(in: .whitespaces).lowercased()
             }
             try validate(contentTypes: accepted)
         }
         _ = try envelopePayload()
-        for validator in settings.validators { try validate(using: validator) }
+        for validator in self.settings.validators { try validate(using: validator) }
         return self
     }
 
@@ -49,11 +49,11 @@ extension Response {
     /// ```
     @discardableResult
     public func validate(statusCodes: StatusCodes) throws(APIError) -> Response {
-        guard statusCodes.contains(status.code) else {
+        guard statusCodes.contains(self.status.code) else {
             throw APIError(
                 .unacceptableStatus,
-                "the server answered \(status.code) \(status.reasonPhrase); accepted: \(statusCodes)",
-                request: request, response: self)
+                "the server answered \(self.status.code) \(self.status.reasonPhrase); accepted: \(statusCodes)",
+                request: self.request, response: self)
         }
         return self
     }
@@ -68,10 +68,10 @@ extension Response {
         let wanted = contentTypes.map { $0.lowercased() }.filter { !$0.isEmpty }
         guard !wanted.isEmpty, !wanted.contains("*/*") else { return self }
         guard let mediaType else {
-            if body.isEmpty { return self }
+            if self.body.isEmpty { return self }
             throw APIError(
                 .unacceptableContentType, "the response has no Content-Type; expected \(wanted.joined(separator: " or "))",
-                request: request, response: self)
+                request: self.request, response: self)
         }
         let matches = wanted.contains { pattern in
             if pattern.hasSuffix("/*") { return mediaType.hasPrefix(pattern.dropLast()) }
@@ -84,7 +84,7 @@ extension Response {
             throw APIError(
                 .unacceptableContentType,
                 "the response is \(mediaType); expected \(wanted.joined(separator: " or "))",
-                request: request, response: self)
+                request: self.request, response: self)
         }
         return self
     }
@@ -97,7 +97,7 @@ extension Response {
         } catch let error as APIError {
             var error = error
             if error.response == nil { error.response = self }
-            if error.request == nil { error.request = request }
+            if error.request == nil { error.request = self.request }
             throw error
         } catch {
             throw APIError(.invalidResponse, "the response failed validation: \(error)", response: self, underlyingError: error)
@@ -106,7 +106,7 @@ extension Response {
     }
 
     func validateStatus() throws(APIError) {
-        try validate(statusCodes: request.acceptedStatusCodes ?? settings.acceptedStatusCodes)
+        try validate(statusCodes: self.request.acceptedStatusCodes ?? self.settings.acceptedStatusCodes)
     }
 }
 
@@ -123,36 +123,36 @@ extension Response {
     ///   or ``APIError/Code/decoding`` (with the coding path of the first mismatch).
     public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder? = nil) throws(APIError) -> T {
         try validateStatus()
-        var payload = try envelopePayload() ?? body
+        var payload = try envelopePayload() ?? self.body
         if T.self == EmptyResponse.self, let empty = EmptyResponse() as? T { return empty }
-        if request.acceptsNullResponse && payload.isEmpty { payload = Data("null".utf8) }
+        if self.request.acceptsNullResponse && payload.isEmpty { payload = Data("null".utf8) }
         try checkResponseType(payload)
-        try JSONDepth.check(payload, limit: settings.maximumJSONDepth, what: "the body")
+        try JSONDepth.check(payload, limit: self.settings.maximumJSONDepth, what: "the body")
         do {
-            return try (decoder ?? settings.decoder).decode(T.self, from: payload)
+            return try (decoder ?? self.settings.decoder).decode(T.self, from: payload)
         } catch {
             throw APIError(
                 .decoding, "the body could not be decoded as \(Self.typeName(T.self)): \(Self.describe(error))",
-                request: request, response: self, underlyingError: error)
+                request: self.request, response: self, underlyingError: error)
         }
     }
 
     /// For definitions that say `objects` or `object`, checks the JSON's top level first, so
     /// the message names the mismatch instead of a decoder detail.
     private func checkResponseType(_ payload: Data) throws(APIError) {
-        guard let expected = request.responseType, expected == .object || expected == .objects,
+        guard let expected = self.request.responseType, expected == .object || expected == .objects,
             let first = payload.first(where: { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) })
         else { return }
-        if first == UInt8(ascii: "n"), request.acceptsNullResponse { return }
+        if first == UInt8(ascii: "n"), self.request.acceptsNullResponse { return }
         let wantsArray = expected == .objects
         let isArray = first == UInt8(ascii: "[")
         let isObject = first == UInt8(ascii: "{")
         if wantsArray && !isArray || !wantsArray && !isObject {
-            let className = request.apiName.map { " for \($0)" } ?? ""
+            let className = self.request.apiName.map { " for \($0)" } ?? ""
             throw APIError(
                 .decoding,
                 "expected \(wantsArray ? "an array of objects" : "one object")\(className) (response type \(expected)), but the body is \(isArray ? "an array" : isObject ? "an object" : "not a JSON object or array")",
-                request: request, response: self)
+                request: self.request, response: self)
         }
     }
 

@@ -8,33 +8,53 @@ public import HTTPTypes
 /// let board = try response.validate().decode(Board.self)
 /// print(response.status.code, response.headers[.contentType] ?? "", response.duration)
 /// ```
+@dynamicMemberLookup
 public struct Response: Sendable {
-    /// The request, as Callsign built it (its ``Request/url`` is filled in).
-    public var request: Request
-    /// The status line.
-    public var status: HTTPResponse.Status
-    /// Every response header field.
-    public var headers: HTTPFields
-    /// The whole body.
-    public var body: Data
-    /// When the request started.
-    public var startedAt: Date
-    /// How long the exchange took, from the first byte sent to the last byte read.
-    public var duration: Duration
-    /// Whether this came from the network, the cache, or the cache after a `304`.
-    public var source: ResponseSource = .network
-    /// For a download, the file that holds the body (``body`` is then empty).
-    public var fileURL: URL? = nil
-    /// Settings from the client that decide how this response is validated and decoded.
-    var settings: ResponseSettings
-    /// The body, still arriving: below the ``MiddlewareStage/body`` stage for every response,
-    /// above it only for ``APIClient/stream(_:)``.
-    var bodyStream: ResponseBodyStream? = nil
-    /// The body's declared `Content-Length` while it is still arriving, checked by the transport
-    /// stage; a decoded body has none.
-    var declaredLength: Int? = nil
-    /// The body as it was sent, for recorders.
-    var sentBody: HTTPBody? = nil
+    /// What a response holds. Read and change them on the response itself — `response.status`,
+    /// `response.headers[.eTag]` — through key-path member lookup: the fields live in one
+    /// copy-on-write box, so a response is one pointer wide however large its body.
+    public struct Fields: Sendable {
+        /// The request, as Callsign built it (its ``Request/url`` is filled in).
+        public var request: Request
+        /// The status line.
+        public var status: HTTPResponse.Status
+        /// Every response header field.
+        public var headers: HTTPFields
+        /// The whole body.
+        public var body: Data
+        /// When the request started.
+        public var startedAt: Date
+        /// How long the exchange took, from the first byte sent to the last byte read.
+        public var duration: Duration
+        /// Whether this came from the network, the cache, or the cache after a `304`.
+        public var source: ResponseSource = .network
+        /// For a download, the file that holds the body (``body`` is then empty).
+        public var fileURL: URL? = nil
+        /// Settings from the client that decide how this response is validated and decoded.
+        var settings: ResponseSettings
+        /// The body, still arriving: below the ``MiddlewareStage/body`` stage for every response,
+        /// above it only for ``APIClient/stream(_:)``.
+        var bodyStream: ResponseBodyStream? = nil
+        /// The body's declared `Content-Length` while it is still arriving, checked by the transport
+        /// stage; a decoded body has none.
+        var declaredLength: Int? = nil
+        /// The body as it was sent, for recorders.
+        var sentBody: HTTPBody? = nil
+    }
+
+    /// The fields, in one copy-on-write box (see ``Fields``).
+    private var fields: CopyOnWrite<Fields>
+
+    /// Reads or changes a field of the response (see ``Fields``).
+    public subscript<Value>(dynamicMember field: WritableKeyPath<Fields, Value>) -> Value {
+        get { fields.value[keyPath: field] }
+        _modify { yield &fields.value[keyPath: field] }
+    }
+
+    /// Reads a field that only Callsign sets.
+    public subscript<Value>(dynamicMember field: KeyPath<Fields, Value>) -> Value {
+        fields.value[keyPath: field]
+    }
 
     /// Creates a response. Transports and mocks normally do this for you.
     public init(
@@ -51,30 +71,25 @@ public struct Response: Sendable {
         request: Request, status: HTTPResponse.Status, headers: HTTPFields, body: Data, startedAt: Date, duration: Duration,
         settings: ResponseSettings
     ) {
-        self.request = request
-        self.status = status
-        self.headers = headers
-        self.body = body
-        self.startedAt = startedAt
-        self.duration = duration
-        self.settings = settings
+        fields = CopyOnWrite(
+            Fields(request: request, status: status, headers: headers, body: body, startedAt: startedAt, duration: duration, settings: settings))
     }
 
     /// The body as UTF-8 text (invalid bytes replaced).
-    public func string() -> String { String(decoding: body, as: UTF8.self) }
+    public func string() -> String { String(decoding: self.body, as: UTF8.self) }
 
     /// The body bytes.
-    public func data() -> Data { body }
+    public func data() -> Data { self.body }
 
     /// The body parsed as JSON.
     ///
     /// - Throws: ``APIError`` (``APIError/Code/decoding``) when the body is not JSON.
     public func json() throws(APIError) -> JSONValue {
         do {
-            return try JSONValue(parsing: body)
+            return try JSONValue(parsing: self.body)
         } catch {
             var error = error
-            error.request = request
+            error.request = self.request
             error.response = self
             throw error
         }
@@ -82,18 +97,29 @@ public struct Response: Sendable {
 
     /// The media type of the body, lower-cased, without parameters (`application/json`).
     public var mediaType: String? {
-        headers[.contentType].map { $0.split(separator: ";").first.map(String.init) ?? $0 }?
+        self.headers[.contentType].map { $0.split(separator: ";").first.map(String.init) ?? $0 }?
             .trimmingCharacters(in: .whitespaces).lowercased()
     }
 }
 
-/// How one response is judged, taken from the request and the client configuration.
-struct ResponseSettings: Sendable {
-    var acceptedStatusCodes: StatusCodes = .successful
-    var envelope: EnvelopePolicy?
-    var decoder: JSONDecoder = JSONDecoder()
-    var validators: [any ResponseValidator] = []
-    var maximumJSONDepth: Int = Limits.default.maximumJSONDepth
+/// How one response is judged, taken from the client configuration: one shared value per client.
+final class ResponseSettings: Sendable {
+    let acceptedStatusCodes: StatusCodes
+    let envelope: EnvelopePolicy?
+    let decoder: JSONDecoder
+    let validators: [any ResponseValidator]
+    let maximumJSONDepth: Int
+
+    init(
+        acceptedStatusCodes: StatusCodes = .successful, envelope: EnvelopePolicy? = nil, decoder: JSONDecoder = JSONDecoder(),
+        validators: [any ResponseValidator] = [], maximumJSONDepth: Int = Limits.default.maximumJSONDepth
+    ) {
+        self.acceptedStatusCodes = acceptedStatusCodes
+        self.envelope = envelope
+        self.decoder = decoder
+        self.validators = validators
+        self.maximumJSONDepth = maximumJSONDepth
+    }
 
     /// The defaults, made once: a response built outside a client shares its decoder.
     static let standard = ResponseSettings()

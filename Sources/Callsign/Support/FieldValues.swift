@@ -53,13 +53,25 @@ enum ContentLength {
         return result
     }
 
-    /// Optional whitespace around 1*DIGIT, at most `Int64.max`.
+    /// Optional whitespace (spaces and tabs) around 1*DIGIT, at most `Int64.max`. Read byte by
+    /// byte: every response's head passes here.
     static func digits<Text: StringProtocol>(_ text: Text) -> Int64? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed.utf8.count <= 19, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-            return nil
+        var value: Int64 = 0
+        var sawDigit = false
+        var trailing = false  // whitespace after the digits: nothing else may follow
+        for byte in text.utf8 {
+            if byte == 0x20 || byte == 0x09 {
+                trailing = sawDigit
+                continue
+            }
+            guard byte >= 0x30, byte <= 0x39, !trailing else { return nil }
+            let (shifted, overflowA) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflowB) = shifted.addingReportingOverflow(Int64(byte - 0x30))
+            guard !overflowA, !overflowB else { return nil }
+            value = sum
+            sawDigit = true
         }
-        return Int64(trimmed)  // at most 19 digits: nil past Int64.max, never a trap
+        return sawDigit ? value : nil
     }
 
     static func excerpt(_ value: String) -> String {

@@ -58,11 +58,11 @@ extension Authentication: CustomStringConvertible, CustomDebugStringConvertible,
 extension Request: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// `GET https://api.example.com/users?token=REDACTED`: the URL with secrets redacted.
     public var description: String {
-        "\(method.rawValue) \(Redaction.default.redact(url: url?.absoluteString ?? path))"
+        "\(self.method.rawValue) \(Redaction.default.redact(url: self.url?.absoluteString ?? self.path))"
     }
 
     /// The method, the redacted URL and the headers with secret values redacted.
-    public var debugDescription: String { "Request(\(description), headers: \(headers))" }
+    public var debugDescription: String { "Request(\(description), headers: \(self.headers))" }
 
     /// What `dump` shows: every child with secrets redacted.
     public var customMirror: Mirror {
@@ -70,26 +70,26 @@ extension Request: CustomStringConvertible, CustomDebugStringConvertible, Custom
         return Mirror(
             self,
             children: [
-                "method": method.rawValue, "path": redaction.redact(url: path),
-                "url": url.map { redaction.redact(url: $0.absoluteString) } as Any, "headers": headers,
-                "parameters": redaction.redact(json: .object(parameters)).description,
-                "query": redaction.redact(json: .object(query)).description,
-                "apiName": apiName as Any, "tag": tag as Any, "identifier": identifier as Any, "group": group as Any,
+                "method": self.method.rawValue, "path": redaction.redact(url: self.path),
+                "url": self.url.map { redaction.redact(url: $0.absoluteString) } as Any, "headers": self.headers,
+                "parameters": redaction.redact(json: .object(self.parameters)).description,
+                "query": redaction.redact(json: .object(self.query)).description,
+                "apiName": self.apiName as Any, "tag": self.tag as Any, "identifier": self.identifier as Any, "group": self.group as Any,
             ], displayStyle: .struct)
     }
 }
 
 extension Response: CustomStringConvertible, CustomReflectable {
     /// `200 GET https://api.example.com/users` (secrets redacted).
-    public var description: String { "\(status.code) \(request.description)" }
+    public var description: String { "\(self.status.code) \(self.request.description)" }
 
     /// What `dump` shows: every child with secrets redacted.
     public var customMirror: Mirror {
         Mirror(
             self,
             children: [
-                "status": status.code, "request": request, "headers": Headers(headers),
-                "body": "\(body.count) bytes", "source": source.description,
+                "status": self.status.code, "request": self.request, "headers": Headers(self.headers),
+                "body": "\(self.body.count) bytes", "source": self.source.description,
             ], displayStyle: .struct)
     }
 }
@@ -100,7 +100,7 @@ extension APIError: CustomReflectable {
         Mirror(
             self,
             children: [
-                "code": code.description, "description": description, "request": request as Any, "response": response as Any,
+                "code": self.code.description, "description": description, "request": self.request as Any, "response": self.response as Any,
             ], displayStyle: .struct)
     }
 }
