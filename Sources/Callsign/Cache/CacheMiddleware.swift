@@ -36,7 +36,7 @@ struct CacheMiddleware: Middleware {
             return response
         }
         var probe = request
-        let prepared = try factory.prepare(&probe)
+        let prepared = try factory.prepare(&probe, resolved: context.call.resolvedTarget)
         let headers = prepared.headers
         if Self.callerConditionals.contains(where: headers.contains) { return try await next(request) }
         let digestKey: Data

@@ -201,35 +201,19 @@ struct DefinitionParser {
     private func readWord(_ field: Field, reader: ValueReader, into definition: inout APIDefinition) throws(APIError) {
         switch field {
         case .contentType:
-            let text = try reader.string()
-            guard let contentType = ContentType(name: text) else {
-                throw reader.error(
-                    "\"\(text)\" is not a content type; use query, form, json, text, multipart or a media type such as application/xml")
-            }
-            definition.contentType = contentType
+            definition.contentType = try reader.word(
+                ContentType.init(name:), "a content type; use query, form, json, text, multipart or a media type such as application/xml")
         case .responseType:
-            let text: String
-            switch reader.value {
-            case .int(let number): text = String(number)
-            case .string(let word): text = word
-            default: throw reader.error("must be a word or RFAPI's number, not \(reader.value.kindName)")
-            }
-            guard let type = ResponseType(name: text) else {
-                throw reader.error("\"\(text)\" is not a response type; use void, object, objects or raw (or RFAPI's 0-3)")
-            }
-            definition.responseType = type
+            // RFAPI wrote response types as numbers.
+            let number = reader.value.intValue.map { ValueReader(api: reader.api, key: reader.key, line: reader.line, value: .string(String($0))) }
+            definition.responseType = try (number ?? reader).word(
+                ResponseType.init(name:), "a response type; use void, object, objects or raw (or RFAPI's 0-3)")
         case .cachePolicy:
-            let text = try reader.string()
-            guard let policy = CachePolicy(name: text) else {
-                throw reader.error("\"\(text)\" is not a cache policy; use \(CachePolicy.names.joined(separator: ", "))")
-            }
-            definition.cachePolicy = policy
+            definition.cachePolicy = try reader.word(
+                CachePolicy.init(name:), "a cache policy; use \(CachePolicy.names.joined(separator: ", "))")
         case .offlinePolicy:
-            let text = try reader.string()
-            guard let policy = StorePolicy(name: text) else {
-                throw reader.error("\"\(text)\" is not a store policy; use \(StorePolicy.names.joined(separator: " or "))")
-            }
-            definition.storePolicy = policy
+            definition.storePolicy = try reader.word(
+                StorePolicy.init(name:), "a store policy; use \(StorePolicy.names.joined(separator: " or "))")
         default:
             break
         }
@@ -245,6 +229,13 @@ private struct ValueReader {
 
     func error(_ problem: String) -> APIError {
         DefinitionParser.error(api, key: key, line: line, problem)
+    }
+
+    /// A word from a fixed set, read by `parse`; `what` names the set for the error.
+    func word<Word>(_ parse: (String) -> Word?, _ what: String) throws(APIError) -> Word {
+        let text = try string()
+        guard let word = parse(text) else { throw error("\"\(text)\" is not \(what)") }
+        return word
     }
 
     func string() throws(APIError) -> String {

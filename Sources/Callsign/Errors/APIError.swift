@@ -20,7 +20,7 @@ public import Foundation
 ///
 /// Cancellation is reported as ``Code/cancelled`` and a time limit as ``Code/timedOut``.
 @dynamicMemberLookup
-public struct APIError: Error, Sendable {
+public struct APIError: BoxedFields, Error, Sendable {
     /// What kind of failure an ``APIError`` is.
     ///
     /// A struct around a private enum, so new codes can be added without breaking a
@@ -135,18 +135,13 @@ public struct APIError: Error, Sendable {
         var redaction: Redaction? = nil
     }
 
-    /// The fields, in one copy-on-write box (see ``Fields``).
-    private var fields: CopyOnWrite<Fields>
+    /// The fields' box (see ``BoxedFields``).
+    private var storage: CopyOnWrite<Fields>
 
-    /// Reads or changes a field of the error (see ``Fields``).
-    public subscript<Value>(dynamicMember field: WritableKeyPath<Fields, Value>) -> Value {
-        get { fields.value[keyPath: field] }
-        _modify { yield &fields.value[keyPath: field] }
-    }
-
-    /// Reads a field that only Callsign sets.
-    public subscript<Value>(dynamicMember field: KeyPath<Fields, Value>) -> Value {
-        fields.value[keyPath: field]
+    /// All the fields at once; read and change them one by one on the value itself.
+    public var fields: Fields {
+        _read { yield storage.value }
+        _modify { yield &storage.value }
     }
 
     /// Creates an error. Most users only ever read errors; this is for middlewares,
@@ -159,7 +154,7 @@ public struct APIError: Error, Sendable {
         _ code: Code, _ message: String, request: Request? = nil, response: Response? = nil,
         underlyingError: (any Error)? = nil
     ) {
-        fields = CopyOnWrite(
+        storage = CopyOnWrite(
             Fields(
                 code: code, message: message, request: request ?? response?.request, response: response,
                 underlyingError: underlyingError, apiName: request?.apiName ?? response?.request.apiName))

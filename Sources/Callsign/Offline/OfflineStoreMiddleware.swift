@@ -40,7 +40,8 @@ struct OfflineStoreMiddleware: Middleware {
     private func enqueue(_ request: Request, failure: APIError, context: MiddlewareContext) async -> APIError {
         let queued: QueuedRequest
         do throws(APIError) {
-            queued = try await Self.queuedForm(of: request, factory: factory, redaction: context.configuration.credentialRedaction)
+            queued = try await Self.queuedForm(
+                of: request, resolved: context.call.resolvedTarget, factory: factory, redaction: context.configuration.credentialRedaction)
         } catch {
             var refusal = error
             refusal.message = "the server could not be reached (\(failure.message)), and the request could not be queued: \(error.message)"
@@ -71,9 +72,11 @@ struct OfflineStoreMiddleware: Middleware {
     /// What is written to the queue: method, URL, headers and body bytes as they would be sent.
     /// Secrets are never written: a request carrying one in its own headers, query or body is
     /// refused (credentials from ``APIClient/Configuration/authentication`` are added at replay).
-    static func queuedForm(of request: Request, factory: RequestFactory, redaction: Redaction) async throws(APIError) -> QueuedRequest {
+    static func queuedForm(
+        of request: Request, resolved: RequestFactory.Target?, factory: RequestFactory, redaction: Redaction
+    ) async throws(APIError) -> QueuedRequest {
         var copy = request
-        let prepared = try factory.prepare(&copy)
+        let prepared = try factory.prepare(&copy, resolved: resolved)
         let secretHeaders = prepared.headers.fields.map(\.name).filter(redaction.isSecretHeader)
         guard secretHeaders.isEmpty else {
             throw APIError(

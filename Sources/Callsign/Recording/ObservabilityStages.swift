@@ -94,13 +94,15 @@ struct CallLog {
     /// `debug`: an attempt starts (method and URL as far as known).
     func sending(_ request: Request) {
         guard let logger, logger.logLevel <= .debug else { return }
-        let mask = SecretMask(configuration: configuration, request: request)
-        logger.debug(
-            "sending attempt",
-            metadata: [
-                "callsign.api": .string(request.apiName ?? ""), "callsign.method": .string(request.method.rawValue),
-                "callsign.url": .string(mask.url(request.url?.absoluteString ?? request.path)),
-            ])
+        logger.debug("sending attempt", metadata: identity(request, mask: SecretMask(configuration: configuration, request: request)))
+    }
+
+    /// The call's API name, method and masked URL.
+    private func identity(_ request: Request, mask: SecretMask) -> Logger.Metadata {
+        [
+            "callsign.api": .string(request.apiName ?? ""), "callsign.method": .string(request.method.rawValue),
+            "callsign.url": .string(mask.url(request.url?.absoluteString ?? request.path)),
+        ]
     }
 
     /// `debug`: the headers sent and received (redacted); `trace`: also both bodies (capped,
@@ -129,30 +131,20 @@ struct CallLog {
     /// `debug`: the call's outcome.
     func finished(_ response: Response) {
         guard let logger, logger.logLevel <= .debug else { return }
-        logger.debug(
-            "request finished",
-            metadata: [
-                "callsign.api": .string(response.request.apiName ?? ""),
-                "callsign.method": .string(response.request.method.rawValue),
-                "callsign.url": .string(
-                    SecretMask(configuration: configuration, request: response.request).url(response.request.url?.absoluteString ?? "")),
-                "callsign.status": .stringConvertible(response.status.code),
-                "callsign.duration_ms": .stringConvertible(response.duration.wholeMilliseconds),
-            ])
+        var metadata = identity(response.request, mask: SecretMask(configuration: configuration, request: response.request))
+        metadata["callsign.status"] = .stringConvertible(response.status.code)
+        metadata["callsign.duration_ms"] = .stringConvertible(response.duration.wholeMilliseconds)
+        logger.debug("request finished", metadata: metadata)
     }
 
     /// `debug`, not `error`: the error is thrown to the caller, who decides what it means.
     func failed(_ error: APIError, request: Request) {
         guard let logger, logger.logLevel <= .debug else { return }
         let mask = SecretMask(configuration: configuration, request: request)
-        logger.debug(
-            "request failed",
-            metadata: [
-                "callsign.api": .string(request.apiName ?? ""), "callsign.method": .string(request.method.rawValue),
-                "callsign.url": .string(mask.url(request.path)),
-                "callsign.error": .string(error.code.shortDescription),
-                "callsign.message": .string(mask.text(error.message)),
-            ])
+        var metadata = identity(request, mask: mask)
+        metadata["callsign.error"] = .string(error.code.shortDescription)
+        metadata["callsign.message"] = .string(mask.text(error.message))
+        logger.debug("request failed", metadata: metadata)
     }
 
     private func loggable(_ body: Data, contentType: String?, mask: SecretMask) -> String {

@@ -17,7 +17,7 @@ public import Logging
 /// query string for GET, HEAD and DELETE (or with ``ContentType/query``) and into the body
 /// otherwise, encoded by ``contentType`` (JSON unless you say otherwise).
 @dynamicMemberLookup
-public struct Request: Sendable {
+public struct Request: BoxedFields, Sendable {
     /// What a request holds. Read and change them on the request itself — `request.path`,
     /// `request.headers["X-Trace"] = id` — through key-path member lookup: the fields live in one
     /// copy-on-write box, so a request is one pointer wide however much it carries, and passing it
@@ -91,18 +91,13 @@ public struct Request: Sendable {
         public var logger: Logger? = nil
     }
 
-    /// The fields, in one copy-on-write box (see ``Fields``).
-    private var fields: CopyOnWrite<Fields>
+    /// The fields' box (see ``BoxedFields``).
+    private var storage: CopyOnWrite<Fields>
 
-    /// Reads or changes a field of the request (see ``Fields``).
-    public subscript<Value>(dynamicMember field: WritableKeyPath<Fields, Value>) -> Value {
-        get { fields.value[keyPath: field] }
-        _modify { yield &fields.value[keyPath: field] }
-    }
-
-    /// Reads a field that only Callsign sets.
-    public subscript<Value>(dynamicMember field: KeyPath<Fields, Value>) -> Value {
-        fields.value[keyPath: field]
+    /// All the fields at once; read and change them one by one on the value itself.
+    public var fields: Fields {
+        _read { yield storage.value }
+        _modify { yield &storage.value }
     }
 
     /// Creates a request.
@@ -115,7 +110,7 @@ public struct Request: Sendable {
         query: Parameters = [:], headers: Headers = [:], body: RequestBody? = nil,
         contentType: ContentType? = nil, timeout: Duration? = nil, tag: String? = nil
     ) {
-        fields = CopyOnWrite(
+        storage = CopyOnWrite(
             Fields(
                 method: method, path: path, baseURL: baseURL, parameters: parameters, query: query, headers: headers, body: body,
                 contentType: contentType, timeout: timeout, tag: tag))

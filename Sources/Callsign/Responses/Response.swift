@@ -9,7 +9,7 @@ public import HTTPTypes
 /// print(response.status.code, response.headers[.contentType] ?? "", response.duration)
 /// ```
 @dynamicMemberLookup
-public struct Response: Sendable {
+public struct Response: BoxedFields, Sendable {
     /// What a response holds. Read and change them on the response itself — `response.status`,
     /// `response.headers[.eTag]` — through key-path member lookup: the fields live in one
     /// copy-on-write box, so a response is one pointer wide however large its body.
@@ -42,18 +42,13 @@ public struct Response: Sendable {
         var sentBody: HTTPBody? = nil
     }
 
-    /// The fields, in one copy-on-write box (see ``Fields``).
-    private var fields: CopyOnWrite<Fields>
+    /// The fields' box (see ``BoxedFields``).
+    private var storage: CopyOnWrite<Fields>
 
-    /// Reads or changes a field of the response (see ``Fields``).
-    public subscript<Value>(dynamicMember field: WritableKeyPath<Fields, Value>) -> Value {
-        get { fields.value[keyPath: field] }
-        _modify { yield &fields.value[keyPath: field] }
-    }
-
-    /// Reads a field that only Callsign sets.
-    public subscript<Value>(dynamicMember field: KeyPath<Fields, Value>) -> Value {
-        fields.value[keyPath: field]
+    /// All the fields at once; read and change them one by one on the value itself.
+    public var fields: Fields {
+        _read { yield storage.value }
+        _modify { yield &storage.value }
     }
 
     /// Creates a response. Transports and mocks normally do this for you.
@@ -71,7 +66,7 @@ public struct Response: Sendable {
         request: Request, status: HTTPResponse.Status, headers: HTTPFields, body: Data, startedAt: Date, duration: Duration,
         settings: ResponseSettings
     ) {
-        fields = CopyOnWrite(
+        storage = CopyOnWrite(
             Fields(request: request, status: status, headers: headers, body: body, startedAt: startedAt, duration: duration, settings: settings))
     }
 

@@ -26,3 +26,27 @@ struct CopyOnWrite<Value: Sendable>: Sendable {
         }
     }
 }
+
+/// A value type whose fields live in one ``CopyOnWrite`` box and are read and changed through
+/// key-path member lookup: `request.path`, `error.code`. One mechanism for ``Request``,
+/// ``Response`` and ``APIError``: each stays one pointer wide however much it carries, so passing
+/// it down the middleware chain, or holding it in every frame of a waiting call, copies nothing.
+public protocol BoxedFields {
+    /// The fields, documented where they are declared.
+    associatedtype Fields: Sendable
+    /// All the fields at once.
+    var fields: Fields { get set }
+}
+
+extension BoxedFields {
+    /// Reads or changes one field.
+    public subscript<Value>(dynamicMember field: WritableKeyPath<Fields, Value>) -> Value {
+        get { fields[keyPath: field] }
+        _modify { yield &fields[keyPath: field] }
+    }
+
+    /// Reads a field that only Callsign sets.
+    public subscript<Value>(dynamicMember field: KeyPath<Fields, Value>) -> Value {
+        fields[keyPath: field]
+    }
+}
