@@ -66,6 +66,30 @@ struct DemoTour {
             $0.observability.recorder = recorder
         })
 
+        try await callingSteps(file: file, definitions: definitions, client: client)
+        try await reliabilitySteps(definitions: definitions, client: client)
+        await failureSteps(client: client)
+        try await mockAndCacheSteps(definitions: definitions)
+        let servedBefore = try await offlineSteps(definitions: definitions)
+        try await downloadSteps(client: client)
+        step("Recording: the main client wrote every exchange to a HAR file (secrets redacted)")
+        say("\(recorder.count) exchanges in \(recorder.fileURL.path)")
+        say("open it in a browser's developer tools, or replay it: callsign call … --mock \(recorder.fileURL.lastPathComponent)")
+
+        Terminal.out("")
+        Terminal.out("Done: \(servedBefore + server.requests.count) requests served by the demo API.")
+        if serving {
+            Terminal.out("Try these in another terminal:")
+            Terminal.out("  swift run callsign list --definitions \(file.path)")
+            Terminal.out("  swift run callsign call UserProfile --definitions \(file.path) -p user_id=7 --include")
+            Terminal.out("  swift run callsign call TopicListRecommended --definitions \(file.path) -p page:=2 -p page_size:=3")
+        } else {
+            Terminal.out("Run `swift run callsign demo --serve` to keep the demo API running and call it yourself.")
+        }
+    }
+
+    /// Definitions, and the four ways to call.
+    private mutating func callingSteps(file: URL, definitions: APIDefinitions, client: APIClient) async throws {
         step("Load API definitions from a YAML file")
         say("file: \(file.path)")
         for name in definitions.names {
@@ -106,6 +130,10 @@ struct DemoTour {
         sent()
         say("with header X-Subsystem: \(server.requests.last?.header("X-Subsystem") ?? "")")
 
+    }
+
+    /// Tokens, redirects, retry and task control.
+    private mutating func reliabilitySteps(definitions: APIDefinitions, client: APIClient) async throws {
         step("Bearer tokens: an expired token gets a 401, one refresh, and the call is resent")
         let refreshes = RefreshCounter()
         let authorized = APIClient(definitions: definitions, configuration: .init {
@@ -170,6 +198,10 @@ struct DemoTour {
         }
         say("requests that reached the server: \(server.hits("/demo/slow")) (the other two were still queued)")
 
+    }
+
+    /// Failures: typed errors, and bad input refused before a byte is sent.
+    private mutating func failureSteps(client: APIClient) async {
         step("An envelope with a failure code becomes one typed error")
         await expectFailure { _ = try await client.call("RoomAudiences", parameters: ["room": "closed"]) }
 
@@ -189,6 +221,10 @@ struct DemoTour {
         await expectFailure { _ = try await client.call("UserProfil") }
         say("requests sent for these: \(server.requests.count - before)")
 
+    }
+
+    /// Mocks and the HTTP cache.
+    private mutating func mockAndCacheSteps(definitions: APIDefinitions) async throws {
         step("Mocks: the same call answered by a mock, through the same validation and decoding")
         let mocked = APIClient(definitions: definitions, configuration: .init {
             $0.mocks = Mocks(realRequests: false) { request in
@@ -216,6 +252,11 @@ struct DemoTour {
         say("the server sent the catalog \(server.responses("/demo/api/v2/catalog", status: 200))× in full and answered 304 Not Modified \(server.responses("/demo/api/v2/catalog", status: 304))×")
         say("GET requests for /demo/boards that reached the server: \(server.requests.filter { $0.method == "GET" && $0.rawPath == "/demo/boards" }.count)")
 
+    }
+
+    /// The offline queue across a server outage; returns how many requests the stopped server had served.
+    private mutating func offlineSteps(definitions: APIDefinitions) async throws -> Int {
+        let servedBefore = server.requests.count
         step("Offline queue: a note written while the server is down is kept on disk and sent when it is back")
         let queueFile = folder.appendingPathComponent("offline-queue.sqlite")
         let offline = APIClient(definitions: definitions, configuration: .init {
@@ -223,7 +264,6 @@ struct DemoTour {
             $0.observability.attemptObserver = { report in Terminal.out("   attempt \(report.attempt): \(report.outcome); retrying") }
         })
         let port = server.port
-        let servedBefore = server.requests.count
         await server.stop()
         say("the demo API on port \(port) is stopped")
         let queuedNote = await Self.failure { () async throws(APIError) in
@@ -242,7 +282,12 @@ struct DemoTour {
             }
         }
         say("sent \(report.sent), still queued \(report.remaining)")
+        return servedBefore
 
+    }
+
+    /// A large download, interrupted and resumed.
+    private mutating func downloadSteps(client: APIClient) async throws {
         step("Large downloads: streamed to a file with a progress bar, interrupted, then resumed")
         let archive = folder.appendingPathComponent("archive.bin")
         let size = 40 << 20
@@ -269,20 +314,6 @@ struct DemoTour {
         let identical = (try? Data(contentsOf: archive)) == TestServer.expectedBytes(count: size)
         say("saved \(archive.lastPathComponent): \(ByteCount.text(Int64(size))), identical to the server's bytes: \(identical ? "yes" : "NO")")
 
-        step("Recording: the main client wrote every exchange to a HAR file (secrets redacted)")
-        say("\(recorder.count) exchanges in \(recorder.fileURL.path)")
-        say("open it in a browser's developer tools, or replay it: callsign call … --mock \(recorder.fileURL.lastPathComponent)")
-
-        Terminal.out("")
-        Terminal.out("Done: \(servedBefore + server.requests.count) requests served by the demo API.")
-        if serving {
-            Terminal.out("Try these in another terminal:")
-            Terminal.out("  swift run callsign list --definitions \(file.path)")
-            Terminal.out("  swift run callsign call UserProfile --definitions \(file.path) -p user_id=7 --include")
-            Terminal.out("  swift run callsign call TopicListRecommended --definitions \(file.path) -p page:=2 -p page_size:=3")
-        } else {
-            Terminal.out("Run `swift run callsign demo --serve` to keep the demo API running and call it yourself.")
-        }
     }
 
     private mutating func step(_ title: String) {

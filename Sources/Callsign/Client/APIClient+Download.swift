@@ -138,8 +138,6 @@ enum FileDownload {
         _ request: Request, to destination: URL, resuming: Bool, context: MiddlewareContext, next: MiddlewareNext
     ) async throws -> Response {
         let start = ContinuousClock.now
-        var context = context
-        context.call.bodyReading = .stream
         if !resuming { discard(destination: destination) }
         var resume = resuming ? resumePoint(destination: destination) : nil
         while true {

@@ -40,11 +40,6 @@ struct CallFacts: Sendable {
     var deadline: ContinuousClock.Instant?
     /// When this attempt must be over (set by the timeout stage for transports that enforce it).
     var attemptDeadline: ContinuousClock.Instant?
-    /// How the transport is asked to read the body (set by the body stage).
-    var bodyReading: TransportRequest.BodyReading = .stream
-    /// Told the bytes received, by a transport that collects the body itself (set by the body
-    /// stage when someone watches progress).
-    var receiveProgress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?
     /// The parameter names the common-parameters stage added, which leave on a hop to another origin.
     var commonParameterNames: Set<String> = []
     /// The resolved target of the request's path, so the encoding stage does not resolve it again.

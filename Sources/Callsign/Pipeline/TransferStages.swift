@@ -48,8 +48,6 @@ struct BodyStage: Middleware {
         case .memory:
             return try await collect(request, context: context, next: next)
         case .stream:
-            var context = context
-            context.call.bodyReading = .stream
             return try await next(request, context: context)
         case .file(let destination, let resuming):
             return try await FileDownload.transfer(request, to: destination, resuming: resuming, context: context, next: next)
@@ -58,14 +56,7 @@ struct BodyStage: Middleware {
 
     private func collect(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         let start = ContinuousClock.now
-        var context = context
-        context.call.bodyReading = .collect(limit: limit)
         let progress = context.call.progress
-        if let progress {
-            context.call.receiveProgress = { received, expected in
-                progress.report(TransferProgress(direction: .download, completedBytes: received, totalBytes: expected))
-            }
-        }
         var response = try await next(request, context: context)
         guard let stream = response.bodyStream else { return response }
         do {
@@ -205,8 +196,17 @@ struct TransportStage: Middleware {
         let startedAt = Date()
         let start = ContinuousClock.now
         var body = wire.body
-        var receiveProgress = context.call.receiveProgress
-        let upload = context.call.progress.flatMap { UploadProgress($0, body: wire.body) }
+        // A body read into memory may be read by the transport with the head, in one step.
+        let collects: Bool
+        if case .memory = context.call.consumer { collects = true } else { collects = false }
+        let progress = context.call.progress
+        var receiveProgress: (@Sendable (Int64, Int64?) -> Void)?
+        if collects, let progress {
+            receiveProgress = { received, expected in
+                progress.report(TransferProgress(direction: .download, completedBytes: received, totalBytes: expected))
+            }
+        }
+        let upload = progress.flatMap { UploadProgress($0, body: wire.body) }
         if let upload {
             upload.started()
             // A streamed body reports each chunk as the transport takes it.
@@ -223,8 +223,8 @@ struct TransportStage: Middleware {
         do {
             sent = try await transport.send(
                 TransportRequest(
-                    head: wire.head, body: body, bodyReading: context.call.bodyReading, deadline: context.call.attemptDeadline,
-                    receiveProgress: receiveProgress))
+                    head: wire.head, body: body, bodyReading: collects ? .collect(limit: limits.maximumResponseBodySize) : .stream,
+                    deadline: context.call.attemptDeadline, receiveProgress: receiveProgress))
         } catch {
             throw Self.failure(error, request: request)
         }

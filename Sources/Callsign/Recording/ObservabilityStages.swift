@@ -30,7 +30,7 @@ struct ObservabilityStage: Middleware {
             }
             span?.record(status: response.status.code)
             telemetry.recordSuccess(response)
-            CallLog(context).finished(response)
+            if context.logger != nil { CallLog(context).finished(response) }
             return response
         } catch {
             let failure = APIClient.callFailure(error, request: request)
@@ -57,8 +57,8 @@ struct RecordingStage: Middleware {
             telemetry.activeTracer.inject(span.context, into: &fields, using: HTTPFieldsInjector())
             for field in fields { request.headers[field.name.rawName] = field.value }
         }
-        let log = CallLog(context)
-        log.sending(request)
+        let log = context.logger == nil ? nil : CallLog(context)
+        log?.sending(request)
         do {
             let response: Response
             if let recorder {
@@ -67,7 +67,7 @@ struct RecordingStage: Middleware {
                 response = try await next(request)
             }
             span?.record(status: response.status.code)
-            log.received(response)
+            log?.received(response)
             return response
         } catch {
             span?.record(failure: APIError.wrap(error, request: request))
