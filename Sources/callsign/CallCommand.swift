@@ -11,13 +11,33 @@ struct CallCommand: AsyncParsableCommand {
             Examples:
               callsign call UserProfile --definitions api.yaml -p user_id=42
               callsign call TopicList -d api.json -p page:=2 --include
-            -p key=value sends a string; -p key:=json sends a JSON value (a number, true, [1,2], …).
-            --user USER:PASSWORD or --bearer TOKEN send credentials; otherwise a definitions file may name
+
+            -p key=value sends a string; -p key:=json sends a JSON value (a number, true, [1,2], …). \
+            --user USER:PASSWORD or --bearer TOKEN send credentials; otherwise a definitions file may name \
             environment variables that hold them (DEFAULT: authentication: {scheme: bearer, tokenEnvironment: API_TOKEN}).
-            JSON answers are pretty-printed. Exit status: 0 on success, 1 on any error (one line on stderr),
-            75 when --offline queued the request because the server could not be reached.
+
+            The body goes to stdout exactly as the server sent it (after content decoding) when stdout is \
+            not a terminal, so `callsign call X > out.json` saves what the server sent. On a terminal, \
+            JSON is re-indented without changing keys, numbers or escapes, in colour unless NO_COLOR is \
+            set (--pretty, --raw and --color choose for yourself).
+
+            A status the API does not accept prints the body and exits 22 (--fail-with-body, the default); \
+            --fail prints nothing, --no-fail exits 0. See `callsign --help` for every exit status.
             """
     )
+
+    /// What a status the API does not accept does, as in curl.
+    enum FailMode: String, EnumerableFlag {
+        case fail, failWithBody, noFail
+
+        static func help(for value: FailMode) -> ArgumentHelp? {
+            switch value {
+            case .fail: "On a status the API does not accept, print nothing and exit 22."
+            case .failWithBody: "On a status the API does not accept, print the body and exit 22 (the default)."
+            case .noFail: "Print any answer and exit 0, whatever its status."
+            }
+        }
+    }
 
     @Argument(help: "The API name, as defined in the definitions file.")
     var name: String
@@ -62,6 +82,10 @@ struct CallCommand: AsyncParsableCommand {
 
     @Flag(name: [.short, .long], help: "Print the status line and headers before the body.")
     var include = false
+
+    @Flag var failMode: FailMode = .failWithBody
+
+    @OptionGroup var output: OutputOptions
 
     @Option(help: "Use the HTTP cache stored in this folder (created if needed); --verbose says whether the answer was a fresh hit, revalidated (304) or from the network.")
     var cache: String?
@@ -114,14 +138,34 @@ struct CallCommand: AsyncParsableCommand {
             }
             if verbose, cache != nil { Terminal.error("cache: \(CacheReport.describe(response.source))") }
             if include { ResponsePrinter.printHead(response) }
-            do {
-                try response.validate()
-            } catch {
-                if !include { ResponsePrinter.printBody(response) }
-                throw error
-            }
-            ResponsePrinter.printBody(response)
+            try show(response)
         }
+    }
+}
+
+extension CallCommand {
+    /// Prints the body as the validation and `--fail` choices say, and throws what the exit
+    /// status reports.
+    func show(_ response: Response) throws(APIError) {
+        do {
+            try response.validate()
+        } catch {
+            let statusFailure = error.code == .unacceptableStatus || error.code == .envelope
+            switch (statusFailure, failMode) {
+            case (true, .noFail):
+                ResponsePrinter.printBody(response, output: output)
+                return
+            case (true, .failWithBody):
+                ResponsePrinter.printBody(response, output: output)
+            case (true, .fail):
+                break
+            case (false, _):
+                // Not what the API declares: shown only when asked for with --include.
+                if include { ResponsePrinter.printBody(response, output: output) }
+            }
+            throw error
+        }
+        ResponsePrinter.printBody(response, output: output)
     }
 }
 

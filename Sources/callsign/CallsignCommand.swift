@@ -9,6 +9,8 @@ struct CallsignCommand: AsyncParsableCommand {
         abstract: "Call HTTP APIs by rules: definitions in, decoded answers out.",
         discussion: """
             Start with `callsign demo`: it runs a demo API on 127.0.0.1 and walks through the features.
+
+            \(ExitStatus.table)
             """,
         version: APIClient.version,
         subcommands: [CallCommand.self, DownloadCommand.self, ListCommand.self, QueueCommand.self, DemoCommand.self]

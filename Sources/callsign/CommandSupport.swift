@@ -164,26 +164,30 @@ enum ResponsePrinter {
         Terminal.out("")
     }
 
-    static func printBody(_ response: Response) {
-        if let mediaType = response.mediaType, mediaType.contains("json"), let json = try? response.json() {
-            Terminal.write(json.jsonData(prettyPrinted: true))
-            Terminal.out("")
-        } else if !response.body.isEmpty {
-            Terminal.write(response.body)
-            if response.body.last != UInt8(ascii: "\n"), isTerminal(STDOUT_FILENO) { Terminal.out("") }
+    /// The body exactly as received (after content decoding), or — for a person — JSON
+    /// re-indented token by token, never re-serialized: key order, number text and string escapes
+    /// stay as the server sent them.
+    static func printBody(_ response: Response, output: OutputOptions) {
+        guard !response.body.isEmpty else { return }
+        if output.prettyPrints, let pretty = JSONText.prettyPrinted(response.body, colors: output.colors) {
+            Terminal.write(pretty)
+            return
         }
+        Terminal.write(response.body)
+        if output.prettyPrints, response.body.last != UInt8(ascii: "\n") { Terminal.out("") }
     }
 
     static func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) == 1 }
 }
 
-/// Runs a command's work; an ``APIError`` becomes one line on stderr and exit status 1.
+/// Runs a command's work; an ``APIError`` becomes one line on stderr and its exit status
+/// (see ``ExitStatus``).
 func reportingErrors(_ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch let error as APIError {
         Terminal.error("callsign: \(error.description)")
-        throw ExitCode.failure
+        throw ExitCode(ExitStatus.code(for: error))
     }
 }
 

@@ -79,7 +79,43 @@ let targets: [FuzzTarget] = [
     FuzzTarget(name: "har") { data in
         _ = try? HARReplay(data: data)
     },
+    // The CLI's JSON pretty-printer: it may only change whitespace between tokens, and it may
+    // only accept what a JSON parser accepts.
+    FuzzTarget(name: "json-text") { data in
+        let pretty = JSONText.prettyPrinted(data, indent: 2, colors: .standard)
+        guard let plain = JSONText.prettyPrinted(data) else {
+            precondition(pretty == nil, "colours changed whether the text is JSON")
+            return
+        }
+        precondition(JSONText.isValid(data), "printed text the validator refuses")
+        precondition(Minified.of(plain) == Minified.of(data), "the printer changed a token")
+        precondition(JSONText.prettyPrinted(plain) == plain, "printing is not idempotent")
+        precondition(
+            (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil,
+            "accepted text Foundation's parser refuses")
+    },
 ]
+
+/// JSON text without the whitespace between tokens (strings kept as they are).
+enum Minified {
+    static func of(_ data: Data) -> [UInt8] {
+        var result: [UInt8] = []
+        var inString = false
+        var escaped = false
+        for byte in data {
+            if inString {
+                result.append(byte)
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+            } else if byte == UInt8(ascii: "\"") {
+                inString = true
+                result.append(byte)
+            } else if ![0x20, 0x09, 0x0A, 0x0D].contains(byte) {
+                result.append(byte)
+            }
+        }
+        return result
+    }
+}
 
 /// The target named by `CALLSIGN_FUZZ_TARGET`, looked up once.
 let selected: FuzzTarget? = {

@@ -117,7 +117,9 @@ public final class APIClient: Sendable {
     public func call<T: Decodable>(
         _ name: String, parameters: Parameters = [:], headers: Headers = [:], as type: T.Type
     ) async throws(APIError) -> T {
-        let response = try await call(name, parameters: parameters, headers: headers)
+        let request = try request(named: name, parameters: parameters, headers: headers)
+        // Decoding checks the body as JSON, so validation does not scan it first.
+        let response = try Self.validated(await perform(Call(request)), decodingNext: true)
         if response.request.responseType == .void, let empty = EmptyResponse() as? T { return empty }
         return try response.decode(T.self)
     }
@@ -141,8 +143,8 @@ public final class APIClient: Sendable {
     }
 
     @inline(never)
-    private static func validated(_ response: Response) throws(APIError) -> Response {
-        try response.validate()
+    private static func validated(_ response: Response, decodingNext: Bool = false) throws(APIError) -> Response {
+        try response.validate(checkingDeclaredJSON: !decodingNext)
     }
 
     // MARK: - By value

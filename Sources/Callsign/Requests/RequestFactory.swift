@@ -37,12 +37,15 @@ struct RequestFactory: Sendable {
     }
 
     let settings: Settings
-    /// The settings' headers in wire form, for requests that add none.
+    /// The settings' headers in wire form, for requests that add none; and with
+    /// `Accept: application/json` for those that expect JSON objects.
     private let defaults: RequestDefaults?
+    private let jsonDefaults: RequestDefaults?
 
     init(settings: Settings) {
         self.settings = settings
         defaults = RequestDefaults(settings: settings)
+        jsonDefaults = RequestDefaults(settings: settings, accept: "application/json")
     }
 
     init(configuration: APIClient.Configuration) {
@@ -223,9 +226,13 @@ struct RequestFactory: Sendable {
     /// Every header sent, and their wire form: the settings' headers under the request's own,
     /// the body's content type, and `Accept-Encoding`.
     private func headers(of request: Request, contentType: String?, forDownload: Bool) throws(APIError) -> (Headers, HTTPFields) {
-        if let defaults, request.headers.isEmpty, contentType == nil, !request.credentialsStripped, !forDownload {
+        // A definition that expects JSON objects asks for JSON, unless a header already says what it wants.
+        let wantsJSON = request.responseType == .object || request.responseType == .objects
+        if request.headers.isEmpty, contentType == nil, !request.credentialsStripped, !forDownload,
+            let known = wantsJSON ? jsonDefaults : defaults
+        {
             // Nothing of the request's own: the client's headers, converted once.
-            return (defaults.headers, defaults.fields)
+            return (known.headers, known.fields)
         }
         var merged = settings.headers.merging(request.headers)
         if request.credentialsStripped {
@@ -233,6 +240,9 @@ struct RequestFactory: Sendable {
         }
         if let contentType, !merged.contains("Content-Type") {
             merged["Content-Type"] = contentType
+        }
+        if wantsJSON, !merged.contains("Accept") {
+            merged["Accept"] = "application/json"
         }
         if !merged.contains("Accept-Encoding") {
             // A download asks for the bytes as stored, so it can be resumed with a Range.
@@ -253,8 +263,9 @@ struct RequestFactory: Sendable {
 
         /// `nil` when the configuration's headers are not valid on the wire: each request then
         /// reports that itself.
-        init?(settings: Settings) {
+        init?(settings: Settings, accept: String? = nil) {
             var headers = settings.headers
+            if let accept, !headers.contains("Accept") { headers["Accept"] = accept }
             if !headers.contains("Accept-Encoding"), settings.asksForCompression {
                 headers["Accept-Encoding"] = ContentDecoding.acceptEncoding
             }

@@ -20,26 +20,53 @@ public protocol ResponseValidator: Sendable {
 
 extension Response {
     /// Checks the status against the accepted set, the content type against the request's
-    /// `Accept` header (when it has one), the adaptive envelope (when enabled), and the
-    /// client's validators; returns the response for chaining.
+    /// `Accept` header (when it has one — a definition that says `object` or `objects` asks for
+    /// `application/json`), the adaptive envelope (when enabled), that a body declared `object` or
+    /// `objects` is UTF-8 JSON of that shape, and the client's validators; returns the response
+    /// for chaining.
     ///
     /// ```swift
     /// let board = try await client.send(Boards.show(id: 7)).validate().decode(Board.self)
     /// ```
     /// - Throws: ``APIError`` with ``APIError/Code/unacceptableStatus``,
-    ///   ``APIError/Code/unacceptableContentType`` or ``APIError/Code/envelope``.
+    ///   ``APIError/Code/unacceptableContentType``, ``APIError/Code/envelope`` or
+    ///   ``APIError/Code/decoding`` (a body that is not the declared JSON).
     @discardableResult
     public func validate() throws(APIError) -> Response {
+        try validate(checkingDeclaredJSON: true)
+    }
+
+    /// ``validate()``; a caller that decodes next skips the JSON check, which decoding repeats.
+    @discardableResult
+    func validate(checkingDeclaredJSON: Bool) throws(APIError) -> Response {
         try validateStatus()
         if let accept = self.request.headers["Accept"] {
-            let accepted = accept.split(separator: ",").map {
-                ($0.split(separator: ";").first.map(String.init) ?? "").trimmingCharacters(in: .whitespaces).lowercased()
-            }
-            try validate(contentTypes: accepted)
+            try validate(contentTypes: accept.split(separator: ",").map(Response.mediaType(of:)))
         }
-        _ = try envelopePayload()
+        let payload = try envelopePayload()
+        if checkingDeclaredJSON { try validateDeclaredJSON(payload ?? self.body) }
         for validator in self.settings.validators { try validate(using: validator) }
         return self
+    }
+
+    /// For definitions that say `object` or `objects`: the body must be UTF-8 JSON of that shape
+    /// (an empty body only where there can be none, or with ``Request/acceptsNullResponse``).
+    private func validateDeclaredJSON(_ payload: Data) throws(APIError) {
+        guard let expected = self.request.responseType, expected == .object || expected == .objects else { return }
+        if payload.isEmpty {
+            let bodiless = self.request.method == .head || self.status.code == 204 || self.status.code == 304
+            guard bodiless || self.request.acceptsNullResponse else {
+                throw APIError(
+                    .decoding, "expected JSON (response type \(expected)), but the body is empty", request: self.request, response: self)
+            }
+            return
+        }
+        guard JSONText.isValid(payload) else {
+            throw APIError(
+                .decoding, "expected JSON (response type \(expected)), but the body is not valid UTF-8 JSON",
+                request: self.request, response: self)
+        }
+        try checkResponseType(payload)
     }
 
     /// Checks the status against `statusCodes`.

@@ -92,8 +92,17 @@ public struct Response: BoxedFields, Sendable {
 
     /// The media type of the body, lower-cased, without parameters (`application/json`).
     public var mediaType: String? {
-        self.headers[.contentType].map { $0.split(separator: ";").first.map(String.init) ?? $0 }?
-            .trimmingCharacters(in: .whitespaces).lowercased()
+        self.headers[.contentType].map { Self.mediaType(of: $0[...]) }
+    }
+
+    /// A media range's type without parameters and optional whitespace, lower-cased
+    /// (`" Application/JSON; charset=utf-8"` → `"application/json"`). Read on every validation,
+    /// so without Foundation.
+    static func mediaType(of text: Substring) -> String {
+        var type = text.prefix { $0 != ";" }
+        while let first = type.utf8.first, first == 0x20 || first == 0x09 { type.removeFirst() }
+        while let last = type.utf8.last, last == 0x20 || last == 0x09 { type.removeLast() }
+        return type.lowercased()
     }
 }
 

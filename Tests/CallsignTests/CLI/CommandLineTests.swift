@@ -48,7 +48,7 @@ struct CommandLineTests {
         #expect(headers["X-B"] == "two")
     }
 
-    @Test("call prints the JSON answer; --include adds status and headers; errors exit 1 with one line")
+    @Test("call prints the JSON answer; --include adds status and headers; errors exit with their status and one line")
     func call() async throws {
         try CLIRunner.requireBuilt()
         try await TestServer.withRunning { server in
@@ -58,7 +58,7 @@ struct CommandLineTests {
 
             let ok = try await CLIRunner.run(["call", "UserProfile", "--definitions", file.path, "-p", "user_id=7"])
             #expect(ok.status == 0)
-            #expect(ok.standardOutput.contains("\"name\" : \"User 7\""))
+            #expect(ok.standardOutput.contains("\"name\":\"User 7\""))
             #expect(ok.standardError.isEmpty)
 
             let included = try await CLIRunner.run(["call", "TopicListRecommended", "-d", file.path, "-p", "page_size:=1", "--include"])
@@ -66,12 +66,12 @@ struct CommandLineTests {
             #expect(server.requests.last?.uri == "/demo/api/v2/topics/recommended?page_size=1")
 
             let notFound = try await CLIRunner.run(["call", "UserProfile", "-d", file.path, "-p", "user_id=9999"])
-            #expect(notFound.status == 1)
+            #expect(notFound.status == 22)
             #expect(notFound.standardError.split(separator: "\n").count == 1)
             #expect(notFound.standardError.contains("unacceptableStatus"))
 
             let unknown = try await CLIRunner.run(["call", "UserProfle", "-d", file.path])
-            #expect(unknown.status == 1)
+            #expect(unknown.status == 65)
             #expect(unknown.standardError.contains("did you mean \"UserProfile\""))
 
             let rebased = try await CLIRunner.run([
@@ -107,15 +107,15 @@ struct CommandLineTests {
 
             let basic = try await CLIRunner.run(["call", "Login", "-d", file.path, "--user", "ann:pw"])
             #expect(basic.status == 0)
-            #expect(basic.standardOutput.contains("\"authenticated\" : true"))
+            #expect(basic.standardOutput.contains("\"authenticated\":true"))
 
             let bearer = try await CLIRunner.run(["call", "Headers", "-d", file.path, "--bearer", "tok", "-H", "X-One: 1"])
-            #expect(bearer.standardOutput.contains("\"Authorization\" : \"Bearer tok\""))
-            #expect(bearer.standardOutput.contains("\"X-One\" : \"1\""))
+            #expect(bearer.standardOutput.contains("\"Authorization\":\"Bearer tok\""))
+            #expect(bearer.standardOutput.contains("\"X-One\":\"1\""))
 
             let fromEnvironment = try await CLIRunner.run(
                 ["call", "Headers", "-d", file.path], environment: ["CALLSIGN_TEST_TOKEN": "from-env"])
-            #expect(fromEnvironment.standardOutput.contains("\"Authorization\" : \"Bearer from-env\""))
+            #expect(fromEnvironment.standardOutput.contains("\"Authorization\":\"Bearer from-env\""))
 
             let missing = try await CLIRunner.run(["call", "Headers", "-d", file.path], environment: ["CALLSIGN_TEST_TOKEN": ""])
             #expect(missing.status == 1)
@@ -140,7 +140,7 @@ struct CommandLineTests {
             #expect(retried.standardError.contains("< 200 OK"))
 
             let late = try await CLIRunner.run(["call", "Slow", "-d", file.path, "--deadline", "0.5"])
-            #expect(late.status == 1)
+            #expect(late.status == 28)
             #expect(late.standardError.contains("timedOut"))
             #expect(late.standardError.contains("deadline"))
         }
@@ -168,14 +168,14 @@ struct CommandLineTests {
         #expect(fixture.standardOutput.contains("from a folder"))
     }
 
-    @Test("a malformed definitions file is one clear line and exit 1")
+    @Test("a malformed definitions file is one clear line and exit 65")
     func badFile() async throws {
         try CLIRunner.requireBuilt()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-bad-\(UUID().uuidString).yaml")
         try Data("A:\n  path: a\n  methd: GET\n".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let result = try await CLIRunner.run(["list", "-d", file.path])
-        #expect(result.status == 1)
+        #expect(result.status == 65)
         #expect(result.standardError.contains("key \"methd\" (line 3)"))
     }
 

@@ -115,7 +115,7 @@ struct PersistenceCommandTests {
         let drop = try await CLIRunner.run(["queue", "drop", "#1", "--queue", queue])
         #expect(drop.standardOutput.contains("Dropped #1."))
         let missing = try await CLIRunner.run(["queue", "drop", "1", "--queue", queue])
-        #expect(missing.status == 1)
+        #expect(missing.status == 65)
 
         let waiting = try await CLIRunner.run(["queue", "replay", "--queue", queue])
         #expect(waiting.status == 1)
@@ -149,7 +149,7 @@ struct PersistenceCommandTests {
         #expect(try await storage.list(.pending).map(\.id) == [stored.id])
         #expect(try await storage.list(.deadLetter).isEmpty)
         let missing = try await CLIRunner.run(["queue", "retry", "99", "--queue", queuePath.path])
-        #expect(missing.status == 1)
+        #expect(missing.status == 65)
     }
 
     @Test("A read-only queue database: the call is not queued, and says so")
@@ -170,7 +170,7 @@ struct PersistenceCommandTests {
         let result = geteuid() == 0
             ? try await ProcessRunner.run("/usr/bin/env", ["unshare", "--user", CLIRunner.executable.path] + arguments)
             : try await CLIRunner.run(arguments)
-        #expect(result.status == 1, "\(result.standardError)")
+        #expect(result.status == 74, "\(result.standardError)")
         #expect(result.standardError.contains("storage"))
         #expect(result.standardError.contains("NOT queued"))
         #expect(result.standardError.contains("read-only"))

@@ -62,8 +62,8 @@ struct TransferCommandTests {
             let big = try await peakMemory([CLIRunner.executable.path, "call", "Upload", "-d", definitions.path, "--body", "@\(bigFile.path)"])
             #expect(small.result.status == 0)
             #expect(big.result.status == 0, "\(big.result.standardError)")
-            #expect(big.result.standardOutput.contains("\"bytes\" : 134217728"))
-            #expect(big.result.standardOutput.contains("\"crc32\" : \(crc)"))
+            #expect(big.result.standardOutput.contains("\"bytes\":134217728"))
+            #expect(big.result.standardOutput.contains("\"crc32\":\(crc)"))
             #expect(big.peak - small.peak < 32 << 20, "peak grew by \((big.peak - small.peak) >> 20) MiB")
         }
     }
@@ -89,13 +89,13 @@ struct TransferCommandTests {
             #expect(plain.status == 0)
             #expect(String(decoding: server.requests.last?.body ?? Data(), as: UTF8.self) == "hello there")
             let missing = try await CLIRunner.run(["call", "Echo", "-d", definitions.path, "--body", "@/no/such/file"])
-            #expect(missing.status == 1)
+            #expect(missing.status == 65)
             #expect(missing.standardError.contains("is not a readable file"))
 
             let url = server.url("/bytes/3000000?truncate=1000000").absoluteString
             let output = folder.appendingPathComponent("part.bin").path
             let cut = try await CLIRunner.run(["download", url, "-o", output])
-            #expect(cut.status == 1)
+            #expect(cut.status == 56)
             #expect(cut.standardError.contains("downloaded"))
             let resumed = try await CLIRunner.run(["download", url, "-o", output, "--continue"])
             #expect(resumed.status == 0, "\(resumed.standardError)")

@@ -1,0 +1,89 @@
+import ArgumentParser
+import Callsign
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How a body is shown: as received, or pretty-printed (and coloured) for a person.
+struct OutputOptions: ParsableArguments {
+    enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
+        case auto, always, never
+    }
+
+    @Option(help: "Colours: auto (on a terminal, unless NO_COLOR is set), always or never.")
+    var color: ColorChoice = .auto
+
+    @Flag(help: "Pretty-print JSON even when stdout is not a terminal (key order, numbers and escapes unchanged).")
+    var pretty = false
+
+    @Flag(help: "Print the body exactly as received even on a terminal.")
+    var raw = false
+
+    /// Whether JSON bodies are re-indented: on a terminal, unless `--raw`; elsewhere only with `--pretty`.
+    var prettyPrints: Bool {
+        if raw { return false }
+        return pretty || ResponsePrinter.isTerminal(STDOUT_FILENO)
+    }
+
+    /// The colours to use, if any: never when the output is not pretty-printed.
+    var colors: JSONText.Colors? {
+        guard prettyPrints else { return nil }
+        switch color {
+        case .always: return .standard
+        case .never: return nil
+        case .auto:
+            let noColor = ProcessInfo.processInfo.environment["NO_COLOR"].map { !$0.isEmpty } ?? false
+            return !noColor && ResponsePrinter.isTerminal(STDOUT_FILENO) ? .standard : nil
+        }
+    }
+
+    func validate() throws {
+        if pretty && raw { throw ValidationError("--pretty and --raw cannot be used together") }
+    }
+}
+
+/// The exit statuses scripts can tell apart, modelled on curl's codes and the BSD sysexits.
+enum ExitStatus {
+    /// The table shown by `callsign --help` and the README.
+    static let table = """
+        Exit status:
+          0   success
+          1   any other failure
+          7   could not connect: refused, unreachable, or the host name did not resolve
+          22  the status is not one the API accepts (curl's --fail; see --no-fail)
+          28  a timeout or deadline passed
+          35  TLS failed (certificate or handshake)
+          47  too many redirects, or a redirect Callsign refuses
+          56  the connection broke after the request was sent
+          63  the response is larger than the limit
+          64  invalid command-line usage
+          65  invalid input: a definitions file, a parameter, a header, an unknown API name
+          74  the offline queue or the cache cannot be read or written
+          75  queued offline (--offline): the server could not be reached
+          76  the response is not what the API declares: malformed, wrong content type or shape,
+              or it does not decode
+          130 interrupted (Ctrl-C)
+        """
+
+    /// The status for an error.
+    static func code(for error: APIError) -> Int32 {
+        switch error.code {
+        case .transport: error.requestSent ? 56 : 7
+        case .unacceptableStatus, .envelope: 22
+        case .timedOut: 28
+        case .tls: 35
+        case .redirect: 47
+        case .responseTooLarge: 63
+        case .invalidDefinition, .invalidRequest, .unknownAPI, .encoding: 65
+        case .storage: 74
+        case .queuedOffline: 75
+        case .invalidResponse, .unacceptableContentType, .decoding: 76
+        case .cancelled: 130
+        default: 1
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Callsign
+import Foundation
+import Testing
+
+@Suite("JSONText: pretty-printing that changes nothing but whitespace")
+struct JSONTextTests {
+    private func pretty(_ text: String, colors: JSONText.Colors? = nil) -> String? {
+        JSONText.prettyPrinted(Data(text.utf8), colors: colors).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    @Test("key order, number text and string escapes stay exactly as the server sent them")
+    func faithful() {
+        let body = #"{"n":12345678901234567890,"x":1.10,"b":2,"a":1,"s":"caf\u00e9 \"q\" \/","e":1E+2}"#
+        #expect(
+            pretty(body) == """
+                {
+                  "n": 12345678901234567890,
+                  "x": 1.10,
+                  "b": 2,
+                  "a": 1,
+                  "s": "caf\\u00e9 \\"q\\" \\/",
+                  "e": 1E+2
+                }
+
+                """)
+    }
+
+    @Test("nesting, empty containers and top-level scalars")
+    func shapes() {
+        #expect(pretty(#"[1,{"a":[]},{},[ ],"x"]"#) == "[\n  1,\n  {\n    \"a\": []\n  },\n  {},\n  [],\n  \"x\"\n]\n")
+        #expect(pretty("  42 ") == "42\n")
+        #expect(pretty("null") == "null\n")
+        #expect(pretty(#""only a string""#) == "\"only a string\"\n")
+    }
+
+    @Test("anything that is not exactly one JSON value is refused, so it is shown as it is")
+    func refusals() {
+        for bad in [
+            "", " ", "{", "}", "[1,]", "{\"a\":1,}", "{\"a\" 1}", "{1:2}", "01", "1.", "-", "+1", ".5", "1e", "tru", "nul",
+            "\"unterminated", "\"bad \\x escape\"", "\"\\u12\"", "\"tab\there\"", "[1] [2]", "1 2", "<html>", "{\"a\":1}}",
+        ] {
+            #expect(pretty(bad) == nil, "\(bad.debugDescription) should be refused")
+            #expect(!JSONText.isValid(Data(bad.utf8)))
+        }
+        // Surrogates come in pairs.
+        #expect(pretty(#""\ud800""#) == nil)
+        #expect(pretty(#""\udc00""#) == nil)
+        #expect(pretty(#""\ud83d\ude00""#) != nil)
+        // Not UTF-8 inside a string.
+        #expect(JSONText.prettyPrinted(Data([0x22, 0xFF, 0xFE, 0x22])) == nil)
+    }
+
+    @Test("nesting deeper than the limit is refused without recursion")
+    func depth() {
+        let deep = String(repeating: "[", count: JSONText.maximumDepth + 1) + String(repeating: "]", count: JSONText.maximumDepth + 1)
+        #expect(pretty(deep) == nil)
+        let fine = String(repeating: "[", count: JSONText.maximumDepth) + String(repeating: "]", count: JSONText.maximumDepth)
+        #expect(pretty(fine) != nil)
+    }
+
+    @Test("colours wrap each token kind and nothing else")
+    func colors() {
+        let palette = JSONText.Colors(key: "<k>", string: "<s>", number: "<n>", literal: "<l>", punctuation: "", reset: "</>")
+        #expect(pretty(#"{"a":"b","c":[1,true]}"#, colors: palette) == "{\n  <k>\"a\"</>: <s>\"b\"</>,\n  <k>\"c\"</>: [\n    <n>1</>,\n    <l>true</>\n  ]\n}\n")
+    }
+}
