@@ -78,6 +78,7 @@ let package = Package(
                 "CallsignSQLite",
                 "CallsignTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         // Benchmarks: an executable beside the products, adding no dependency to them.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Callsign
 import CallsignSQLite
 import Foundation
+import HTTPTypes
 
 struct CallCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -10,7 +11,7 @@ struct CallCommand: AsyncParsableCommand {
         discussion: """
             Examples:
               callsign call UserProfile --definitions api.yaml -p user_id=42
-              callsign call TopicList -d api.json -p page:=2 --include
+              callsign call TopicList -D api.json -p page:=2 --include
 
             -p key=value sends a string; -p key:=json sends a JSON value (a number, true, [1,2], …). \
             --user USER:PASSWORD or --bearer TOKEN send credentials; otherwise a definitions file may name \
@@ -42,8 +43,10 @@ struct CallCommand: AsyncParsableCommand {
     @Argument(help: "The API name, as defined in the definitions file.")
     var name: String
 
-    @Option(name: [.short, .long], help: "The definitions file (.json, .plist, .yaml or .yml).")
-    var definitions: String
+    @Option(
+        name: [.customShort("D"), .long],
+        help: "The definitions file (.json, .plist, .yaml or .yml). Default: $CALLSIGN_DEFINITIONS, else callsign.yaml or callsign.json here.")
+    var definitions: String?
 
     @Option(name: [.customShort("p"), .customLong("param")], help: "A parameter: key=value or key:=json. Repeatable.")
     var parameters: [String] = []
@@ -56,8 +59,20 @@ struct CallCommand: AsyncParsableCommand {
 
     @OptionGroup var credentials: CredentialOptions
 
-    @Option(help: "The request body: @FILE streams a file from disk; anything else is sent as text.")
+    @Option(help: "The request body: @FILE streams a file from disk, @- streams standard input; anything else is sent as text.")
     var body: String?
+
+    @Option(help: "A JSON body, sent exactly as written (Content-Type: application/json).")
+    var json: String?
+
+    @Option(name: [.customShort("X"), .customLong("method")], help: "The HTTP method, instead of the definition's.")
+    var method: String?
+
+    @Option(name: [.short, .long], help: "Write the body to this file instead of standard output (exactly as received).")
+    var output: String?
+
+    @Flag(name: [.short, .long], help: "No notes on standard error beyond the one line of an error.")
+    var quiet = false
 
     @Option(name: [.customShort("F"), .customLong("form")], help: "A multipart form field: name=value, or name=@FILE to upload a file (streamed). Repeatable.")
     var form: [String] = []
@@ -85,7 +100,7 @@ struct CallCommand: AsyncParsableCommand {
 
     @Flag var failMode: FailMode = .failWithBody
 
-    @OptionGroup var output: OutputOptions
+    @OptionGroup var display: OutputOptions
 
     @Option(help: "Use the HTTP cache stored in this folder (created if needed); --verbose says whether the answer was a fresh hit, revalidated (304) or from the network.")
     var cache: String?
@@ -98,42 +113,20 @@ struct CallCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let definitions = try DefinitionsArgument.load(self.definitions, baseURL: baseURL)
-            var configuration = APIClient.Configuration()
-            if let timeout {
-                guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout takes more than 0 and at most 86400 seconds") }
-                configuration.timeouts.attempt = .milliseconds(Int64(timeout * 1000))
-            }
-            if let deadline {
-                guard deadline > 0, deadline <= 86_400 else { throw ValidationError("--deadline takes more than 0 and at most 86400 seconds") }
-                configuration.timeouts.deadline = .milliseconds(Int64(deadline * 1000))
-            }
-            if let retry {
-                guard (1...100).contains(retry) else { throw ValidationError("--retry takes 1 to 100 attempts") }
-            }
-            if verbose { AttemptPrinter.install(in: &configuration) }
             let explicit = try credentials.authentication()
-            configuration.authentication = try explicit ?? definitions.authenticationSource?.authentication()
-            if let har { configuration.observability.recorder = HARRecorder(fileURL: URL(fileURLWithPath: har)) }
-            if let mock { configuration.mocks = try MockArgument.mocks(mock, definitions: definitions) }
-            if let cache {
-                configuration.cache = HTTPCache(storage: SQLiteCacheStorage(directory: URL(fileURLWithPath: cache)))
-            }
-            if offline { configuration.offline.queue = queue.storage }
+            let configuration = try makeConfiguration(definitions: definitions, explicit: explicit)
             let client = APIClient(definitions: definitions, configuration: configuration)
-            let definition = try definitions.definition(named: name)
-            var request = definition.request(
+            var request = try definitions.definition(named: name).request(
                 parameters: try ParameterArguments.parse(parameters), headers: try ParameterArguments.headers(headers))
             // Credentials given on the command line are meant to be sent, whatever the definition says.
             if explicit != nil { request.needsAuthorization = true }
-            if let retry { request.retry = (request.retry ?? configuration.retry).with { $0.maximumAttempts = retry } }
-            if offline { request.storePolicy = .offline }
-            if let explicitBody = try BodyArguments.body(body, form: form) { request.body = explicitBody }
+            try adjust(&request, retryPolicy: configuration.retry)
             let response: Response
             do {
                 response = try await client.send(request)
             } catch let error as APIError where error.code == .queuedOffline {
                 Terminal.error("callsign: \(error.message)")
-                Terminal.error("callsign: queue: \(queue.storage.url.path); send it with: callsign queue replay")
+                if !quiet { Terminal.error("callsign: queue: \(queue.storage.url.path); send it with: callsign queue replay") }
                 throw ExitCode(75)
             }
             if verbose, cache != nil { Terminal.error("cache: \(CacheReport.describe(response.source))") }
@@ -141,9 +134,58 @@ struct CallCommand: AsyncParsableCommand {
             try show(response)
         }
     }
+
+    /// The client's settings from the options.
+    private func makeConfiguration(definitions: APIDefinitions, explicit: Authentication?) throws -> APIClient.Configuration {
+        var configuration = APIClient.Configuration()
+        if let timeout {
+            guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout takes more than 0 and at most 86400 seconds") }
+            configuration.timeouts.attempt = .milliseconds(Int64(timeout * 1000))
+        }
+        if let deadline {
+            guard deadline > 0, deadline <= 86_400 else { throw ValidationError("--deadline takes more than 0 and at most 86400 seconds") }
+            configuration.timeouts.deadline = .milliseconds(Int64(deadline * 1000))
+        }
+        if let retry {
+            guard (1...100).contains(retry) else { throw ValidationError("--retry takes 1 to 100 attempts") }
+        }
+        if verbose { AttemptPrinter.install(in: &configuration) }
+        configuration.authentication = try explicit ?? definitions.authenticationSource?.authentication()
+        if let har { configuration.observability.recorder = HARRecorder(fileURL: URL(fileURLWithPath: har)) }
+        if let mock { configuration.mocks = try MockArgument.mocks(mock, definitions: definitions) }
+        if let cache {
+            configuration.cache = HTTPCache(storage: SQLiteCacheStorage(directory: URL(fileURLWithPath: cache)))
+        }
+        if offline { configuration.offline.queue = queue.storage }
+        return configuration
+    }
+
+    /// The request as the options change it: method, retry, offline store, body.
+    private func adjust(_ request: inout Request, retryPolicy: RetryPolicy) throws {
+        if let method {
+            guard let parsed = HTTPRequest.Method(method.uppercased()) else { throw ValidationError("-X: \(method) is not an HTTP method") }
+            request.method = parsed
+        }
+        if let retry { request.retry = (request.retry ?? retryPolicy).with { $0.maximumAttempts = retry } }
+        if offline { request.storePolicy = .offline }
+        if let explicitBody = try BodyArguments.body(body, json: json, form: form) { request.body = explicitBody }
+    }
 }
 
 extension CallCommand {
+    /// The body to `--output`, exactly as received, or to standard output.
+    private func emit(_ response: Response) throws(APIError) {
+        guard let output else {
+            ResponsePrinter.printBody(response, output: display)
+            return
+        }
+        do {
+            try response.body.write(to: URL(fileURLWithPath: output), options: .atomic)
+        } catch {
+            throw APIError(.storage, "--output: \(output) cannot be written", underlyingError: error)
+        }
+    }
+
     /// Prints the body as the validation and `--fail` choices say, and throws what the exit
     /// status reports.
     func show(_ response: Response) throws(APIError) {
@@ -153,19 +195,19 @@ extension CallCommand {
             let statusFailure = error.code == .unacceptableStatus || error.code == .envelope
             switch (statusFailure, failMode) {
             case (true, .noFail):
-                ResponsePrinter.printBody(response, output: output)
+                try emit(response)
                 return
             case (true, .failWithBody):
-                ResponsePrinter.printBody(response, output: output)
+                try emit(response)
             case (true, .fail):
                 break
             case (false, _):
                 // Not what the API declares: shown only when asked for with --include.
-                if include { ResponsePrinter.printBody(response, output: output) }
+                if include { try emit(response) }
             }
             throw error
         }
-        ResponsePrinter.printBody(response, output: output)
+        try emit(response)
     }
 }
 
@@ -175,8 +217,10 @@ struct ListCommand: AsyncParsableCommand {
         abstract: "List the APIs of a definitions file with their method and URL."
     )
 
-    @Option(name: [.short, .long], help: "The definitions file (.json, .plist, .yaml or .yml).")
-    var definitions: String
+    @Option(
+        name: [.customShort("D"), .long],
+        help: "The definitions file (.json, .plist, .yaml or .yml). Default: $CALLSIGN_DEFINITIONS, else callsign.yaml or callsign.json here.")
+    var definitions: String?
 
     @Option(name: .customLong("base-url"), help: "Replace the DEFAULT definition's base URL.")
     var baseURL: String?

@@ -108,9 +108,17 @@ enum ParameterArguments {
 
 /// `--body` and `-F`: a text body, a file streamed from disk, or a multipart form.
 enum BodyArguments {
-    static func body(_ body: String?, form fields: [String]) throws(APIError) -> RequestBody? {
-        if body != nil, !fields.isEmpty { throw APIError(.invalidRequest, "give --body or -F fields, not both") }
+    static func body(_ body: String?, json: String? = nil, form fields: [String]) throws(APIError) -> RequestBody? {
+        guard [body != nil, json != nil, !fields.isEmpty].filter({ $0 }).count <= 1 else {
+            throw APIError(.invalidRequest, "give one of --body, --json or -F fields")
+        }
+        if let json {
+            // Sent exactly as written, once it is known to be JSON.
+            guard JSONText.isValid(Data(json.utf8)) else { throw APIError(.invalidRequest, "--json: the text is not one valid JSON value") }
+            return .data(Data(json.utf8), contentType: "application/json")
+        }
         if let body {
+            if body == "@-" { return .stream(StandardInput()) }
             guard body.hasPrefix("@") else { return .text(body) }
             return .file(try existingFile(String(body.dropFirst()), option: "--body"))
         }
@@ -142,8 +150,42 @@ enum BodyArguments {
     }
 }
 
+/// Standard input as a body's chunks, read off the cooperative threads as the transport asks.
+struct StandardInput: AsyncSequence, Sendable {
+    typealias Element = Data
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        mutating func next() async throws -> Data? {
+            let chunk = await withCheckedContinuation { (continuation: CheckedContinuation<Data, Never>) in
+                DispatchQueue.global().async { continuation.resume(returning: FileHandle.standardInput.availableData) }
+            }
+            return chunk.isEmpty ? nil : chunk
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator() }
+}
+
 /// Loads a definitions file and applies `--base-url`.
 enum DefinitionsArgument {
+    /// The definitions file to use: the one given, else `$CALLSIGN_DEFINITIONS`, else
+    /// `callsign.yaml` or `callsign.json` in the current folder.
+    static func path(_ given: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(APIError) -> String {
+        if let given { return given }
+        if let named = environment["CALLSIGN_DEFINITIONS"], !named.isEmpty { return named }
+        for candidate in ["callsign.yaml", "callsign.json"] where FileManager.default.fileExists(atPath: candidate) {
+            return candidate
+        }
+        throw APIError(
+            .invalidDefinition,
+            "no definitions file: give --definitions FILE (-D), set CALLSIGN_DEFINITIONS, or put callsign.yaml in this folder")
+    }
+
+    /// Loads the definitions file `path(given)` names.
+    static func load(_ given: String?, baseURL: String?) throws(APIError) -> APIDefinitions {
+        try load(path(given), baseURL: baseURL)
+    }
+
     static func load(_ path: String, baseURL: String?) throws(APIError) -> APIDefinitions {
         var definitions = try APIDefinitions(contentsOf: URL(fileURLWithPath: path))
         if let baseURL {

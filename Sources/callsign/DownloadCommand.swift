@@ -15,7 +15,7 @@ struct DownloadCommand: AsyncParsableCommand {
         discussion: """
             Examples:
               callsign download https://example.com/big.iso -o big.iso
-              callsign download Archive -d api.yaml -p id=7 -o archive.zip --continue
+              callsign download Archive -D api.yaml -p id=7 -o archive.zip --continue
             The body is streamed to a partial file next to FILE and renamed into place once complete.
             --continue resumes an interrupted download of the same URL (Range + If-Range); if the server
             cannot continue it, the download starts again from zero. On a terminal a progress bar shows bytes,
@@ -29,7 +29,7 @@ struct DownloadCommand: AsyncParsableCommand {
     @Option(name: [.short, .customLong("output")], help: "The file to write.")
     var output: String
 
-    @Option(name: [.short, .long], help: "The definitions file, when TARGET is an API name.")
+    @Option(name: [.customShort("D"), .long], help: "The definitions file, when TARGET is an API name.")
     var definitions: String?
 
     @Option(name: [.customShort("p"), .customLong("param")], help: "A parameter: key=value or key:=json. Repeatable.")

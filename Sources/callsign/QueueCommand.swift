@@ -8,12 +8,39 @@ struct CredentialOptions: ParsableArguments {
     @Option(name: [.short, .long], help: "HTTP basic credentials: USER:PASSWORD.")
     var user: String?
 
-    @Option(help: "A bearer token.")
+    @Option(help: "A bearer token, or @FILE to read it from a file (so it stays out of `ps` and shell history).")
     var bearer: String?
+
+    @Option(name: .customLong("bearer-env"), help: "The name of an environment variable that holds a bearer token.")
+    var bearerEnvironment: String?
+
+    /// The bearer token from `--bearer TOKEN`, `--bearer @FILE` or `--bearer-env NAME`.
+    func bearerToken(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String? {
+        switch (bearer, bearerEnvironment) {
+        case (.some, .some):
+            throw ValidationError("give --bearer or --bearer-env, not both")
+        case (let value?, nil):
+            guard value.hasPrefix("@") else { return value }
+            let path = String(value.dropFirst())
+            guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+                throw ValidationError("--bearer @\(path): the file cannot be read as text")
+            }
+            let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !token.isEmpty else { throw ValidationError("--bearer @\(path): the file is empty") }
+            return token
+        case (nil, let name?):
+            guard let token = environment[name], !token.isEmpty else {
+                throw ValidationError("--bearer-env \(name): the environment variable is not set")
+            }
+            return token
+        case (nil, nil):
+            return nil
+        }
+    }
 
     /// The credentials given on the command line, if any.
     func authentication() throws -> Authentication? {
-        switch (user, bearer) {
+        switch (user, try bearerToken()) {
         case (.some, .some):
             throw ValidationError("give --user or --bearer, not both")
         case (let user?, nil):
@@ -104,7 +131,7 @@ struct QueueReplayCommand: AsyncParsableCommand {
     @OptionGroup var queue: QueueOption
     @OptionGroup var credentials: CredentialOptions
 
-    @Option(name: [.short, .long], help: "A definitions file whose DEFAULT authentication applies to the replayed requests.")
+    @Option(name: [.customShort("D"), .long], help: "A definitions file whose DEFAULT authentication applies to the replayed requests.")
     var definitions: String?
 
     @Option(help: "Seconds a claim on a queued request lasts without renewal (renewed while a send is in flight). Default 300.")

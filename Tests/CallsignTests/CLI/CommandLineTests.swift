@@ -29,9 +29,11 @@ struct CLIRunner {
             sourceLocation: sourceLocation)
     }
 
-    /// Runs the executable with extra environment variables.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
-        try await ProcessRunner.run(executable.path, arguments, environment: environment)
+    /// Runs the executable with extra environment variables, standard input and a working folder.
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:], input: Data? = nil, directory: URL? = nil
+    ) async throws -> Result {
+        try await ProcessRunner.run(executable.path, arguments, environment: environment, input: input, directory: directory)
     }
 }
 
@@ -61,21 +63,21 @@ struct CommandLineTests {
             #expect(ok.standardOutput.contains("\"name\":\"User 7\""))
             #expect(ok.standardError.isEmpty)
 
-            let included = try await CLIRunner.run(["call", "TopicListRecommended", "-d", file.path, "-p", "page_size:=1", "--include"])
+            let included = try await CLIRunner.run(["call", "TopicListRecommended", "-D", file.path, "-p", "page_size:=1", "--include"])
             #expect(included.standardOutput.hasPrefix("HTTP 200 OK\n"))
             #expect(server.requests.last?.uri == "/demo/api/v2/topics/recommended?page_size=1")
 
-            let notFound = try await CLIRunner.run(["call", "UserProfile", "-d", file.path, "-p", "user_id=9999"])
+            let notFound = try await CLIRunner.run(["call", "UserProfile", "-D", file.path, "-p", "user_id=9999"])
             #expect(notFound.status == 22)
             #expect(notFound.standardError.split(separator: "\n").count == 1)
             #expect(notFound.standardError.contains("unacceptableStatus"))
 
-            let unknown = try await CLIRunner.run(["call", "UserProfle", "-d", file.path])
+            let unknown = try await CLIRunner.run(["call", "UserProfle", "-D", file.path])
             #expect(unknown.status == 65)
             #expect(unknown.standardError.contains("did you mean \"UserProfile\""))
 
             let rebased = try await CLIRunner.run([
-                "call", "UserProfile", "-d", file.path, "-p", "user_id=1", "--base-url", server.url("/demo/").absoluteString,
+                "call", "UserProfile", "-D", file.path, "-p", "user_id=1", "--base-url", server.url("/demo/").absoluteString,
             ])
             #expect(rebased.status == 0)
 
@@ -105,19 +107,19 @@ struct CommandLineTests {
             ).write(to: file)
             defer { try? FileManager.default.removeItem(at: file) }
 
-            let basic = try await CLIRunner.run(["call", "Login", "-d", file.path, "--user", "ann:pw"])
+            let basic = try await CLIRunner.run(["call", "Login", "-D", file.path, "--user", "ann:pw"])
             #expect(basic.status == 0)
             #expect(basic.standardOutput.contains("\"authenticated\":true"))
 
-            let bearer = try await CLIRunner.run(["call", "Headers", "-d", file.path, "--bearer", "tok", "-H", "X-One: 1"])
+            let bearer = try await CLIRunner.run(["call", "Headers", "-D", file.path, "--bearer", "tok", "-H", "X-One: 1"])
             #expect(bearer.standardOutput.contains("\"Authorization\":\"Bearer tok\""))
             #expect(bearer.standardOutput.contains("\"X-One\":\"1\""))
 
             let fromEnvironment = try await CLIRunner.run(
-                ["call", "Headers", "-d", file.path], environment: ["CALLSIGN_TEST_TOKEN": "from-env"])
+                ["call", "Headers", "-D", file.path], environment: ["CALLSIGN_TEST_TOKEN": "from-env"])
             #expect(fromEnvironment.standardOutput.contains("\"Authorization\":\"Bearer from-env\""))
 
-            let missing = try await CLIRunner.run(["call", "Headers", "-d", file.path], environment: ["CALLSIGN_TEST_TOKEN": ""])
+            let missing = try await CLIRunner.run(["call", "Headers", "-D", file.path], environment: ["CALLSIGN_TEST_TOKEN": ""])
             #expect(missing.status == 1)
             #expect(missing.standardError.contains("CALLSIGN_TEST_TOKEN"))
         }
@@ -133,13 +135,13 @@ struct CommandLineTests {
                 .write(to: file)
             defer { try? FileManager.default.removeItem(at: file) }
 
-            let retried = try await CLIRunner.run(["call", "Flaky", "-d", file.path, "--retry", "2", "--verbose"])
+            let retried = try await CLIRunner.run(["call", "Flaky", "-D", file.path, "--retry", "2", "--verbose"])
             #expect(retried.status == 0)
             #expect(retried.standardError.contains("< 503"))
             #expect(retried.standardError.contains("attempt 1 failed (status 503); next attempt in 0 ms"))
             #expect(retried.standardError.contains("< 200 OK"))
 
-            let late = try await CLIRunner.run(["call", "Slow", "-d", file.path, "--deadline", "0.5"])
+            let late = try await CLIRunner.run(["call", "Slow", "-D", file.path, "--deadline", "0.5"])
             #expect(late.status == 28)
             #expect(late.standardError.contains("timedOut"))
             #expect(late.standardError.contains("deadline"))
@@ -156,15 +158,15 @@ struct CommandLineTests {
         let har = folder.appendingPathComponent("session.har")
         let recorded = try await TestServer.withRunning { server in
             try Data(DemoAPI.definitionsYAML(baseURL: server.baseURL).utf8).write(to: file)
-            return try await CLIRunner.run(["call", "UserProfile", "-d", file.path, "-p", "user_id=7", "--har", har.path])
+            return try await CLIRunner.run(["call", "UserProfile", "-D", file.path, "-p", "user_id=7", "--har", har.path])
         }
         #expect(recorded.status == 0)
-        let replayed = try await CLIRunner.run(["call", "UserProfile", "-d", file.path, "-p", "user_id=7", "--mock", har.path])
+        let replayed = try await CLIRunner.run(["call", "UserProfile", "-D", file.path, "-p", "user_id=7", "--mock", har.path])
         #expect(replayed.status == 0)
         #expect(replayed.standardOutput == recorded.standardOutput)
 
         try Data(#"{"id": 1, "name": "Fixture", "bio": "from a folder"}"#.utf8).write(to: folder.appendingPathComponent("UserProfile.json"))
-        let fixture = try await CLIRunner.run(["call", "UserProfile", "-d", file.path, "-p", "user_id=1", "--mock", folder.path])
+        let fixture = try await CLIRunner.run(["call", "UserProfile", "-D", file.path, "-p", "user_id=1", "--mock", folder.path])
         #expect(fixture.standardOutput.contains("from a folder"))
     }
 
@@ -174,7 +176,7 @@ struct CommandLineTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-bad-\(UUID().uuidString).yaml")
         try Data("A:\n  path: a\n  methd: GET\n".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let result = try await CLIRunner.run(["list", "-d", file.path])
+        let result = try await CLIRunner.run(["list", "-D", file.path])
         #expect(result.status == 65)
         #expect(result.standardError.contains("key \"methd\" (line 3)"))
     }

@@ -69,7 +69,7 @@ struct PersistenceCommandTests {
             i=0
             while [ $i -lt 500 ]; do
               i=$((i+1))
-              "$CALLSIGN" call CreateNote -d "$DEFINITIONS" -p n:=$i --offline --queue "$QUEUE" --retry 1
+              "$CALLSIGN" call CreateNote -D "$DEFINITIONS" -p n:=$i --offline --queue "$QUEUE" --retry 1
               echo "exit $i $?"
             done
             """
@@ -104,7 +104,7 @@ struct PersistenceCommandTests {
         let definitions = try definitionsFile(port: stopped.port)
         let queue = definitions.deletingLastPathComponent().appendingPathComponent("queue.sqlite").path
         for text in ["first", "second"] {
-            let queued = try await CLIRunner.run(["call", "CreateNote", "-d", definitions.path, "-p", "text=\(text)", "--offline", "--queue", queue, "--retry", "1"])
+            let queued = try await CLIRunner.run(["call", "CreateNote", "-D", definitions.path, "-p", "text=\(text)", "--offline", "--queue", queue, "--retry", "1"])
             #expect(queued.status == 75)
             #expect(queued.standardError.contains("the server refused the connection"))
             #expect(queued.standardError.contains("callsign queue replay"))
@@ -165,7 +165,7 @@ struct PersistenceCommandTests {
         chmod(queue.path, 0o444)
         chmod(folder.path, 0o555)
         defer { chmod(folder.path, 0o755) }
-        let arguments = ["call", "CreateNote", "-d", definitions.path, "-p", "text=x", "--offline", "--queue", queue.path, "--retry", "1"]
+        let arguments = ["call", "CreateNote", "-D", definitions.path, "-p", "text=x", "--offline", "--queue", queue.path, "--retry", "1"]
         // Root ignores permission bits; in a user namespace without a mapping it does not.
         let result = geteuid() == 0
             ? try await ProcessRunner.run("/usr/bin/env", ["unshare", "--user", CLIRunner.executable.path] + arguments)
@@ -183,10 +183,10 @@ struct PersistenceCommandTests {
         try await TestServer.withRunning { server in
             let definitions = try definitionsFile(port: server.port)
             let cache = definitions.deletingLastPathComponent().appendingPathComponent("cache").path
-            let first = try await CLIRunner.run(["call", "Catalog", "-d", definitions.path, "--cache", cache, "--verbose"])
+            let first = try await CLIRunner.run(["call", "Catalog", "-D", definitions.path, "--cache", cache, "--verbose"])
             #expect(first.status == 0)
             #expect(first.standardError.contains("cache: from the network"))
-            let second = try await CLIRunner.run(["call", "Catalog", "-d", definitions.path, "--cache", cache, "--verbose"])
+            let second = try await CLIRunner.run(["call", "Catalog", "-D", definitions.path, "--cache", cache, "--verbose"])
             #expect(second.standardError.contains("cache: revalidated: the server said 304 Not Modified"))
             #expect(second.standardOutput.contains("SKU-40"))
             #expect(server.responses("/demo/api/v2/catalog", status: 304) == 1)

@@ -58,8 +58,8 @@ struct TransferCommandTests {
             try handle.close()
             try Data("tiny".utf8).write(to: smallFile)
 
-            let small = try await peakMemory([CLIRunner.executable.path, "call", "Upload", "-d", definitions.path, "--body", "@\(smallFile.path)"])
-            let big = try await peakMemory([CLIRunner.executable.path, "call", "Upload", "-d", definitions.path, "--body", "@\(bigFile.path)"])
+            let small = try await peakMemory([CLIRunner.executable.path, "call", "Upload", "-D", definitions.path, "--body", "@\(smallFile.path)"])
+            let big = try await peakMemory([CLIRunner.executable.path, "call", "Upload", "-D", definitions.path, "--body", "@\(bigFile.path)"])
             #expect(small.result.status == 0)
             #expect(big.result.status == 0, "\(big.result.standardError)")
             #expect(big.result.standardOutput.contains("\"bytes\":134217728"))
@@ -76,7 +76,7 @@ struct TransferCommandTests {
             let definitions = try definitionsFile(in: folder, server: server, api: "Echo", method: "POST", path: "anything/echo")
             let photo = folder.appendingPathComponent("photo.png")
             try Data("not really a png".utf8).write(to: photo)
-            let form = try await CLIRunner.run(["call", "Echo", "-d", definitions.path, "-F", "title=Balsa Fish", "-F", "photo=@\(photo.path)"])
+            let form = try await CLIRunner.run(["call", "Echo", "-D", definitions.path, "-F", "title=Balsa Fish", "-F", "photo=@\(photo.path)"])
             #expect(form.status == 0, "\(form.standardError)")
             let received = try #require(server.requests.last)
             #expect(received.header("Content-Type")?.hasPrefix("multipart/form-data; boundary=") == true)
@@ -85,10 +85,10 @@ struct TransferCommandTests {
             #expect(text.contains("name=\"photo\"; filename=\"photo.png\""))
             #expect(text.contains("not really a png"))
 
-            let plain = try await CLIRunner.run(["call", "Echo", "-d", definitions.path, "--body", "hello there"])
+            let plain = try await CLIRunner.run(["call", "Echo", "-D", definitions.path, "--body", "hello there"])
             #expect(plain.status == 0)
             #expect(String(decoding: server.requests.last?.body ?? Data(), as: UTF8.self) == "hello there")
-            let missing = try await CLIRunner.run(["call", "Echo", "-d", definitions.path, "--body", "@/no/such/file"])
+            let missing = try await CLIRunner.run(["call", "Echo", "-D", definitions.path, "--body", "@/no/such/file"])
             #expect(missing.status == 65)
             #expect(missing.standardError.contains("is not a readable file"))
 

@@ -66,6 +66,19 @@ enum ServerEndpoint: Endpoint {
     }
 }
 
+/// An endpoint answered only by mocks (real requests off): nothing leaves the process.
+enum MockedEndpoint: Endpoint {
+    case echo
+
+    static var baseURL: URL? { URL(string: "https://api.example.test/") }
+
+    var request: Request {
+        var request = Request.get("anything/file")
+        request.needsAuthorization = true
+        return request
+    }
+}
+
 @Suite("One send path: the stages down to the transport", .timeLimit(.minutes(2)))
 struct SendPathTests {
     @Test("a call asks the transport to collect under the client's cap and the attempt's deadline; streams and downloads ask for a stream")
@@ -133,23 +146,22 @@ struct SendPathTests {
 
     @Test("mocks answer at their stage with the API name and endpoint value, for downloads too")
     func mocksSeeEndpoints() async throws {
-        serverEndpointBase.withLock { $0 = URL(string: "https://api.example.test/") }
         let seen = Mutex<[String]>([])
         let client = APIClient(
             configuration: .init {
                 $0.authentication = .bearer("t")
                 $0.mocks = Mocks(realRequests: false) { request in
-                    let name = (request.endpoint as? ServerEndpoint).map { "\($0)" } ?? "none"
+                    let name = (request.endpoint as? MockedEndpoint).map { "\($0)" } ?? "none"
                     seen.withLock { $0.append("\(name) \(request.headers["Authorization"] ?? "-")") }
                     return .data(Data("mocked".utf8))
                 }
             })
-        _ = try await client.send(ServerEndpoint.echo)
+        _ = try await client.send(MockedEndpoint.echo)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-mock-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("mocked.txt")
-        _ = try await client.download(ServerEndpoint.echo, to: file)
+        _ = try await client.download(MockedEndpoint.echo, to: file)
         #expect(try String(contentsOf: file, encoding: .utf8) == "mocked")
         #expect(seen.withLock { $0 } == ["echo Bearer t", "echo Bearer t"])
     }

@@ -11,16 +11,28 @@ enum ProcessRunner {
         var standardError: String
     }
 
-    static func run(_ path: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
+    static func run(
+        _ path: String, _ arguments: [String], environment: [String: String] = [:], input: Data? = nil,
+        directory: URL? = nil
+    ) async throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        if let directory { process.currentDirectoryURL = directory }
         let output = Pipe()
         let error = Pipe()
         process.standardOutput = output
         process.standardError = error
+        let standardInput = Pipe()
+        process.standardInput = standardInput
         try process.run()
+        // Standard input: the given bytes, then end of file (never the test runner's own input).
+        let writer = standardInput.fileHandleForWriting
+        Thread.detachNewThread {
+            if let input { writer.write(input) }
+            try? writer.close()
+        }
         async let outputData = readToEnd(output.fileHandleForReading)
         async let errorData = readToEnd(error.fileHandleForReading)
         let (out, err) = await (outputData, errorData)
