@@ -79,8 +79,10 @@ let targets: [FuzzTarget] = [
     FuzzTarget(name: "har") { data in
         _ = try? HARReplay(data: data)
     },
-    // The CLI's JSON pretty-printer: it may only change whitespace between tokens, and it may
-    // only accept what a JSON parser accepts.
+    // The CLI's JSON pretty-printer: it may only change whitespace between tokens, it must print
+    // its own output unchanged, and colours must not change what it accepts.
+    // (Foundation's parser is no oracle here: it refuses `1E999` as out of range, accepts UTF-16
+    // and trailing commas; the printer follows RFC 8259 on UTF-8, checked by the unit tests.)
     FuzzTarget(name: "json-text") { data in
         let pretty = JSONText.prettyPrinted(data, indent: 2, colors: .standard)
         guard let plain = JSONText.prettyPrinted(data) else {
@@ -90,9 +92,6 @@ let targets: [FuzzTarget] = [
         precondition(JSONText.isValid(data), "printed text the validator refuses")
         precondition(Minified.of(plain) == Minified.of(data), "the printer changed a token")
         precondition(JSONText.prettyPrinted(plain) == plain, "printing is not idempotent")
-        precondition(
-            (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil,
-            "accepted text Foundation's parser refuses")
     },
 ]
 
