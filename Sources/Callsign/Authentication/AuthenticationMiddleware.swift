@@ -8,7 +8,7 @@ struct AuthenticationMiddleware: Middleware {
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         guard request.needsAuthorization, !request.credentialsStripped, let origin = Origin(request.path),
-            trustedOrigins.contains(origin) || origin == context.call.vouchedOrigin
+            trustedOrigins.contains(origin) || origin == context.call.origin.vouchedOrigin
         else { return try await next(request) }
 
         switch authentication.credential {

@@ -27,7 +27,7 @@ struct CacheMiddleware: Middleware {
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         // Only bodies read into memory are cached: streams and downloads go to the network.
-        guard case .memory = context.call.consumer else { return try await next(request) }
+        guard case .memory = context.call.origin.consumer else { return try await next(request) }
         guard request.method == .get || request.method == .head else {
             let response = try await next(request)
             if ![.options, .trace].contains(request.method), (200..<400).contains(response.status.code) {

@@ -168,7 +168,7 @@ enum FileDownload {
             do {
                 try await write(
                     body, status: response.status.code, headers: response.headers, url: url, to: destination, resume: resume,
-                    progress: context.call.progress)
+                    progress: context.call.origin.progress)
             } catch is Restart where resume != nil {
                 resume = nil  // the partial file was discarded: ask for the whole file
                 continue

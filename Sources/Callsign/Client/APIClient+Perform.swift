@@ -151,16 +151,16 @@ extension APIClient {
     @inline(never)  // its large frame is allocated only once a call has its slot, not while it waits
     func runAdmitted(_ call: Call, activity: ActivityCall?) async throws(APIError) -> Response {
         var request = call.request
-        var facts = CallFacts(request: request, origin: call.origin)
+        var facts = CallFacts(request: request, origin: call.origin, shared: sharedConfiguration)
         if let activity, let observer = configuration.observability.activityObserver {
-            facts.progress = ProgressSink(
+            facts.origin.progress = ProgressSink(
                 continuation: nil, observer: { progress in observer.callDidProgress(activity, progress: progress) },
-                parent: facts.progress)
+                parent: facts.origin.progress)
         }
         do {
             // Resolved once a call has its slot: a waiting call holds no parsed URL.
             facts.resolvedTarget = try factory.resolveTarget(&request)
-            let context = MiddlewareContext(configuration: sharedConfiguration, call: facts)
+            let context = MiddlewareContext(call: facts)
             var response = try await MiddlewareNext(pipeline.stages(for: request, facts: facts), context: context)(request)
             // Responses made by middlewares (the cache, your own) are judged like the transport's.
             response.settings = responseSettings

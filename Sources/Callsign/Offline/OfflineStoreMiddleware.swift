@@ -8,7 +8,7 @@ struct OfflineStoreMiddleware: Middleware {
     let factory: RequestFactory
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
-        guard request.storePolicy == .offline, !context.call.isReplay else { return try await next(request) }
+        guard request.storePolicy == .offline, !context.call.origin.isReplay else { return try await next(request) }
         var request = request
         // Sending twice is harmless when the method is idempotent, or when the caller's key
         // (their own header, or the retry policy's) lets the server recognise a repeat.

@@ -20,20 +20,12 @@ struct CallFacts: Sendable {
         }
     }
 
-    /// The client's configuration (set when the call's context is made).
-    var shared = SharedConfiguration.standard
+    /// The client's configuration.
+    let shared: SharedConfiguration
     /// The API name, when the call came from a definition.
     var apiName: String?
-    /// The endpoint value the request came from, for mock providers.
-    var endpoint: (any Endpoint)?
-    /// An origin the code that built the request vouches for (an ``Endpoint``'s base URL).
-    var vouchedOrigin: Origin?
-    /// How the body is read.
-    var consumer: BodyConsumer = .memory
-    /// Set while the offline queue replays the request: the chain starts below the offline stage.
-    var isReplay = false
-    /// Where transfer progress goes, when someone watches.
-    var progress: ProgressSink?
+    /// Where the call came from: its endpoint value, body consumer, replay flag, progress sink.
+    var origin: CallOrigin
     /// The request's own logger, if it has one.
     var logger: Logger?
     /// When the call's overall deadline passes, if it has one.
@@ -47,13 +39,10 @@ struct CallFacts: Sendable {
     /// The request in wire form (set by the encoding stage).
     var wire: PreparedRequest?
 
-    init(request: Request, origin: CallOrigin) {
+    init(request: Request, origin: CallOrigin, shared: SharedConfiguration) {
+        self.shared = shared
         apiName = request.apiName
         logger = request.logger
-        endpoint = origin.endpoint
-        vouchedOrigin = origin.vouchedOrigin
-        consumer = origin.consumer
-        isReplay = origin.isReplay
-        progress = origin.progress
+        self.origin = origin
     }
 }

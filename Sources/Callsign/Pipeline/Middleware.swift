@@ -62,9 +62,7 @@ public struct MiddlewareContext: Sendable {
     /// chain copies one pointer.
     private var facts: CopyOnWrite<CallFacts>
 
-    init(configuration: SharedConfiguration, call: CallFacts) {
-        var call = call
-        call.shared = configuration
+    init(call: CallFacts) {
         self.facts = CopyOnWrite(call)
     }
 
@@ -92,8 +90,6 @@ final class SharedConfiguration: Sendable {
     let value: APIClient.Configuration
     init(_ value: APIClient.Configuration) { self.value = value }
 
-    /// The default configuration, for facts made before a client gives its own.
-    static let standard = SharedConfiguration(.default)
 }
 
 /// A middleware from a closure: Malibu's async `middleware` hook and anything small.

@@ -56,7 +56,7 @@ struct Pipeline: Sendable {
 
     /// The chain for one call: the client's stages around the definition's and the call's own middlewares.
     func stages(for request: Request, facts: CallFacts) -> [any Middleware] {
-        if facts.isReplay { return belowOffline }
+        if facts.origin.isReplay { return belowOffline }
         let offline = request.storePolicy == .offline
         let ownDefinition = request.apiName.flatMap { perDefinition[$0] } ?? []
         if ownDefinition.isEmpty, request.middlewares.isEmpty {

@@ -67,7 +67,7 @@ struct RedirectMiddleware: Middleware {
     static let bodyHeaders = ["Content-Type", "Content-Length", "Content-Encoding", "Content-Language", "Content-Location", "Transfer-Encoding", "Digest", "Content-Digest"]
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         // A replayed offline request is delivered only by its own URL's answer.
-        guard policy.maximumHops > 0, !context.call.isReplay else { return try await next(request) }
+        guard policy.maximumHops > 0, !context.call.origin.isReplay else { return try await next(request) }
         var current = request
         // Built at the first redirect: most responses are not one.
         var visited: Set<String> = []

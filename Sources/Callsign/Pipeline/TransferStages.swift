@@ -14,12 +14,12 @@ struct TimeoutStage: Middleware {
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         // A download's length has no natural bound: only an explicit timeout limits one attempt.
-        guard let limit = request.timeout ?? (context.call.consumer.isFile ? nil : attempt) else {
+        guard let limit = request.timeout ?? (context.call.origin.consumer.isFile ? nil : attempt) else {
             return try await next(request, context: context)
         }
         do {
             // A file's body is written above the transport, so only a race can bound it.
-            if transportEnforcesDeadlines, !context.call.consumer.isFile {
+            if transportEnforcesDeadlines, !context.call.origin.consumer.isFile {
                 var context = context
                 context.call.attemptDeadline = .now + limit
                 return try await next(request, context: context)
@@ -44,7 +44,7 @@ struct BodyStage: Middleware {
     let limit: Int
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
-        switch context.call.consumer {
+        switch context.call.origin.consumer {
         case .memory:
             return try await collect(request, context: context, next: next)
         case .stream:
@@ -56,7 +56,7 @@ struct BodyStage: Middleware {
 
     private func collect(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         let start = ContinuousClock.now
-        let progress = context.call.progress
+        let progress = context.call.origin.progress
         var response = try await next(request, context: context)
         guard let stream = response.bodyStream else { return response }
         do {
@@ -116,7 +116,7 @@ struct DecompressionStage: Middleware {
         var response = try await next(request, context: context)
         guard let stream = response.bodyStream, response.headers[.contentEncoding] != nil else { return response }
         // A download's decoded size is bounded by the policy alone; anything in memory by the cap too.
-        let decodedLimit = context.call.consumer.isFile ? policy.maximumDecodedSize : (policy.maximumDecodedSize ?? bodyLimit)
+        let decodedLimit = context.call.origin.consumer.isFile ? policy.maximumDecodedSize : (policy.maximumDecodedSize ?? bodyLimit)
         let head = HTTPResponse(status: response.status, headerFields: response.headers)
         do {
             let (decoded, decodedHead) = try ContentDecoding.decode(stream, head: head, policy: policy, decodedLimit: decodedLimit)
@@ -139,7 +139,7 @@ struct EncodingStage: Middleware {
         var request = request
         var context = context
         context.call.wire = try factory.prepare(
-            &request, resolved: context.call.resolvedTarget, forDownload: context.call.consumer.isFile)
+            &request, resolved: context.call.resolvedTarget, forDownload: context.call.origin.consumer.isFile)
         return try await next(request, context: context)
     }
 }
@@ -171,7 +171,7 @@ struct MocksStage: Middleware {
         let start = ContinuousClock.now
         let mockRequest = MockRequest(
             method: wire.head.method.rawValue, url: wire.url, headers: Headers(wire.head.headerFields),
-            body: try await wire.body?.collect(), apiName: context.call.apiName, endpoint: context.call.endpoint, tag: request.tag)
+            body: try await wire.body?.collect(), apiName: context.call.apiName, endpoint: context.call.origin.endpoint, tag: request.tag)
         let answer: TransportResponse?
         do {
             answer = try await mocks.answer(mockRequest)
@@ -198,8 +198,8 @@ struct TransportStage: Middleware {
         var body = wire.body
         // A body read into memory may be read by the transport with the head, in one step.
         let collects: Bool
-        if case .memory = context.call.consumer { collects = true } else { collects = false }
-        let progress = context.call.progress
+        if case .memory = context.call.origin.consumer { collects = true } else { collects = false }
+        let progress = context.call.origin.progress
         var receiveProgress: (@Sendable (Int64, Int64?) -> Void)?
         if collects, let progress {
             receiveProgress = { received, expected in
