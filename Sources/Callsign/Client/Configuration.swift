@@ -36,6 +36,14 @@ extension APIClient {
         public var clientInfo: ClientInfo? = nil
         /// Credentials for requests that need authorization. Default `nil`.
         public var authentication: Authentication? = nil
+        /// The HTTP proxy each request goes through, with the hosts reached directly. Default
+        /// `nil`: every request connects directly. ``environment(_:)`` reads the proxy
+        /// variables as curl does.
+        ///
+        /// ```swift
+        /// configuration.proxy = ProxySettings(all: Proxy(host: "proxy.internal", port: 3128), bypass: ["localhost"])
+        /// ```
+        public var proxy: ProxySettings? = nil
 
         // MARK: Reliability
 
@@ -141,6 +149,23 @@ extension APIClient {
             var copy = self
             configure(&copy)
             return copy
+        }
+
+        /// The default configuration with what the environment says, as command-line tools
+        /// read it: the proxy from `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY` (and
+        /// their lowercase forms; see ``ProxySettings/init(environment:)``).
+        ///
+        /// ```swift
+        /// let client = APIClient(definitions: definitions, configuration: try .environment())
+        /// ```
+        /// - Throws: ``APIError/Code/invalidRequest`` when a proxy variable holds a URL that
+        ///   is not a usable proxy: traffic must not silently go around a proxy that was meant.
+        public static func environment(
+            _ environment: [String: String] = ProcessInfo.processInfo.environment
+        ) throws(APIError) -> Configuration {
+            var configuration = Configuration()
+            configuration.proxy = try ProxySettings(environment: environment)
+            return configuration
         }
     }
 }

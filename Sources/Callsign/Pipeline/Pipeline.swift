@@ -109,7 +109,7 @@ struct Pipeline: Sendable {
         if let mocks = configuration.mocks {
             stages[.mocks] = MocksStage(mocks: mocks)
         }
-        stages[.transport] = TransportStage(transport: transport, limits: configuration.limits)
+        stages[.transport] = TransportStage(transport: transport, limits: configuration.limits, proxy: configuration.proxy)
         return stages
     }
 

@@ -188,6 +188,8 @@ struct MocksStage: Middleware {
 struct TransportStage: Middleware {
     let transport: any Transport
     let limits: Limits
+    /// Which proxy each request goes through; `nil` for direct connections.
+    let proxy: ProxySettings?
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         guard let wire = context.call.wire else {
@@ -224,7 +226,8 @@ struct TransportStage: Middleware {
             sent = try await transport.send(
                 TransportRequest(
                     head: wire.head, body: body, bodyReading: collects ? .collect(limit: limits.maximumResponseBodySize) : .stream,
-                    deadline: context.call.attemptDeadline, receiveProgress: receiveProgress))
+                    deadline: context.call.attemptDeadline, receiveProgress: receiveProgress,
+                    proxy: proxy?.proxy(for: wire.url)))
         } catch {
             throw Self.failure(error, request: request)
         }

@@ -235,6 +235,9 @@ struct RequestFactory: Sendable {
             return (known.headers, known.fields)
         }
         var merged = settings.headers.merging(request.headers)
+        // Proxy credentials go to the proxy only, from ``ProxySettings``: inside a CONNECT
+        // tunnel this header would reach the origin.
+        merged.remove("Proxy-Authorization")
         if request.credentialsStripped {
             merged = settings.redirects.crossOriginHeaders(merged)
         }
@@ -265,6 +268,7 @@ struct RequestFactory: Sendable {
         /// reports that itself.
         init?(settings: Settings, accept: String? = nil) {
             var headers = settings.headers
+            headers.remove("Proxy-Authorization")
             if let accept, !headers.contains("Accept") { headers["Accept"] = accept }
             if !headers.contains("Accept-Encoding"), settings.asksForCompression {
                 headers["Accept-Encoding"] = ContentDecoding.acceptEncoding

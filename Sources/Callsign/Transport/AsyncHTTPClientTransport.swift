@@ -64,7 +64,7 @@ public final class AsyncHTTPClientTransport: Transport {
         // AsyncHTTPClient's own spans would duplicate them.
         configuration.tracing.tracer = nil
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-        owner = ClientOwner(client: client, owned: true)
+        owner = ClientOwner(client: client, owned: true, configuration: configuration)
     }
 
     /// Creates a transport that borrows `client`; you remain responsible for shutting it down.
@@ -104,9 +104,9 @@ public final class AsyncHTTPClientTransport: Transport {
         }
         let response: HTTPClientResponse
         do {
-            response = try await owner.client.execute(outbound, deadline: .distantFuture)
+            response = try await owner.client(through: request.proxy).execute(outbound, deadline: .distantFuture)
         } catch {
-            throw Self.classify(error, authority: head.authority) ?? error
+            throw Self.classify(error, authority: head.authority, proxy: request.proxy) ?? error
         }
         return TransportResponse(
             head: Self.responseHead(response.status, response.headers), body: ResponseBodyStream(ByteBufferChunks(body: response.body)))
@@ -120,7 +120,8 @@ public final class AsyncHTTPClientTransport: Transport {
             headers: Self.nioHeaders(head.headerFields),
             body: request.body?.inMemoryData.map { .byteBuffer(ByteBuffer(bytes: $0)) })
         let delegate = CollectingDelegate(limit: limit, progress: request.receiveProgress)
-        let task = owner.client.execute(request: outbound, delegate: delegate, deadline: Self.nioDeadline(request.deadline))
+        let task = try owner.client(through: request.proxy).execute(
+            request: outbound, delegate: delegate, deadline: Self.nioDeadline(request.deadline))
         let (responseHead, buffer): (HTTPResponseHead, ByteBuffer)
         do {
             (responseHead, buffer) = try await withTaskCancellationHandler {
@@ -135,7 +136,7 @@ public final class AsyncHTTPClientTransport: Transport {
         } catch let error as APIError {
             throw error
         } catch {
-            guard delegate.headArrived else { throw Self.classify(error, authority: head.authority) ?? error }
+            guard delegate.headArrived else { throw Self.classify(error, authority: head.authority, proxy: request.proxy) ?? error }
             var failure = APIError.wrap(error, request: nil)
             if failure.code == .transport { failure.message = "the connection broke while the body arrived: \(error)" }
             failure.responseStarted = true
@@ -173,9 +174,16 @@ public final class AsyncHTTPClientTransport: Transport {
     /// unreachable connection and a failed TLS handshake sent nothing; TLS trust failures are
     /// ``APIError/Code/tls``. `nil` for anything else (mapped later as a transport failure that
     /// may have been sent).
-    static func classify(_ error: any Error, authority: String?) -> APIError? {
-        let host = authority ?? "unknown host"
+    static func classify(_ error: any Error, authority: String?, proxy: Proxy? = nil) -> APIError? {
+        // Through a proxy, a connection failure is the proxy's: name it (credentials redacted).
+        let host = proxy.map { "the proxy \($0) for \(authority ?? "unknown host")" } ?? authority ?? "unknown host"
         switch error {
+        case let error as HTTPClientError where error == .proxyAuthenticationRequired:
+            return .notSent(.transport, "\(host) asks for credentials (407 Proxy Authentication Required)", underlyingError: error)
+        case let error as HTTPClientError where error == .invalidProxyResponse:
+            return .notSent(.transport, "\(host) did not open a tunnel to the server", underlyingError: error)
+        case let error as HTTPClientError where error == .httpProxyHandshakeTimeout:
+            return .notSent(.transport, "\(host) did not answer CONNECT in time", underlyingError: error)
         case let error as IOError:
             switch error.errnoCode {
             case ECONNREFUSED: return .notSent(.transport, "the server refused the connection (\(host))", underlyingError: error)
@@ -276,16 +284,45 @@ private final class CollectingDelegate: HTTPClientResponseDelegate {
 
 /// Owns the `HTTPClient` and guarantees it is shut down exactly once — by ``shutdown()`` or,
 /// failing that, when the last reference goes — so the client's "not shut down" check can never fire.
+///
+/// A client reaches one proxy (AsyncHTTPClient sets it per client), so an owned transport keeps
+/// one more client per proxy it is asked for, made from the same settings on the same event
+/// loops, and shuts them down with the first.
 private final class ClientOwner: Sendable {
     let client: HTTPClient
     let owned: Bool
     let executor: EventLoopGroupTaskExecutor
+    /// The settings `client` was made with, when the transport made it.
+    private let configuration: HTTPClient.Configuration?
+    private let proxied = Mutex<[Proxy: HTTPClient]>([:])
     private let isShutDown = Mutex(false)
 
-    init(client: HTTPClient, owned: Bool) {
+    init(client: HTTPClient, owned: Bool, configuration: HTTPClient.Configuration? = nil) {
         self.client = client
         self.owned = owned
+        self.configuration = configuration
         self.executor = EventLoopGroupTaskExecutor(group: client.eventLoopGroup)
+    }
+
+    /// The client that connects through `proxy`, or directly for `nil`.
+    func client(through proxy: Proxy?) throws(APIError) -> HTTPClient {
+        guard let proxy else { return client }
+        guard owned, var settings = configuration else {
+            throw APIError(
+                .invalidRequest,
+                "this AsyncHTTPClientTransport borrows its HTTPClient, so it cannot go through the proxy \(proxy): "
+                    + "set the proxy in that HTTPClient's configuration, or let the transport make its own client")
+        }
+        return try proxied.withLock { (clients: inout [Proxy: HTTPClient]) throws(APIError) -> HTTPClient in
+            if let existing = clients[proxy] { return existing }
+            guard !isShutDown.withLock({ $0 }) else { throw APIError(.cancelled, "the transport has been shut down") }
+            settings.proxy = .server(
+                host: proxy.host, port: proxy.port,
+                authorization: proxy.credentials.map { .basic(username: $0.username, password: $0.password) })
+            let made = HTTPClient(eventLoopGroup: client.eventLoopGroup, configuration: settings)
+            clients[proxy] = made
+            return made
+        }
     }
 
     func shutdown() async throws {
@@ -293,13 +330,17 @@ private final class ClientOwner: Sendable {
             defer { done = true }
             return !done
         }
-        if first { try await client.shutdown() }
+        guard first else { return }
+        let extra = proxied.withLock { Array($0.values) }
+        for client in extra { try await client.shutdown() }
+        try await client.shutdown()
     }
 
     deinit {
         guard owned, !isShutDown.withLock({ $0 }) else { return }
         // Non-blocking: the returned future keeps the client alive until it is shut down,
         // and it is safe to call from any thread, including an event loop.
+        for extra in proxied.withLock({ Array($0.values) }) { _ = extra.shutdown() }
         _ = client.shutdown()
     }
 }

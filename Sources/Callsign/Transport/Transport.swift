@@ -96,18 +96,24 @@ public struct TransportRequest: Sendable {
     /// transport that collects the body itself; `nil` when nobody watches. A streamed body is
     /// counted by its reader instead.
     public var receiveProgress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?
+    /// The HTTP proxy to go through (``APIClient/Configuration/proxy`` chose it for this URL),
+    /// or `nil` to connect directly. A transport that cannot use a proxy throws
+    /// ``APIError/Code/invalidRequest`` rather than connecting around it.
+    public var proxy: Proxy?
 
     /// Creates a request.
     public init(
         head: HTTPRequest, body: HTTPBody? = nil, bodyReading: BodyReading = .stream,
         deadline: ContinuousClock.Instant? = nil,
-        receiveProgress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)? = nil
+        receiveProgress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)? = nil,
+        proxy: Proxy? = nil
     ) {
         self.head = head
         self.body = body
         self.bodyReading = bodyReading
         self.deadline = deadline
         self.receiveProgress = receiveProgress
+        self.proxy = proxy
     }
 }
 

@@ -16,9 +16,22 @@ public import FoundationNetworking
 /// ```swift
 /// let client = APIClient(definitions: definitions, transport: URLSessionTransport())
 /// ```
+///
+/// A ``TransportRequest/proxy`` goes into a session of its own (`connectionProxyDictionary`,
+/// and the proxy's credentials answer its authentication challenge). FoundationNetworking on
+/// Linux ignores those settings, so there a request with a proxy fails with
+/// ``APIError/Code/invalidRequest`` instead of connecting directly.
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let delegate: SessionDelegate
+    /// One more session per proxy asked for (a session's proxy is part of its configuration),
+    /// made from the same configuration.
+    private let proxied: Mutex<ProxiedSessions>
+
+    private struct ProxiedSessions {
+        let configuration: URLSessionConfiguration
+        var sessions: [Proxy: (session: URLSession, delegate: SessionDelegate)] = [:]
+    }
 
     /// Creates a transport with its own session.
     ///
@@ -28,8 +41,29 @@ public final class URLSessionTransport: Transport {
         let configuration = configuration
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        delegate = SessionDelegate()
+        delegate = SessionDelegate(proxyCredentials: nil)
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        proxied = Mutex(ProxiedSessions(configuration: configuration))
+    }
+
+    /// The session (and its delegate) that connects through `proxy`, or directly for `nil`.
+    private func session(through proxy: Proxy?) -> (session: URLSession, delegate: SessionDelegate) {
+        guard let proxy else { return (session, delegate) }
+        return proxied.withLock { state in
+            if let existing = state.sessions[proxy] { return existing }
+            // URLSession copies its configuration: set the proxy for this session only.
+            let configuration = state.configuration
+            let previous = configuration.connectionProxyDictionary
+            configuration.connectionProxyDictionary = [
+                "HTTPEnable": 1, "HTTPProxy": proxy.host, "HTTPPort": proxy.port,
+                "HTTPSEnable": 1, "HTTPSProxy": proxy.host, "HTTPSPort": proxy.port,
+            ]
+            let delegate = SessionDelegate(proxyCredentials: proxy.credentials)
+            let made = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+            configuration.connectionProxyDictionary = previous
+            state.sessions[proxy] = (made, delegate)
+            return (made, delegate)
+        }
     }
 
     /// URLSession decodes `gzip` and `deflate` itself (the `Content-Encoding` field stays in
@@ -37,8 +71,9 @@ public final class URLSessionTransport: Transport {
     public var decodesContentEncoding: Bool { true }
 
     deinit {
-        // The session holds its delegate until invalidated; without this both would leak.
+        // A session holds its delegate until invalidated; without this both would leak.
         session.finishTasksAndInvalidate()
+        for extra in proxied.withLock({ $0.sessions.values.map(\.session) }) { extra.finishTasksAndInvalidate() }
     }
 
     public func send(_ transportRequest: TransportRequest) async throws -> TransportResponse {
@@ -65,6 +100,17 @@ public final class URLSessionTransport: Transport {
             }
         }
 
+        #if canImport(FoundationNetworking)
+        // FoundationNetworking ignores `connectionProxyDictionary`: refuse rather than connect
+        // around a proxy that was meant.
+        if let proxy = transportRequest.proxy {
+            throw APIError.notSent(
+                .invalidRequest,
+                "URLSessionTransport on Linux cannot go through the proxy \(proxy) (FoundationNetworking ignores proxy settings); "
+                    + "use AsyncHTTPClientTransport, the default on Linux")
+        }
+        #endif
+        let (session, delegate) = session(through: transportRequest.proxy)
         let task = session.dataTask(with: urlRequest)
         let taskBox = TaskBox(task)
         let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
@@ -91,6 +137,7 @@ public final class URLSessionTransport: Transport {
 
     public func shutdown() async throws {
         session.invalidateAndCancel()
+        for extra in proxied.withLock({ $0.sessions.values.map(\.session) }) { extra.invalidateAndCancel() }
     }
 }
 
@@ -111,6 +158,12 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
     }
 
     private let pending = Mutex<[Int: Pending]>([:])
+    /// What to answer a proxy's challenge with, for a session that goes through a proxy.
+    private let proxyCredentials: Proxy.Credentials?
+
+    init(proxyCredentials: Proxy.Credentials?) {
+        self.proxyCredentials = proxyCredentials
+    }
 
     func register(
         _ identifier: Int, head: CheckedContinuation<HTTPURLResponse, any Error>,
@@ -156,6 +209,16 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
+        // The proxy's credentials are the one challenge answered here: they go to the proxy only.
+        if challenge.protectionSpace.isProxy() {
+            if let credentials = proxyCredentials, challenge.previousFailureCount == 0 {
+                completionHandler(
+                    .useCredential, URLCredential(user: credentials.username, password: credentials.password, persistence: .forSession))
+            } else {
+                completionHandler(.cancelAuthenticationChallenge, nil)
+            }
+            return
+        }
         // Authentication is Callsign's job; a 401 must reach the caller as a response.
         #if canImport(FoundationNetworking)
         // FoundationNetworking raises this challenge only after the whole 401 response has been
