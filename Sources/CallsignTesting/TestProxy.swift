@@ -1,3 +1,4 @@
+import Callsign
 import Foundation
 import NIOCore
 import NIOPosix
@@ -98,8 +99,11 @@ public final class TestProxy: StoppableServer {
             await withDiscardingTaskGroup { group in
                 do {
                     try await channel.executeThenClose { inbound in
+                        // On the event loops where it can: a tunnel must open within the client's
+                        // connect timeout even while CPU-heavy work fills the cooperative pool.
+                        let executor = APIClient.defaultTransport.preferredTaskExecutor
                         for try await connection in inbound {
-                            group.addTask { await self.handle(connection) }
+                            group.addTask(executorPreference: executor) { await self.handle(connection) }
                         }
                     }
                 } catch {
@@ -131,10 +135,12 @@ public final class TestProxy: StoppableServer {
                 var reader = inbound.makeAsyncIterator()
                 guard let head = try await Self.readHead(&reader) else { return }
                 var exchange = Exchange(method: head.method, target: head.target, proxyAuthorization: head.value("Proxy-Authorization"))
+                // An answer of the proxy's own; then the client closes when it has read it.
                 func answer(_ status: Int, _ reason: String, _ extra: String = "") async throws {
                     exchange.status = status
                     recorded.withLock { $0.append(exchange) }
                     try await outbound.write(ByteBuffer(string: "HTTP/1.1 \(status) \(reason)\r\n\(extra)Content-Length: 0\r\nConnection: close\r\n\r\n"))
+                    while try await reader.next() != nil {}
                 }
                 if let credentials {
                     let expected = "Basic " + Data("\(credentials.username):\(credentials.password)".utf8).base64EncodedString()
@@ -163,14 +169,12 @@ public final class TestProxy: StoppableServer {
                     try await answer(502, "Bad Gateway")
                     return
                 }
-                if head.method == "CONNECT" {
-                    exchange.status = 200
-                    recorded.withLock { $0.append(exchange) }
-                    try await outbound.write(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n"))
-                } else {
-                    recorded.withLock { $0.append(exchange) }
-                }
-                try await relay(first: forwardedHead + head.rest, from: &reader, to: outbound, closing: client.channel, origin: origin)
+                let tunnel = head.method == "CONNECT"
+                if tunnel { exchange.status = 200 }
+                recorded.withLock { $0.append(exchange) }
+                try await relay(
+                    opening: tunnel ? "HTTP/1.1 200 Connection Established\r\n\r\n" : nil, first: forwardedHead + head.rest,
+                    from: &reader, to: outbound, closing: client.channel, origin: origin)
             }
         } catch {
             // A side closed or the proxy is stopping: nothing to report.
@@ -210,14 +214,17 @@ public final class TestProxy: StoppableServer {
         return (1...65_535).contains(port) ? (String(host), port) : nil
     }
 
-    /// Copies bytes both ways until either side closes; then closes the other.
+    /// Tells the client the tunnel is open (`opening`), then copies bytes both ways until
+    /// either side closes; then closes the other.
     private func relay(
-        first: [UInt8], from reader: inout NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator,
+        opening: String?, first: [UInt8], from reader: inout NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator,
         to client: NIOAsyncChannelOutboundWriter<ByteBuffer>, closing clientChannel: any Channel,
         origin: NIOAsyncChannel<ByteBuffer, ByteBuffer>
     ) async throws {
         let originChannel = origin.channel
+        // The origin channel is handed to executeThenClose before anything else can fail.
         try await origin.executeThenClose { originInbound, originOutbound in
+            if let opening { try await client.write(ByteBuffer(string: opening)) }
             if !first.isEmpty { try await originOutbound.write(ByteBuffer(bytes: first)) }
             // The client's side is read here; the origin's side in a child task.
             await withTaskGroup(of: Void.self) { group in

@@ -13,6 +13,9 @@ struct CallsignCommand: AsyncParsableCommand {
             \(ExitStatus.table)
             """,
         version: APIClient.version,
-        subcommands: [CallCommand.self, DownloadCommand.self, ListCommand.self, QueueCommand.self, DemoCommand.self]
+        subcommands: [
+            CallCommand.self, GetCommand.self, PostCommand.self, PutCommand.self, PatchCommand.self, DeleteCommand.self,
+            HeadCommand.self, DownloadCommand.self, ListCommand.self, QueueCommand.self, DemoCommand.self,
+        ]
     )
 }

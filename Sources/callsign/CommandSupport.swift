@@ -1,6 +1,7 @@
 import ArgumentParser
 import Callsign
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -181,6 +182,12 @@ enum DefinitionsArgument {
             "no definitions file: give --definitions FILE (-D), set CALLSIGN_DEFINITIONS, or put callsign.yaml in this folder")
     }
 
+    /// The definitions file to use if there is one: the one given, else the defaults `path`
+    /// looks for; `nil` when none of them exists (for ad-hoc calls, which need none).
+    static func optionalPath(_ given: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        try? path(given, environment: environment)
+    }
+
     /// Loads the definitions file `path(given)` names.
     static func load(_ given: String?, baseURL: String?) throws(APIError) -> APIDefinitions {
         try load(path(given), baseURL: baseURL)
@@ -223,13 +230,61 @@ enum ResponsePrinter {
 }
 
 /// Runs a command's work; an ``APIError`` becomes one line on stderr and its exit status
-/// (see ``ExitStatus``).
-func reportingErrors(_ body: () async throws -> Void) async throws {
+/// (see ``ExitStatus``). Ctrl-C cancels the work — the call in flight ends as cancelled, a
+/// HAR file or download is closed properly — and the command exits 130; a second Ctrl-C
+/// exits at once.
+func reportingErrors(_ body: @escaping @Sendable () async throws -> Void) async throws {
+    let work = Task { try await body() }
+    let interrupt = Interrupt(cancelling: work)
+    defer { interrupt.stop() }
     do {
-        try await body()
+        try await work.value
     } catch let error as APIError {
+        if interrupt.happened {
+            Terminal.error("callsign: interrupted")
+            throw ExitCode(130)
+        }
         Terminal.error("callsign: \(error.description)")
         throw ExitCode(ExitStatus.code(for: error))
+    } catch {
+        if interrupt.happened {
+            Terminal.error("callsign: interrupted")
+            throw ExitCode(130)
+        }
+        throw error
+    }
+}
+
+/// Turns SIGINT into cancelling a task while it runs.
+final class Interrupt {
+    private let source: any DispatchSourceSignal
+    private let state = Seen()
+
+    /// Whether Ctrl-C was pressed, shared with the signal handler.
+    private final class Seen: Sendable {
+        let pressed = Mutex(false)
+    }
+
+    init(cancelling task: Task<Void, any Error>) {
+        signal(SIGINT, SIG_IGN)  // delivered to the source below instead of ending the process
+        source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        source.setEventHandler { [state] in
+            let again = state.pressed.withLock { already in
+                defer { already = true }
+                return already
+            }
+            if again { exit(130) }
+            task.cancel()
+        }
+        source.resume()
+    }
+
+    /// Whether Ctrl-C was pressed.
+    var happened: Bool { state.pressed.withLock { $0 } }
+
+    func stop() {
+        source.cancel()
+        signal(SIGINT, SIG_DFL)
     }
 }
 

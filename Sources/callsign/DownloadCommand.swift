@@ -40,6 +40,8 @@ struct DownloadCommand: AsyncParsableCommand {
 
     @OptionGroup var credentials: CredentialOptions
 
+    @OptionGroup var proxy: ProxyOptions
+
     @Flag(name: .customLong("continue"), help: "Resume an interrupted download instead of starting again.")
     var resume = false
 
@@ -52,16 +54,19 @@ struct DownloadCommand: AsyncParsableCommand {
             var configuration = APIClient.Configuration()
             let explicit = try credentials.authentication()
             configuration.authentication = try explicit ?? loaded?.authenticationSource?.authentication()
-            let client = APIClient(definitions: loaded ?? APIDefinitions(), configuration: configuration)
+            configuration.proxy = try proxy.settings()
             var request: Request
             if target.hasPrefix("http://") || target.hasPrefix("https://") {
                 request = .get(target, parameters: try ParameterArguments.parse(parameters))
+                // Credentials named next to a URL are meant for it.
+                if explicit != nil, let url = URL(string: target) { configuration.authentication?.additionalOrigins.append(url) }
             } else {
                 guard let loaded else {
                     throw APIError(.invalidRequest, "\(target) is not an http(s) URL; to download by API name, give --definitions")
                 }
                 request = try loaded.definition(named: target).request(parameters: try ParameterArguments.parse(parameters))
             }
+            let client = APIClient(definitions: loaded ?? APIDefinitions(), configuration: configuration)
             request.headers = request.headers.merging(try ParameterArguments.headers(headers))
             if explicit != nil { request.needsAuthorization = true }
             let destination = URL(fileURLWithPath: output)

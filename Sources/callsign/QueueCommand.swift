@@ -130,6 +130,7 @@ struct QueueReplayCommand: AsyncParsableCommand {
 
     @OptionGroup var queue: QueueOption
     @OptionGroup var credentials: CredentialOptions
+    @OptionGroup var proxy: ProxyOptions
 
     @Option(name: [.customShort("D"), .long], help: "A definitions file whose DEFAULT authentication applies to the replayed requests.")
     var definitions: String?
@@ -145,11 +146,13 @@ struct QueueReplayCommand: AsyncParsableCommand {
             }
             let loaded = try definitions.map { path throws(APIError) in try DefinitionsArgument.load(path, baseURL: nil) }
             let authentication = try credentials.authentication() ?? loaded?.authenticationSource?.authentication()
+            let proxySettings = try proxy.settings()
             let client = APIClient(
                 definitions: loaded ?? APIDefinitions(),
                 configuration: .init {
                     $0.offline.queue = queue.storage
                     $0.authentication = authentication
+                    $0.proxy = proxySettings
                 })
             guard lease.isFinite, lease >= 0.1, lease <= 86_400 else { throw ValidationError("--lease takes 0.1 to 86400 seconds") }
             let report = try await client.replay(lease: .milliseconds(Int64((lease * 1000).rounded())))
@@ -197,7 +200,7 @@ enum QueueID {
     /// the action means there is no such request (`missing #N`, exit 1).
     static func act(
         on text: String, in queue: QueueOption, missing: String,
-        _ action: (APIClient, Int64) async throws(APIError) -> String?
+        _ action: @escaping @Sendable (APIClient, Int64) async throws(APIError) -> String?
     ) async throws {
         try await reportingErrors {
             let number = try parse(text)

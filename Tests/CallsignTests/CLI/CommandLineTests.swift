@@ -31,9 +31,11 @@ struct CLIRunner {
 
     /// Runs the executable with extra environment variables, standard input and a working folder.
     static func run(
-        _ arguments: [String], environment: [String: String] = [:], input: Data? = nil, directory: URL? = nil
+        _ arguments: [String], environment: [String: String] = [:], input: Data? = nil, directory: URL? = nil,
+        started: (@Sendable (_ processIdentifier: Int32) -> Void)? = nil
     ) async throws -> Result {
-        try await ProcessRunner.run(executable.path, arguments, environment: environment, input: input, directory: directory)
+        try await ProcessRunner.run(
+            executable.path, arguments, environment: environment, input: input, directory: directory, started: started)
     }
 }
 

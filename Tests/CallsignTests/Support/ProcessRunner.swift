@@ -11,14 +11,18 @@ enum ProcessRunner {
         var standardError: String
     }
 
+    static let proxyVariables: Set<String> = ["http_proxy", "https_proxy", "all_proxy", "no_proxy"]
+
     static func run(
         _ path: String, _ arguments: [String], environment: [String: String] = [:], input: Data? = nil,
-        directory: URL? = nil
+        directory: URL? = nil, started: (@Sendable (_ processIdentifier: Int32) -> Void)? = nil
     ) async throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        // The machine's proxy variables never leak into a test: a test that wants a proxy sets them.
+        let inherited = ProcessInfo.processInfo.environment.filter { !Self.proxyVariables.contains($0.key.lowercased()) }
+        process.environment = inherited.merging(environment) { _, new in new }
         if let directory { process.currentDirectoryURL = directory }
         let output = Pipe()
         let error = Pipe()
@@ -27,6 +31,7 @@ enum ProcessRunner {
         let standardInput = Pipe()
         process.standardInput = standardInput
         try process.run()
+        started?(process.processIdentifier)
         // Standard input: the given bytes, then end of file (never the test runner's own input).
         let writer = standardInput.fileHandleForWriting
         Thread.detachNewThread {

@@ -13,7 +13,9 @@ enum TransportKind: String, CaseIterable, CustomTestStringConvertible, Sendable 
         switch self {
         case .asyncHTTPClient:
             #if canImport(AsyncHTTPClient)
-            AsyncHTTPClientTransport(connectTimeout: .seconds(2))
+            // The library's default: on a loaded 2-core machine a loopback connect (or a proxy's
+            // CONNECT) can take seconds; a refused port fails at once whatever the limit.
+            AsyncHTTPClientTransport(connectTimeout: .seconds(10))
             #else
             URLSessionTransport()
             #endif

@@ -147,7 +147,7 @@ struct ProxyTests {
                 let error = await apiError { _ = try await client.get(server.url("/get").absoluteString).send() }
                 #expect(error?.code == .transport)
                 #expect(error?.requestSent == false)
-                #expect(error?.message.contains("407") == true)
+                #expect(error?.message.contains("407") == true, "\(String(describing: error))")
                 #expect(error?.message.contains("proxy") == true)
                 #expect(error?.description.contains("wrong-one") == false)
                 #expect(server.requests.isEmpty)
@@ -159,7 +159,7 @@ struct ProxyTests {
         try await TestProxy.withRunning { proxy in
             try await TestServer.withRunning { server in
                 let configuration = try APIClient.Configuration.environment(["http_proxy": proxy.url, "no_proxy": "example.com"])
-                let transport = AsyncHTTPClientTransport(connectTimeout: .seconds(2))
+                let transport = TransportKind.asyncHTTPClient.make()
                 let client = APIClient(configuration: configuration, transport: transport)
                 let response = try await client.get(server.url("/get").absoluteString).send()
                 #expect(response.status.code == 200)

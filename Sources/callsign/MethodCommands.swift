@@ -1,0 +1,150 @@
+import ArgumentParser
+import Callsign
+import Foundation
+import HTTPTypes
+
+/// What an ad-hoc call takes besides the shared options: the URL, HTTPie-style items, and an
+/// optional definitions file whose DEFAULT (base URL, headers, authentication) applies.
+struct AdHocCall: ParsableArguments {
+    @Argument(help: "An http(s) URL; without a scheme, a path under the definitions' base URL, else http://.")
+    var url: String
+
+    @Argument(help: ArgumentHelp(
+        "Items, as HTTPie writes them: key=value (a string parameter), key:=json (a JSON value), key==value (a query parameter), Name:value (a header).",
+        valueName: "item"))
+    var items: [String] = []
+
+    @Option(
+        name: [.customShort("D"), .long],
+        help: "A definitions file whose DEFAULT (base URL, headers, authentication) applies. Default: $CALLSIGN_DEFINITIONS, else callsign.yaml or callsign.json here, if any.")
+    var definitions: String?
+
+    @OptionGroup var exchange: ExchangeOptions
+
+    /// Builds the request from the URL and items over the DEFAULT definition, and sends it
+    /// through the same client path as `callsign call`.
+    func run(_ method: HTTPRequest.Method) async throws {
+        try await reportingErrors {
+            let loaded = try DefinitionsArgument.optionalPath(definitions).map { path throws(APIError) in
+                try DefinitionsArgument.load(path, baseURL: nil)
+            }
+            let defaults = loaded?.defaultDefinition ?? APIDefinition()
+            let items = try AdHocItems(parsing: self.items)
+            var definition = APIDefinition(path: try Self.target(url, base: defaults.baseURL), method: method)
+            // Parameters go where the method puts them (the query for GET, HEAD and DELETE, a
+            // JSON body otherwise), as in the library's Request.get/post.
+            if [.post, .put, .patch].contains(method) { definition.contentType = .json }
+            definition = definition.merged(over: defaults)
+            var request = definition.request(parameters: items.parameters, headers: items.headers)
+            request.query.merge(items.query) { _, new in new }
+            try await exchange.perform(request, definitions: loaded ?? APIDefinitions())
+        }
+    }
+
+    /// The URL to call: absolute as given, a path under the definitions' base URL, or
+    /// `http://` + the text (as curl and HTTPie read `example.com/x`); `:8080/x` is localhost.
+    static func target(_ text: String, base: URL?) throws(APIError) -> String {
+        let lowered = text.lowercased()
+        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") { return text }
+        if text.contains("://") { throw APIError(.invalidRequest, "\(text): only http and https URLs can be called") }
+        if text.hasPrefix(":") { return "http://localhost" + text }
+        if base != nil { return text }
+        guard !text.isEmpty, !text.hasPrefix("/") else {
+            throw APIError(.invalidRequest, "\(text) is a path, and no definitions file gives a base URL: give a full URL")
+        }
+        return "http://" + text
+    }
+}
+
+/// HTTPie's request items: `key=value`, `key:=json`, `key==value`, `Name:value`. The
+/// separator that comes first wins, so `Authorization:Bearer a=b` is a header.
+struct AdHocItems {
+    var parameters: Parameters = [:]
+    var query: Parameters = [:]
+    var headers = Headers()
+
+    init(parsing items: [String]) throws(APIError) {
+        for item in items {
+            guard let (separator, range) = Self.firstSeparator(in: item), range.lowerBound != item.startIndex else {
+                throw APIError(.invalidRequest, "\(item) is not an item: give key=value, key:=json, key==value or Name:value")
+            }
+            let key = String(item[..<range.lowerBound])
+            let value = String(item[range.upperBound...])
+            switch separator {
+            case "==": query[key] = .string(value)
+            case ":=":
+                do {
+                    parameters[key] = try JSONValue(parsing: Data(value.utf8))
+                } catch {
+                    throw APIError(.invalidRequest, "the value of \(key):= is not JSON: \(value)")
+                }
+            case "=": parameters[key] = .string(value)
+            default: headers.add(key.trimmingCharacters(in: .whitespaces), value.trimmingCharacters(in: .whitespaces))
+            }
+        }
+    }
+
+    /// The earliest separator; at the same place the longer one (`:=` before `:`, `==` before `=`).
+    private static func firstSeparator(in item: String) -> (String, Range<String.Index>)? {
+        var best: (String, Range<String.Index>)?
+        for separator in [":=", "==", "=", ":"] {
+            guard let range = item.range(of: separator) else { continue }
+            if let current = best, current.1.lowerBound <= range.lowerBound { continue }
+            best = (separator, range)
+        }
+        return best
+    }
+}
+
+/// The ad-hoc commands' help: one text, the method's name in it.
+private func adHocConfiguration(_ method: String, example: String) -> CommandConfiguration {
+    CommandConfiguration(
+        commandName: method.lowercased(),
+        abstract: "Send a \(method) request to a URL and print the answer, without a definitions file.",
+        discussion: """
+            Examples:
+              \(example)
+
+            Items: key=value and key:=json are parameters (in the query for GET, HEAD and DELETE, in a JSON \
+            body otherwise); key==value always goes into the query; Name:value is a header. The call takes \
+            the same path as `callsign call`: retry, deadline, credentials, cache, HAR recording and mocks \
+            all apply, and a definitions file found as `call` finds one lends its DEFAULT (base URL, headers, \
+            authentication). --user and --bearer are sent to the URL you name.
+            """)
+}
+
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = adHocConfiguration("GET", example: "callsign get https://api.example.com/users q==swift per_page==5")
+    @OptionGroup var call: AdHocCall
+    func run() async throws { try await call.run(.get) }
+}
+
+struct PostCommand: AsyncParsableCommand {
+    static let configuration = adHocConfiguration("POST", example: "callsign post https://api.example.com/users name=Ada admin:=true")
+    @OptionGroup var call: AdHocCall
+    func run() async throws { try await call.run(.post) }
+}
+
+struct PutCommand: AsyncParsableCommand {
+    static let configuration = adHocConfiguration("PUT", example: "callsign put https://api.example.com/users/1 --json '{\"name\":\"Ada\"}'")
+    @OptionGroup var call: AdHocCall
+    func run() async throws { try await call.run(.put) }
+}
+
+struct PatchCommand: AsyncParsableCommand {
+    static let configuration = adHocConfiguration("PATCH", example: "callsign patch https://api.example.com/users/1 name=Grace")
+    @OptionGroup var call: AdHocCall
+    func run() async throws { try await call.run(.patch) }
+}
+
+struct DeleteCommand: AsyncParsableCommand {
+    static let configuration = adHocConfiguration("DELETE", example: "callsign delete https://api.example.com/users/1 --bearer-env API_TOKEN")
+    @OptionGroup var call: AdHocCall
+    func run() async throws { try await call.run(.delete) }
+}
+
+struct HeadCommand: AsyncParsableCommand {
+    static let configuration = adHocConfiguration("HEAD", example: "callsign head https://api.example.com/health --include")
+    @OptionGroup var call: AdHocCall
+    func run() async throws { try await call.run(.head) }
+}
