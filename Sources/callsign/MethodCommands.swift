@@ -100,7 +100,7 @@ struct AdHocItems {
 private func adHocConfiguration(_ method: String, example: String) -> CommandConfiguration {
     CommandConfiguration(
         commandName: method.lowercased(),
-        abstract: "Send a \(method) request to a URL and print the answer, without a definitions file.",
+        abstract: "Send a \(method) request to a URL; no definitions file needed.",
         discussion: """
             Examples:
               \(example)

@@ -3,6 +3,8 @@ import CallsignTesting
 import Foundation
 import Testing
 
+@testable import callsign
+
 /// The body that shows what a re-serializing printer would change: key order, big and
 /// trailing-zero numbers, escapes.
 private let faithfulBody = #"{"n":12345678901234567890,"x":1.10,"b":2,"a":1,"s":"caf\u00e9"}"#
@@ -127,6 +129,10 @@ struct OutputTests {
         let help = try await CLIRunner.run(["--help"])
         for line in ["22  the status is not one the API accepts", "28  a timeout or deadline passed", "76  the response is not what"] {
             #expect(help.standardOutput.contains(line), "missing \(line)")
+        }
+        // Help is wrapped at 80 columns: a longer line of the table would be broken mid-sentence.
+        for line in callsign.ExitStatus.table.split(separator: "\n") {
+            #expect(line.count <= 80, "\(line)")
         }
     }
 }
