@@ -45,14 +45,12 @@ public final class RawServer: StoppableServer {
     /// `http://127.0.0.1:port/`.
     public let baseURL: URL
 
-    private let channel: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+    private let listener: LoopbackListener
     private let script: Script
     private let waitsForRequest: Bool
-    private let connections = Mutex(0)
-    private let serving = Mutex<Task<Void, Never>?>(nil)
 
     /// How many connections the server has accepted.
-    public var connectionCount: Int { connections.withLock { $0 } }
+    public var connectionCount: Int { listener.acceptedCount }
 
     /// Starts a server that plays `script` on every connection.
     public static func start(_ script: [Step], waitsForRequest: Bool = true) async throws -> RawServer {
@@ -65,19 +63,7 @@ public final class RawServer: StoppableServer {
     ///   its blank line) before the script plays. `false` plays at once — for a client that
     ///   speaks first in another protocol, such as a TLS handshake. Default `true`.
     public static func start(waitsForRequest: Bool = true, script: @escaping Script) async throws -> RawServer {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.backlog, value: 64)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .bind(host: "127.0.0.1", port: 0) { child in
-                child.eventLoop.makeCompletedFuture {
-                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: child)
-                }
-            }
-        guard let port = channel.channel.localAddress?.port else {
-            try? await channel.channel.close()
-            throw TestServerError("the raw server did not report its port")
-        }
-        let server = RawServer(port: port, channel: channel, script: script, waitsForRequest: waitsForRequest)
+        let server = RawServer(listener: try await LoopbackListener(what: "raw server"), script: script, waitsForRequest: waitsForRequest)
         server.serve()
         return server
     }
@@ -96,14 +82,11 @@ public final class RawServer: StoppableServer {
         try await runThenStop(try await start(waitsForRequest: waitsForRequest, script: script), body)
     }
 
-    private init(
-        port: Int, channel: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>, script: @escaping Script,
-        waitsForRequest: Bool
-    ) {
+    private init(listener: LoopbackListener, script: @escaping Script, waitsForRequest: Bool) {
+        self.listener = listener
         self.waitsForRequest = waitsForRequest
-        self.port = port
-        self.baseURL = URL(string: "http://127.0.0.1:\(port)/") ?? URL(fileURLWithPath: "/")
-        self.channel = channel
+        self.port = listener.port
+        self.baseURL = URL(string: "http://127.0.0.1:\(listener.port)/") ?? URL(fileURLWithPath: "/")
         self.script = script
     }
 
@@ -114,34 +97,13 @@ public final class RawServer: StoppableServer {
 
     /// Stops accepting connections and ends the open ones.
     public func stop() async {
-        try? await channel.channel.close()
-        let task = serving.withLock { $0 }
-        task?.cancel()
-        await task?.value
+        await listener.stop()
     }
 
     private func serve() {
-        let task = Task { [self] in
-            await withDiscardingTaskGroup { group in
-                do {
-                    try await channel.executeThenClose { inbound in
-                        for try await connection in inbound {
-                            let index = connections.withLock { count in
-                                defer { count += 1 }
-                                return count
-                            }
-                            let steps = script(index)
-                            let waits = waitsForRequest
-                            group.addTask { await Self.play(steps, on: connection, waitingForRequest: waits) }
-                        }
-                    }
-                } catch {
-                    // The listening socket closed: the server is stopping.
-                }
-                group.cancelAll()
-            }
+        listener.serve { [self] index, connection in
+            await Self.play(script(index), on: connection, waitingForRequest: waitsForRequest)
         }
-        serving.withLock { $0 = task }
     }
 
     private static func play(_ steps: [Step], on connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, waitingForRequest: Bool) async {

@@ -39,10 +39,9 @@ public final class TestProxy: StoppableServer {
     /// The credentials the proxy asks for, if any.
     public let credentials: (username: String, password: String)?
 
-    private let channel: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+    private let listener: LoopbackListener
     private let recorded = Mutex<[Exchange]>([])
     private let relayed = Mutex<Int>(0)
-    private let serving = Mutex<Task<Void, Never>?>(nil)
 
     /// Every request the proxy received, in order.
     public var exchanges: [Exchange] { recorded.withLock { $0 } }
@@ -53,20 +52,12 @@ public final class TestProxy: StoppableServer {
 
     /// Starts a proxy; with `credentials` it answers `407` to requests without them.
     public static func start(credentials: (username: String, password: String)? = nil) async throws -> TestProxy {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.backlog, value: 64)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .bind(host: "127.0.0.1", port: 0) { child in
-                child.eventLoop.makeCompletedFuture {
-                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: child)
-                }
-            }
-        guard let port = channel.channel.localAddress?.port else {
-            try? await channel.channel.close()
-            throw TestServerError("the proxy did not report its port")
+        let proxy = TestProxy(listener: try await LoopbackListener(what: "proxy"), credentials: credentials)
+        // On the event loops where it can: a tunnel must open within the client's connect
+        // timeout even while CPU-heavy work fills the cooperative pool.
+        proxy.listener.serve(on: APIClient.defaultTransport.preferredTaskExecutor) { [proxy] _, connection in
+            await proxy.handle(connection)
         }
-        let proxy = TestProxy(port: port, channel: channel, credentials: credentials)
-        proxy.serve()
         return proxy
     }
 
@@ -77,42 +68,15 @@ public final class TestProxy: StoppableServer {
         try await runThenStop(try await start(credentials: credentials), body)
     }
 
-    private init(
-        port: Int, channel: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>,
-        credentials: (username: String, password: String)?
-    ) {
-        self.port = port
-        self.channel = channel
+    private init(listener: LoopbackListener, credentials: (username: String, password: String)?) {
+        self.listener = listener
+        self.port = listener.port
         self.credentials = credentials
     }
 
     /// Stops accepting connections and ends the open ones.
     public func stop() async {
-        try? await channel.channel.close()
-        let task = serving.withLock { $0 }
-        task?.cancel()
-        await task?.value
-    }
-
-    private func serve() {
-        let task = Task { [self] in
-            await withDiscardingTaskGroup { group in
-                do {
-                    try await channel.executeThenClose { inbound in
-                        // On the event loops where it can: a tunnel must open within the client's
-                        // connect timeout even while CPU-heavy work fills the cooperative pool.
-                        let executor = APIClient.defaultTransport.preferredTaskExecutor
-                        for try await connection in inbound {
-                            group.addTask(executorPreference: executor) { await self.handle(connection) }
-                        }
-                    }
-                } catch {
-                    // The listening socket closed: the proxy is stopping.
-                }
-                group.cancelAll()
-            }
-        }
-        serving.withLock { $0 = task }
+        await listener.stop()
     }
 
     /// The head of a request as the proxy reads it.

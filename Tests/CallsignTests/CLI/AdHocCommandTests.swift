@@ -82,35 +82,34 @@ struct AdHocCommandTests {
     func samePipeline() async throws {
         try CLIRunner.requireBuilt()
         try await TestServer.withRunning { server in
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-adhoc-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let har = folder.appendingPathComponent("s.har").path
+            try await withTemporaryFolder("callsign-adhoc") { folder in
+                let har = folder.appendingPathComponent("s.har").path
 
-            // 503 twice, then 200: a GET is retried.
-            server.route("/flaky") { request in
-                let count = server.hits("/flaky")
-                return count <= 2 ? ServerResponse(status: 503, headers: [("Retry-After", "0")]) : .json(["ok": true])
+                // 503 twice, then 200: a GET is retried.
+                server.route("/flaky") { request in
+                    let count = server.hits("/flaky")
+                    return count <= 2 ? ServerResponse(status: 503, headers: [("Retry-After", "0")]) : .json(["ok": true])
+                }
+                let retried = try await CLIRunner.run(["get", server.url("/flaky").absoluteString, "--retry", "3", "--har", har, "--bearer", "s3cret-token"])
+                #expect(retried.status == 0, "\(retried.standardError)")
+                #expect(server.hits("/flaky") == 3)
+                #expect(server.requests.last?.header("Authorization") == "Bearer s3cret-token", "credentials named with the URL are sent to it")
+                let recorded = try String(contentsOfFile: har, encoding: .utf8)
+                #expect(recorded.contains("/flaky"))
+                #expect(!recorded.contains("s3cret-token"))
+
+                // The recording answers instead of the network.
+                let before = server.requests.count
+                let replayed = try await CLIRunner.run(["get", server.url("/flaky").absoluteString, "--mock", har])
+                #expect(replayed.status == 0, "\(replayed.standardError)")
+                #expect(server.requests.count == before)
+
+                let missing = try await CLIRunner.run(["get", server.url("/status/404").absoluteString])
+                #expect(missing.status == 22)
+                let refused = try RefusingPort()
+                let unreachable = try await CLIRunner.run(["get", "http://127.0.0.1:\(refused.port)/x", "--retry", "1"])
+                #expect(unreachable.status == 7)
             }
-            let retried = try await CLIRunner.run(["get", server.url("/flaky").absoluteString, "--retry", "3", "--har", har, "--bearer", "s3cret-token"])
-            #expect(retried.status == 0, "\(retried.standardError)")
-            #expect(server.hits("/flaky") == 3)
-            #expect(server.requests.last?.header("Authorization") == "Bearer s3cret-token", "credentials named with the URL are sent to it")
-            let recorded = try String(contentsOfFile: har, encoding: .utf8)
-            #expect(recorded.contains("/flaky"))
-            #expect(!recorded.contains("s3cret-token"))
-
-            // The recording answers instead of the network.
-            let before = server.requests.count
-            let replayed = try await CLIRunner.run(["get", server.url("/flaky").absoluteString, "--mock", har])
-            #expect(replayed.status == 0, "\(replayed.standardError)")
-            #expect(server.requests.count == before)
-
-            let missing = try await CLIRunner.run(["get", server.url("/status/404").absoluteString])
-            #expect(missing.status == 22)
-            let refused = try RefusingPort()
-            let unreachable = try await CLIRunner.run(["get", "http://127.0.0.1:\(refused.port)/x", "--retry", "1"])
-            #expect(unreachable.status == 7)
         }
     }
 
@@ -118,20 +117,19 @@ struct AdHocCommandTests {
     func definitionsDefault() async throws {
         try CLIRunner.requireBuilt()
         try await TestServer.withRunning { server in
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-adhoc-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let yaml = """
-                DEFAULT:
-                  baseURL: \(server.baseURL.absoluteString)
-                  headers:
-                    X-App: demo
-                """
-            try Data(yaml.utf8).write(to: folder.appendingPathComponent("callsign.yaml"))
-            let result = try await CLIRunner.run(["get", "anything/relative", "k==v"], directory: folder)
-            #expect(result.status == 0, "\(result.standardError)")
-            #expect(server.requests.last?.rawPath == "/anything/relative")
-            #expect(server.requests.last?.header("X-App") == "demo")
+            try await withTemporaryFolder("callsign-adhoc") { folder in
+                let yaml = """
+                    DEFAULT:
+                      baseURL: \(server.baseURL.absoluteString)
+                      headers:
+                        X-App: demo
+                    """
+                try Data(yaml.utf8).write(to: folder.appendingPathComponent("callsign.yaml"))
+                let result = try await CLIRunner.run(["get", "anything/relative", "k==v"], directory: folder)
+                #expect(result.status == 0, "\(result.standardError)")
+                #expect(server.requests.last?.rawPath == "/anything/relative")
+                #expect(server.requests.last?.header("X-App") == "demo")
+            }
         }
     }
 

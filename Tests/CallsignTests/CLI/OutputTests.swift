@@ -143,36 +143,35 @@ struct InputTests {
     func bodiesAndOutput() async throws {
         try CLIRunner.requireBuilt()
         try await TestServer.withRunning { server in
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-in-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: folder) }
-            try Data("Echo:\n  path: \(server.url("/anything/echo").absoluteString)\n  method: POST\n".utf8)
-                .write(to: folder.appendingPathComponent("callsign.yaml"))
+            try await withTemporaryFolder("callsign-in") { folder in
+                try Data("Echo:\n  path: \(server.url("/anything/echo").absoluteString)\n  method: POST\n".utf8)
+                    .write(to: folder.appendingPathComponent("callsign.yaml"))
 
-            // No -D: callsign.yaml in the working folder.
-            let piped = try await CLIRunner.run(["call", "Echo", "--body", "@-"], input: Data("from stdin".utf8), directory: folder)
-            #expect(piped.status == 0, "\(piped.standardError)")
-            #expect(server.requests.last?.body == Data("from stdin".utf8))
+                // No -D: callsign.yaml in the working folder.
+                let piped = try await CLIRunner.run(["call", "Echo", "--body", "@-"], input: Data("from stdin".utf8), directory: folder)
+                #expect(piped.status == 0, "\(piped.standardError)")
+                #expect(server.requests.last?.body == Data("from stdin".utf8))
 
-            let json = #"{"n":12345678901234567890,"b":2,"a":1}"#
-            let sent = try await CLIRunner.run(["call", "Echo", "--json", json, "-X", "put"], directory: folder)
-            #expect(sent.status == 0, "\(sent.standardError)")
-            #expect(server.requests.last?.method == "PUT")
-            #expect(server.requests.last?.body == Data(json.utf8), "sent byte for byte")
-            #expect(server.requests.last?.header("Content-Type") == "application/json")
+                let json = #"{"n":12345678901234567890,"b":2,"a":1}"#
+                let sent = try await CLIRunner.run(["call", "Echo", "--json", json, "-X", "put"], directory: folder)
+                #expect(sent.status == 0, "\(sent.standardError)")
+                #expect(server.requests.last?.method == "PUT")
+                #expect(server.requests.last?.body == Data(json.utf8), "sent byte for byte")
+                #expect(server.requests.last?.header("Content-Type") == "application/json")
 
-            let notJSON = try await CLIRunner.run(["call", "Echo", "--json", "{oops"], directory: folder)
-            #expect(notJSON.status == 65)
+                let notJSON = try await CLIRunner.run(["call", "Echo", "--json", "{oops"], directory: folder)
+                #expect(notJSON.status == 65)
 
-            let file = folder.appendingPathComponent("out.json")
-            let saved = try await CLIRunner.run(["call", "Echo", "--json", "[1]", "-o", file.path], directory: folder)
-            #expect(saved.status == 0)
-            #expect(saved.standardOutput.isEmpty)
-            #expect(try JSONValue(parsing: Data(contentsOf: file))["method"] == "POST")
+                let file = folder.appendingPathComponent("out.json")
+                let saved = try await CLIRunner.run(["call", "Echo", "--json", "[1]", "-o", file.path], directory: folder)
+                #expect(saved.status == 0)
+                #expect(saved.standardOutput.isEmpty)
+                #expect(try JSONValue(parsing: Data(contentsOf: file))["method"] == "POST")
 
-            let elsewhere = try await CLIRunner.run(["call", "Echo"], environment: ["CALLSIGN_DEFINITIONS": ""], directory: FileManager.default.temporaryDirectory)
-            #expect(elsewhere.status == 65)
-            #expect(elsewhere.standardError.contains("CALLSIGN_DEFINITIONS"))
+                let elsewhere = try await CLIRunner.run(["call", "Echo"], environment: ["CALLSIGN_DEFINITIONS": ""], directory: FileManager.default.temporaryDirectory)
+                #expect(elsewhere.status == 65)
+                #expect(elsewhere.standardError.contains("CALLSIGN_DEFINITIONS"))
+            }
         }
     }
 
@@ -180,25 +179,24 @@ struct InputTests {
     func tokens() async throws {
         try CLIRunner.requireBuilt()
         try await TestServer.withRunning { server in
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-tok-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let definitions = folder.appendingPathComponent("api.yaml")
-            try Data("Echo:\n  path: \(server.url("/anything/echo").absoluteString)\n".utf8).write(to: definitions)
-            let tokenFile = folder.appendingPathComponent("token")
-            try Data("from-file\n".utf8).write(to: tokenFile)
+            try await withTemporaryFolder("callsign-tok") { folder in
+                let definitions = folder.appendingPathComponent("api.yaml")
+                try Data("Echo:\n  path: \(server.url("/anything/echo").absoluteString)\n".utf8).write(to: definitions)
+                let tokenFile = folder.appendingPathComponent("token")
+                try Data("from-file\n".utf8).write(to: tokenFile)
 
-            let fromFile = try await CLIRunner.run(["call", "Echo", "-D", definitions.path, "--bearer", "@\(tokenFile.path)"])
-            #expect(fromFile.status == 0, "\(fromFile.standardError)")
-            #expect(server.requests.last?.header("Authorization") == "Bearer from-file")
+                let fromFile = try await CLIRunner.run(["call", "Echo", "-D", definitions.path, "--bearer", "@\(tokenFile.path)"])
+                #expect(fromFile.status == 0, "\(fromFile.standardError)")
+                #expect(server.requests.last?.header("Authorization") == "Bearer from-file")
 
-            let fromEnvironment = try await CLIRunner.run(
-                ["call", "Echo", "-D", definitions.path, "--bearer-env", "MY_TOKEN"], environment: ["MY_TOKEN": "from-env"])
-            #expect(fromEnvironment.status == 0)
-            #expect(server.requests.last?.header("Authorization") == "Bearer from-env")
+                let fromEnvironment = try await CLIRunner.run(
+                    ["call", "Echo", "-D", definitions.path, "--bearer-env", "MY_TOKEN"], environment: ["MY_TOKEN": "from-env"])
+                #expect(fromEnvironment.status == 0)
+                #expect(server.requests.last?.header("Authorization") == "Bearer from-env")
 
-            let unset = try await CLIRunner.run(["call", "Echo", "-D", definitions.path, "--bearer-env", "NOT_SET_ANYWHERE"])
-            #expect(unset.status == 64)
+                let unset = try await CLIRunner.run(["call", "Echo", "-D", definitions.path, "--bearer-env", "NOT_SET_ANYWHERE"])
+                #expect(unset.status == 64)
+            }
         }
     }
 }

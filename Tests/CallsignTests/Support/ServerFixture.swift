@@ -102,3 +102,11 @@ final class RefusingPort {
 
     deinit { close(descriptor) }
 }
+
+/// Runs `body` with a new empty folder under the temporary directory, removed afterwards.
+func withTemporaryFolder<T>(_ prefix: String = "callsign", _ body: (URL) async throws -> T) async throws -> T {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    return try await body(folder)
+}
