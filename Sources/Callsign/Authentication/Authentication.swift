@@ -28,6 +28,12 @@ public struct Authentication: Sendable {
         case bearer(String)
         case authorization(String)
         case tokens(CredentialStore)
+
+        /// Whether it sets the `Authorization` header.
+        var setsAuthorization: Bool {
+            if case .none = self { return false }
+            return true
+        }
     }
 
     let credential: Credential

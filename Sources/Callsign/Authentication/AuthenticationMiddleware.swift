@@ -11,6 +11,10 @@ struct AuthenticationMiddleware: Middleware {
             trustedOrigins.contains(origin) || origin == context.call.origin.vouchedOrigin
         else { return try await next(request) }
 
+        // A call that brings its own Authorization keeps it: nothing to add, nothing to refresh.
+        if callOwns("Authorization", in: request), authentication.credential.setsAuthorization {
+            return try await next(authorize(request, with: nil))
+        }
         switch authentication.credential {
         case .none:
             return try await next(authorize(request, with: nil))
@@ -30,10 +34,16 @@ struct AuthenticationMiddleware: Middleware {
         }
     }
 
+    /// Whether the request has this header from the call itself (not from its definition).
+    private func callOwns(_ name: String, in request: Request) -> Bool {
+        request.headers.contains(name) && !request.definitionHeaderNames.contains(name.lowercased())
+    }
+
+    /// The request with the credentials added; a header the call set itself wins.
     private func authorize(_ request: Request, with authorization: String?) -> Request {
         var request = request
-        if let authorization { request.headers["Authorization"] = authorization }
-        request.headers = request.headers.merging(authentication.headers)
+        if let authorization, !callOwns("Authorization", in: request) { request.headers["Authorization"] = authorization }
+        request.headers = request.headers.merging(Headers(authentication.headers.fields.filter { !callOwns($0.name, in: request) }))
         switch authentication.parameterPlacement {
         case .query:
             for (key, value) in authentication.parameters {

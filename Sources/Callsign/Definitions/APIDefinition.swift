@@ -133,7 +133,8 @@ public struct APIDefinition: Sendable, Hashable {
     /// Builds the request this (merged) definition describes for one call.
     ///
     /// The call's parameters win over the definition's; the call's headers win per name over
-    /// the definition's. The path template is filled when the request is sent.
+    /// the definition's, and over the authentication's. The path template is filled when the
+    /// request is sent.
     public func request(parameters: Parameters = [:], headers: Headers = [:]) -> Request {
         var request = Request(
             method: method ?? .get,
@@ -145,6 +146,9 @@ public struct APIDefinition: Sendable, Hashable {
             timeout: timeout,
             tag: tag)
         request.apiName = name
+        if let own = self.headers, !own.isEmpty {
+            request.definitionHeaderNames = Set(own.fields.map { $0.name.lowercased() }).subtracting(headers.fields.map { $0.name.lowercased() })
+        }
         request.acceptedStatusCodes = acceptedStatusCodes
         request.needsAuthorization = needsAuthorization ?? false
         request.usesEnvelope = usesEnvelope

@@ -81,6 +81,10 @@ public struct Request: BoxedFields, Sendable {
         public internal(set) var url: URL? = nil
         /// Set by the redirect policy after a hop to another origin: credentials are never added again.
         public internal(set) var credentialsStripped: Bool = false
+        /// The (lowercased) names of headers that came from the definition rather than the call:
+        /// the only ones authentication may replace. A call's own headers win over the
+        /// authentication's, as RFAPI's context headers did.
+        var definitionHeaderNames: Set<String> = []
         /// The logger for this call; `nil` uses the client's. Give a call its own logger (or the
         /// client's with more metadata) to follow it in your logs:
         ///

@@ -3,12 +3,16 @@ import Foundation
 /// Reads *adaptive response envelopes* (xAPI): HTTP-200 bodies such as
 /// `{"code": 0, "msg": "", "data": {…}}` whose own code says whether the call succeeded.
 ///
-/// The code is the first present of ``codeKeys`` (`code`, `errcode`, `errorno`, `errCode`), the
-/// message the first of ``messageKeys`` (`msg`, `errmsg`, `errormsg`, `errMsg`) and the payload
-/// the first of ``payloadKeys`` (`data`, `ret`). A code outside ``successCodes`` (0 and 200)
-/// becomes an ``APIError`` with ``APIError/Code/envelope`` carrying the code and message; on
-/// success, ``Response/decode(_:decoder:)`` decodes the payload. A body that is not a JSON object,
-/// or has no payload key, is decoded as it is.
+/// The code is the first present of ``codeKeys`` (`errcode`, `code`, `errorno`, `errCode`), the
+/// message the first of ``messageKeys`` (`errmsg`, `msg`, `errormsg`, `errMsg`) — xAPI's order —
+/// and the payload the first of ``payloadKeys`` (`data`, `ret`). A code outside ``successCodes``
+/// (0 and 200) becomes an ``APIError`` with ``APIError/Code/envelope`` carrying the code and
+/// message; on success, ``Response/decode(_:decoder:)`` decodes the payload. A body that is not
+/// a JSON object, or has no payload key, is decoded as it is.
+///
+/// Error bodies are read too: a `500` whose body is `{"code": 5001, "msg": "db down"}` fails
+/// with ``APIError/Code/unacceptableStatus`` carrying ``APIError/envelopeCode`` 5001 and
+/// ``APIError/envelopeMessage`` "db down".
 ///
 /// ```swift
 /// let client = APIClient(configuration: .init { $0.responses.envelope = .standard })
@@ -33,8 +37,8 @@ public struct EnvelopePolicy: Sendable, Hashable {
 
     /// Creates a policy; every list is configurable.
     public init(
-        codeKeys: [String] = ["code", "errcode", "errorno", "errCode"],
-        messageKeys: [String] = ["msg", "errmsg", "errormsg", "errMsg"],
+        codeKeys: [String] = ["errcode", "code", "errorno", "errCode"],
+        messageKeys: [String] = ["errmsg", "msg", "errormsg", "errMsg"],
         payloadKeys: [String] = ["data", "ret"],
         successCodes: Set<Int> = [0, 200]
     ) {

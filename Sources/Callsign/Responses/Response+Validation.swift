@@ -77,12 +77,28 @@ extension Response {
     @discardableResult
     public func validate(statusCodes: StatusCodes) throws(APIError) -> Response {
         guard statusCodes.contains(self.status.code) else {
-            throw APIError(
-                .unacceptableStatus,
-                "the server answered \(self.status.code) \(self.status.reasonPhrase); accepted: \(statusCodes)",
-                request: self.request, response: self)
+            var message = "the server answered \(self.status.code) \(self.status.reasonPhrase); accepted: \(statusCodes)"
+            // An error body in the API's envelope says more than the status: keep what it says.
+            let said = errorEnvelope()
+            if let said {
+                message += "; it reported " + [said.code.map { "code \($0)" }, said.message].compactMap { $0 }.joined(separator: ": ")
+            }
+            var error = APIError(.unacceptableStatus, message, request: self.request, response: self)
+            error.envelopeCode = said?.code
+            error.envelopeMessage = said?.message
+            throw error
         }
         return self
+    }
+
+    /// The code and message of an error body in the active envelope, if it is one.
+    private func errorEnvelope() -> EnvelopePolicy.Contents? {
+        guard let policy = activeEnvelopePolicy, self.body.count <= 1 << 20, JSONText.isValid(self.body),
+            !JSONDepth.exceeds(self.body, limit: min(self.settings.maximumJSONDepth, JSONDepth.foundationLimit - 1)),
+            let value = try? JSONValue(parsing: self.body), let contents = policy.read(value),
+            contents.code != nil || contents.message != nil
+        else { return nil }
+        return contents
     }
 
     /// Checks the response's media type against a list (`*/*` and `type/*` wildcards allowed).

@@ -133,14 +133,17 @@ public final class AsyncHTTPClientTransport: Transport {
             throw Deadline.Expired()
         } catch let error as HTTPClientError where error == .cancelled {
             throw CancellationError()
-        } catch let error as APIError {
-            throw error
         } catch {
-            guard delegate.headArrived else { throw Self.classify(error, authority: head.authority, proxy: request.proxy) ?? error }
+            // Once the head is in, a failure belongs to the body: the head is handed back with a
+            // body that fails as it did, so the caller's error still holds status and headers.
+            guard let arrived = delegate.arrivedHead else {
+                if error is APIError { throw error }
+                throw Self.classify(error, authority: head.authority, proxy: request.proxy) ?? error
+            }
             var failure = APIError.wrap(error, request: nil)
-            if failure.code == .transport { failure.message = "the connection broke while the body arrived: \(error)" }
+            if failure.code == .transport, !(error is APIError) { failure.message = "the connection broke while the body arrived: \(error)" }
             failure.responseStarted = true
-            throw failure
+            return TransportResponse(head: Self.responseHead(arrived.status, arrived.headers), body: ResponseBodyStream(failing: failure))
         }
         return TransportResponse(
             head: Self.responseHead(responseHead.status, responseHead.headers), body: ResponseBodyStream(data: Data(buffer.readableBytesView)))
@@ -246,7 +249,8 @@ private final class CollectingDelegate: HTTPClientResponseDelegate {
         self.progress = progress
     }
 
-    var headArrived: Bool { state.withLock { $0.head != nil } }
+    /// The response head, once it has arrived.
+    var arrivedHead: HTTPResponseHead? { state.withLock { $0.head } }
 
     func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         // Conflicting or malformed lengths are refused later, by the client's head check.

@@ -168,6 +168,17 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
     /// An empty body.
     public static var empty: ResponseBodyStream { ResponseBodyStream(data: Data()) }
 
+    /// A body whose reading fails with `error`: for a transport whose head arrived but whose
+    /// body then failed (too large, cut short), so the caller's error keeps status and headers.
+    ///
+    /// ```swift
+    /// return TransportResponse(head: head, body: ResponseBodyStream(failing: error))
+    /// ```
+    public init(failing error: any Error) {
+        makeNext = { { throw error } }
+        inMemoryData = nil
+    }
+
     public struct AsyncIterator: AsyncIteratorProtocol {
         let nextChunk: NextChunk
         public mutating func next() async throws -> Data? { try await nextChunk() }
