@@ -32,6 +32,10 @@ extension APIClient {
         public var encoders: ParameterEncoders = ParameterEncoders()
         /// Parameters and headers added to every request by tag (xAPI). Default: none.
         public var common: CommonValues = CommonValues()
+        /// The `Accept-Language` sent unless a request sets its own. Default
+        /// ``AcceptLanguage/preferred``: the user's preferred languages; ``AcceptLanguage/none``
+        /// sends none.
+        public var acceptLanguage: AcceptLanguage = .preferred
         /// Client-info headers (`X-Client-OS`, …), opt-in. Default `nil`.
         public var clientInfo: ClientInfo? = nil
         /// Credentials for requests that need authorization. Default `nil`.
@@ -240,8 +244,13 @@ extension APIClient.Configuration {
         /// Headers added to every request; a call's own header of the same name wins. Default `nil`.
         public var headers: (@Sendable (_ tag: String?) async throws -> Headers)? = nil
         /// Where common parameters go when the request does not say. Default
-        /// ``CommonParameterPlacement/parameters``.
-        public var placement: CommonParameterPlacement = .parameters
+        /// ``CommonParameterPlacement/query``, xAPI's `xAPICommonParamsUsagePath`: in the query
+        /// string whatever the method, so a POST's JSON body stays exactly the call's.
+        ///
+        /// ```swift
+        /// configuration.common.placement = .parameters   // xAPICommonParamsUsageParams: with the call's parameters
+        /// ```
+        public var placement: CommonParameterPlacement = .query
 
         /// Creates the defaults: no common values.
         public init() {}

@@ -30,6 +30,9 @@ struct RequestFactory: Sendable {
         init(configuration: APIClient.Configuration) {
             baseURL = configuration.baseURL
             headers = configuration.headers
+            if let languages = configuration.acceptLanguage.headerValue, !headers.contains("Accept-Language") {
+                headers["Accept-Language"] = languages
+            }
             encoders = configuration.encoders
             redirects = configuration.redirects
             asksForCompression = configuration.responses.decompression.isEnabled

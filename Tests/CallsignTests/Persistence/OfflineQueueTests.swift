@@ -25,12 +25,6 @@ enum QueueKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
 private func lastSegment(_ url: String) -> String { url.split(separator: "/").last.map(String.init) ?? "" }
 
 /// A port with nothing listening: a server started and stopped.
-private func closedPort() async throws -> Int {
-    let server = try await TestServer.start()
-    await server.stop()
-    return server.port
-}
-
 private func offlineClient(
     port: Int, queue: any OfflineQueueStorage, configure: (inout APIClient.Configuration) -> Void = { _ in }
 ) -> APIClient {
@@ -47,7 +41,8 @@ struct OfflineQueueTests {
     @Test("An unreachable server queues the request with an id; replay sends it once the server is back", arguments: QueueKind.allCases)
     func queueAndReplay(kind: QueueKind) async throws {
         let (queue, _) = kind.make()
-        let port = try await closedPort()
+        let refusing = try RefusingPort()  // held until the server starts, so no parallel test takes it
+        let port = refusing.port
         let client = offlineClient(port: port, queue: queue)
         let error = await apiError {
             _ = try await client.post("/anything/boards").parameters(["title": "Balsa Fish"]).storePolicy(.offline).send()
@@ -64,6 +59,7 @@ struct OfflineQueueTests {
         #expect(plain?.code == .transport)
         #expect(try await client.queuedRequests().count == 1)
 
+        refusing.release()
         let server = try await TestServer.start(port: port)
         let report = try await client.replay()
         #expect(report.sent == 1)
@@ -82,13 +78,15 @@ struct OfflineQueueTests {
     @Test("Replay keeps FIFO order, dead-letters permanent failures, stops at a transient one", arguments: QueueKind.allCases)
     func orderAndDeadLetter(kind: QueueKind) async throws {
         let (queue, _) = kind.make()
-        let port = try await closedPort()
+        let refusing = try RefusingPort()  // held until the server starts, so no parallel test takes it
+        let port = refusing.port
         let client = offlineClient(port: port, queue: queue)
         for name in ["one", "rejected", "two", "busy", "three"] {
             _ = await apiError { _ = try await client.put("/replay/\(name)").parameters(["n": .string(name)]).storePolicy(.offline).send() }
         }
         #expect(try await client.queuedRequests().count == 5)
 
+        refusing.release()
         let server = try await TestServer.start(port: port)
         let busyAnswers = CallCounter()
         server.route("/replay/") { request in
@@ -129,7 +127,8 @@ struct OfflineQueueTests {
     func credentials() async throws {
         let file = Scratch.folder().appendingPathComponent("queue.sqlite")
         let queue = SQLiteOfflineQueue(url: file)
-        let port = try await closedPort()
+        let refusing = try RefusingPort()  // held until the server starts, so no parallel test takes it
+        let port = refusing.port
         let client = offlineClient(port: port, queue: queue) { $0.authentication = .bearer("queue-secret-token-123") }
         let queued = await apiError {
             _ = try await client.post("/anything/private").parameters(["note": "hello"]).authorized().storePolicy(.offline).send()
@@ -152,6 +151,7 @@ struct OfflineQueueTests {
         #expect(Scratch.databaseBytes(file).range(of: Data("hunter2".utf8)) == nil)
         #expect(try await client.queuedRequests().count == 1)
 
+        refusing.release()
         let server = try await TestServer.start(port: port)
         let report = try await client.replay()
         #expect(report.sent == 1)
@@ -195,7 +195,9 @@ struct OfflineQueueTests {
 
     @Test("A read-only, full or corrupt database is a storage error at enqueue; a corrupt file is moved aside")
     func databaseFailures() async throws {
-        let port = try await closedPort()
+        let refusing = try RefusingPort()
+        defer { refusing.release() }  // refuses connections for the whole test
+        let port = refusing.port
 
         let full = offlineClient(port: port, queue: SQLiteOfflineQueue(url: Scratch.folder().appendingPathComponent("full.sqlite"), maximumSize: 64 << 10))
         var sawFull: APIError?

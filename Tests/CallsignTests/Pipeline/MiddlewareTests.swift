@@ -123,9 +123,18 @@ struct MiddlewareTests {
         }
     }
 
-    @Test("common parameters by tag: query or body by method, query placement, call wins, auth wins over call")
+    @Test("common parameters by tag: the query by default (xAPI), with the parameters when asked, call wins, auth wins over call")
     func commonParameters() async throws {
         try await withServer(configure: { configuration in
+            configuration.common.parameters = { _ in ["app": "demo"] }
+        }) { server, client in
+            // xAPI's default, xAPICommonParamsUsagePath: the query, even for a POST with a JSON body.
+            let post = try await client.post("/anything").parameters(["title": "t"]).send().json()
+            #expect(post["args"]?["app"] == "demo")
+            #expect(post["json"] == ["title": "t"])
+        }
+        try await withServer(configure: { configuration in
+            configuration.common.placement = .parameters
             configuration.common.parameters = { tag in
                 tag == "system1" ? ["app": "one", "page": 0, "sig": "common"] : ["app": "other"]
             }

@@ -102,3 +102,32 @@ struct SeedFidelityTests {
         }
     }
 }
+
+@Suite("Accept-Language (Malibu)")
+struct AcceptLanguageTests {
+    @Test("tags are checked and POSIX names converted; quality falls; at most six")
+    func headerValue() {
+        #expect(AcceptLanguage(["zh-Hans-CN", "en"]).headerValue == "zh-Hans-CN, en;q=0.9")
+        #expect(AcceptLanguage(["zh_CN.UTF-8", "C", "POSIX", "bad value", "en\r\nX: y", "de@euro", "EN", "en"]).headerValue == "zh-CN, de;q=0.9, EN;q=0.8")
+        #expect(AcceptLanguage(["a", "b", "c", "d", "e", "f", "g"]).headerValue == "a, b;q=0.9, c;q=0.8, d;q=0.7, e;q=0.6, f;q=0.5")
+        #expect(AcceptLanguage.none.headerValue == nil)
+    }
+
+    @Test("sent by default from the user's languages, configurable, off with .none; a call's own wins")
+    func sent() async throws {
+        try await withServer { server, client in
+            _ = try await client.get("/get").send()
+            #expect(server.requests.last?.header("Accept-Language") == AcceptLanguage.preferred.headerValue)
+        }
+        try await withServer(configure: { $0.acceptLanguage = AcceptLanguage(["zh-Hans", "en"]) }) { server, client in
+            _ = try await client.get("/get").send()
+            #expect(server.requests.last?.header("Accept-Language") == "zh-Hans, en;q=0.9")
+            _ = try await client.get("/get").header("Accept-Language", "fr").send()
+            #expect(server.requests.last?.header("Accept-Language") == "fr")
+        }
+        try await withServer(configure: { $0.acceptLanguage = .none }) { server, client in
+            _ = try await client.get("/get").send()
+            #expect(server.requests.last?.header("Accept-Language") == nil)
+        }
+    }
+}

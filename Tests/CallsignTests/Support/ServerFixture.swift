@@ -1,6 +1,7 @@
 import Callsign
 import CallsignTesting
 import Foundation
+import Synchronization
 
 /// The transports every integration test runs against.
 enum TransportKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
@@ -75,9 +76,9 @@ import Testing
 /// A loopback port that refuses every connection while this value lives: bound but never
 /// listening, so the kernel answers with a reset and no other test's server can take the port
 /// (a stopped server's port can be reused at once by a parallel test).
-final class RefusingPort {
+final class RefusingPort: Sendable {
     let port: Int
-    private let descriptor: Int32
+    private let descriptor: Mutex<Int32>
 
     init() throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -96,11 +97,20 @@ final class RefusingPort {
             close(descriptor)
             throw APIError(.transport, "no loopback port to refuse connections on")
         }
-        self.descriptor = descriptor
+        self.descriptor = Mutex(descriptor)
         port = Int(UInt16(bigEndian: address.sin_port))
     }
 
-    deinit { close(descriptor) }
+    /// Frees the port, for a server about to listen on it (the window for another test to take
+    /// it is the few instructions between this and the server's bind).
+    func release() {
+        descriptor.withLock { descriptor in
+            if descriptor >= 0 { close(descriptor) }
+            descriptor = -1
+        }
+    }
+
+    deinit { release() }
 }
 
 /// Runs `body` with a new empty folder under the temporary directory, removed afterwards.
