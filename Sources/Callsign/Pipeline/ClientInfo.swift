@@ -6,15 +6,22 @@ import Glibc
 import Darwin
 #endif
 
-/// Facts about the calling app sent as `X-Client-*` headers (APEReactiveNetworking), opt-in.
+/// Facts about the calling app sent as `X-Client-*` headers on every request
+/// (APEReactiveNetworking), opt-in with one line:
 ///
 /// ```swift
 /// configuration.clientInfo = .automatic                      // from the main bundle and the system
 /// configuration.clientInfo = ClientInfo.automatic.with(appName: "Surfboard", appVersion: "2.1")
+/// configuration.clientInfo = .automatic.with(vendorIdentifier: UIDevice.current.identifierForVendor?.uuidString)
 /// ```
 ///
 /// Headers: `X-Client-OS`, `X-Client-OS-Version`, `X-Client-Device-Type` (the machine model,
-/// or the architecture on Linux), `X-Client-App-Name`, `X-Client-App-Version`.
+/// or the architecture on Linux), `X-Client-Device-VendorId` (the identifier the app supplies,
+/// `unknown` without one, as APE sent it), `X-Client-App-Name`, `X-Client-App-Version`.
+///
+/// Callsign never reads a hardware identifier itself: the vendor identifier is whatever the app
+/// chooses to send (on iOS, `identifierForVendor`, which the user can reset by removing the
+/// vendor's apps).
 public struct ClientInfo: Sendable, Hashable {
     /// The operating system's name (`Linux`, `macOS`, `iOS`, …).
     public var operatingSystem: String
@@ -26,6 +33,9 @@ public struct ClientInfo: Sendable, Hashable {
     public var appName: String?
     /// The app's version; default: the main bundle's short version, if any.
     public var appVersion: String?
+    /// An identifier of this device for this vendor's apps, supplied by the app (APE's
+    /// `X-Client-Device-VendorId`); `nil` sends `unknown`. Default `nil`.
+    public var vendorIdentifier: String? = nil
 
     /// Creates client info.
     public init(operatingSystem: String, operatingSystemVersion: String, deviceType: String, appName: String?, appVersion: String?) {
@@ -48,6 +58,17 @@ public struct ClientInfo: Sendable, Hashable {
             appVersion: bundle["CFBundleShortVersionString"] as? String)
     }
 
+    /// A copy with the vendor identifier the app supplies.
+    ///
+    /// ```swift
+    /// configuration.clientInfo = .automatic.with(vendorIdentifier: storedInstallationID)
+    /// ```
+    public func with(vendorIdentifier: String?) -> ClientInfo {
+        var copy = self
+        copy.vendorIdentifier = vendorIdentifier
+        return copy
+    }
+
     /// A copy with the app's name and version.
     public func with(appName: String?, appVersion: String?) -> ClientInfo {
         var copy = self
@@ -61,6 +82,7 @@ public struct ClientInfo: Sendable, Hashable {
         var headers: Headers = [
             "X-Client-OS": Self.clean(operatingSystem), "X-Client-OS-Version": Self.clean(operatingSystemVersion),
             "X-Client-Device-Type": Self.clean(deviceType),
+            "X-Client-Device-VendorId": vendorIdentifier.map(Self.clean).flatMap { $0.isEmpty ? nil : $0 } ?? "unknown",
         ]
         if let appName { headers["X-Client-App-Name"] = Self.clean(appName) }
         if let appVersion { headers["X-Client-App-Version"] = Self.clean(appVersion) }

@@ -116,6 +116,13 @@ struct MiddlewareTests {
             #expect(headers?["X-Client-Device-Type"]?.stringValue?.isEmpty == false)
             #expect(headers?["X-Client-App-Name"] == "Surfboard")
             #expect(headers?["X-Client-App-Version"] == "9")
+            #expect(headers?["X-Client-Device-VendorId"] == "unknown", "APE's value when the app supplies none")
+        }
+        try await withServer(configure: {
+            $0.clientInfo = .automatic.with(vendorIdentifier: "9C32B72F-8532-4F73-BA76-18C9E522E539\r\n")
+        }) { server, client in
+            let headers = try await client.get("/headers").send().json()["headers"]
+            #expect(headers?["X-Client-Device-VendorId"] == "9C32B72F-8532-4F73-BA76-18C9E522E539")
         }
         try await withServer { server, client in
             let headers = try await client.get("/headers").send().json()["headers"]
