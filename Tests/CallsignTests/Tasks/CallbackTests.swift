@@ -89,9 +89,9 @@ struct CallbackTests {
         let log = CallbackLog()
         try await withServer(definitions: DemoAPI.definitions, configure: {
             $0.callbacks.delivery = .immediate
-            $0.callbacks.errorHandler = { error in
-                log.add("central \(error.statusCode ?? 0)")
-                return error.statusCode == 404
+            $0.callbacks.errorHandler = { failure in
+                log.add("central \(failure.error.statusCode ?? 0)")
+                return failure.error.statusCode == 404
             }
         }) { server, client in
             client.request("UserProfile") { c in
@@ -108,4 +108,93 @@ struct CallbackTests {
         }
         #expect(log.all == ["central 404", "finished", "central 0", "failure unknownAPI", "finished"])
     }
+
+    @Test("a call without its own failure handler is reported by the central handler, which can tell (RFAPI's default reporting)")
+    func defaultReporting() async throws {
+        let log = CallbackLog()
+        try await withServer(definitions: DemoAPI.definitions, configure: {
+            $0.callbacks.delivery = .immediate
+            $0.callbacks.errorHandler = { failure in
+                log.add("central \(failure.error.statusCode ?? 0) own:\(failure.callHandlesFailure)")
+                return false
+            }
+        }) { server, client in
+            client.request("UserProfile") { c in
+                c.parameters = ["user_id": 4242]
+                c.finished { outcome in
+                    if case .failure(let error) = outcome { log.add("finished failure \(error.statusCode ?? 0)") }
+                    log.finish()
+                }
+            }
+            await log.waitUntilFinished()
+            client.request("UserProfile") { c in
+                c.parameters = ["user_id": 4242]
+                c.failure { _ in log.add("own failure") }
+                c.finished { log.finish() }
+            }
+            await log.waitUntilFinished()
+        }
+        #expect(
+            log.all == [
+                "central 404 own:false", "finished failure 404", "finished", "central 404 own:true", "own failure", "finished",
+            ])
+    }
+
+    @Test("callbacks for requests and endpoint values, finished with the outcome, and form data in the context")
+    func requestsEndpointsAndForms() async throws {
+        let log = CallbackLog()
+        try await withServer(configure: { $0.callbacks.delivery = .immediate }) { server, client in
+            client.request(.get("/anything/plain")) { c in
+                c.parameters = ["q": "swift"]
+                c.headers = ["X-Trace": "t-1"]
+                c.success { (echo: JSONValue) in log.add("request \(echo["args"]?["q"]?.stringValue ?? "-")") }
+                c.finished { outcome in
+                    if case .success(let response) = outcome { log.add("finished \(response.status.code)") }
+                    log.finish()
+                }
+            }
+            await log.waitUntilFinished()
+            #expect(server.requests.last?.header("X-Trace") == "t-1")
+
+            client.request(CallbackEndpoint.echo) { c in
+                c.success { (echo: JSONValue) in log.add("endpoint \(echo["path"]?.stringValue ?? "-")") }
+                c.finished { log.finish() }
+            }
+            await log.waitUntilFinished()
+
+            var form = MultipartFormData()
+            form.append(field: "title", value: "Balsa Fish")
+            client.request(.post("/anything/upload")) { c in
+                c.formData = form
+                c.success { (echo: JSONValue) in
+                    let part = echo["multipart"]?[0]
+                    log.add("form \(part?["name"]?.stringValue ?? "-")=\(part?["value"]?.stringValue ?? "-")")
+                }
+                c.finished { log.finish() }
+            }
+            await log.waitUntilFinished()
+
+            client.request(.get("/delay/10")) { c in
+                c.identifier = "slow"
+                c.finished { outcome in
+                    if case .cancelled = outcome { log.add("cancelled") }
+                    log.finish()
+                }
+            }
+            #expect(client.isRunning(identifier: "slow"), "registered as soon as request(_:configure:) returns")
+            client.cancel(identifier: "slow")
+            await log.waitUntilFinished()
+        }
+        #expect(
+            log.all == [
+                "request swift", "finished 200", "finished", "endpoint /anything/endpoint", "finished", "form title=Balsa Fish", "finished",
+                "cancelled", "finished",
+            ])
+    }
+}
+
+private enum CallbackEndpoint: Endpoint {
+    case echo
+    static let baseURL: URL? = nil
+    var request: Request { .get("/anything/endpoint") }
 }
