@@ -379,6 +379,20 @@ public struct CallContext: Sendable {
         }
     }
 
+    /// Runs with the answer decoded as the type registered for the definition's
+    /// `Response Class` (see ``ResponseClasses``), when the call succeeds; an unregistered class
+    /// or a body that does not decode is a failure instead.
+    ///
+    /// ```swift
+    /// c.decoded { value in if let profile = value as? Profile { show(profile) } }
+    /// ```
+    public mutating func decoded(_ handler: @escaping @Sendable (any Sendable) -> Void) {
+        successHandler = { response throws(APIError) in
+            let value = try response.decodeResponseClass()
+            return { handler(value) }
+        }
+    }
+
     /// Runs with the validated response when the call succeeds.
     public mutating func success(_ handler: @escaping @Sendable (Response) -> Void) {
         successHandler = { response in { handler(response) } }

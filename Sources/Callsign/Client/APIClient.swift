@@ -48,6 +48,9 @@ public final class APIClient: Sendable {
     let limiter: AsyncLimiter?
     let tagLimiters: [String: AsyncLimiter]
     let activity = ActivityCounter()
+    /// What loading the definitions warned about, and definitions whose Response Class is not
+    /// registered (``ResponseClasses``); each is also logged at creation.
+    public let warnings: [String]
 
     /// A client with no definitions, the default configuration and the platform's default
     /// transport; handy for one-off requests with full URLs.
@@ -81,9 +84,10 @@ public final class APIClient: Sendable {
         self.responseSettings = ResponseSettings(
             acceptedStatusCodes: configuration.responses.acceptedStatusCodes, envelope: configuration.responses.envelope,
             decoder: configuration.responses.decoder, validators: configuration.responses.validators,
-            maximumJSONDepth: configuration.limits.maximumJSONDepth)
+            maximumJSONDepth: configuration.limits.maximumJSONDepth, classes: configuration.responses.classes)
+        self.warnings = definitions.warnings + configuration.responses.classes.warnings(for: definitions)
         if let logger = configuration.observability.logger {
-            for warning in definitions.warnings { logger.warning("definitions warning", metadata: ["callsign.warning": "\(warning)"]) }
+            for warning in warnings { logger.warning("definitions warning", metadata: ["callsign.warning": "\(warning)"]) }
         }
     }
 

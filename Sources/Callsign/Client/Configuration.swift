@@ -225,6 +225,13 @@ extension APIClient.Configuration {
         /// Whether compressed answers are asked for and decoded, with the limits that stop a
         /// decompression bomb. Default ``DecompressionPolicy/default``.
         public var decompression: DecompressionPolicy = .default
+        /// Types by the names definitions give in `Response Class` (RFAPI), for
+        /// ``Response/decodeResponseClass()`` and callbacks' `decoded`. Default: empty.
+        ///
+        /// ```swift
+        /// configuration.responses.classes.register(Profile.self)
+        /// ```
+        public var classes: ResponseClasses = ResponseClasses()
 
         /// Creates the defaults.
         public init() {}

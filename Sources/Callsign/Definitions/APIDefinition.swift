@@ -153,6 +153,7 @@ public struct APIDefinition: Sendable, Hashable {
         request.needsAuthorization = needsAuthorization ?? false
         request.usesEnvelope = usesEnvelope
         request.responseType = responseType
+        request.responseClass = responseClass
         request.acceptsNullResponse = acceptsNullResponse ?? false
         request.retry = retry
         request.deadline = deadline

@@ -59,6 +59,9 @@ public struct Request: BoxedFields, Sendable {
         public var usesEnvelope: Bool? = nil
         /// What the body is expected to hold (from a definition's response type). Default `nil`.
         public var responseType: ResponseType? = nil
+        /// The name of the type to decode into, from the definition's `Response Class`
+        /// (see ``ResponseClasses``). Default `nil`.
+        public var responseClass: String? = nil
         /// Whether an empty or `null` body is acceptable (RFAPI's "Response Accept Null").
         public var acceptsNullResponse: Bool = false
         /// The retry policy for this call; `nil` uses the definition's, else the client's.

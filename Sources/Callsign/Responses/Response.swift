@@ -113,11 +113,14 @@ final class ResponseSettings: Sendable {
     let decoder: JSONDecoder
     let validators: [any ResponseValidator]
     let maximumJSONDepth: Int
+    let classes: ResponseClasses
 
     init(
         acceptedStatusCodes: StatusCodes = .successful, envelope: EnvelopePolicy? = nil, decoder: JSONDecoder = JSONDecoder(),
-        validators: [any ResponseValidator] = [], maximumJSONDepth: Int = Limits.default.maximumJSONDepth
+        validators: [any ResponseValidator] = [], maximumJSONDepth: Int = Limits.default.maximumJSONDepth,
+        classes: ResponseClasses = ResponseClasses()
     ) {
+        self.classes = classes
         self.acceptedStatusCodes = acceptedStatusCodes
         self.envelope = envelope
         self.decoder = decoder

@@ -131,3 +131,56 @@ struct AcceptLanguageTests {
         }
     }
 }
+
+@Suite("Response Class registry (RFAPI)")
+struct ResponseClassTests {
+    private let yaml = """
+        DEFAULT:
+          pathPrefix: demo/api/v2/
+        UserProfile:
+          Path: user/{user_id}/profile
+          Response Class: RFProfile
+          Response Type: 2
+        Topics:
+          Path: topics/recommended
+          Response Class: Topic
+          Response Type: 3
+        Legacy:
+          Path: user/{user_id}/profile
+          Response Class: RFUnknownModel
+        """
+
+    @Test("names in definitions decode into registered types, one or many; unknown names warn and fail clearly")
+    func registry() async throws {
+        try await withServer(definitions: yamlDefinitions(yaml), configure: {
+            $0.responses.classes.register(Profile.self, as: "RFProfile")
+            $0.responses.classes.register(Topic.self)
+            $0.callbacks.delivery = .immediate
+        }) { server, client in
+            #expect(client.warnings.contains { $0.contains("Legacy") && $0.contains("RFUnknownModel") })
+            #expect(!client.warnings.contains { $0.contains("UserProfile") })
+
+            let profile = try await client.call("UserProfile", parameters: ["user_id": 7]).decodeResponseClass()
+            #expect((profile as? Profile)?.id == 7)
+            let topics = try await client.call("Topics", parameters: ["page": 1, "page_size": 3]).decodeResponseClass()
+            #expect((topics as? [Topic])?.count == 3)
+
+            let unknown = await apiError { _ = try await client.call("Legacy", parameters: ["user_id": 7]).decodeResponseClass() }
+            #expect(unknown?.code == .decoding)
+            #expect(unknown?.message.contains("RFUnknownModel") == true)
+
+            let log = CallbackLog()
+            client.request("UserProfile") { c in
+                c.parameters = ["user_id": 9]
+                c.decoded { value in log.add("decoded \((value as? Profile)?.id ?? -1)") }
+                c.finished { log.finish() }
+            }
+            await log.waitUntilFinished()
+            #expect(log.all == ["decoded 9", "finished"])
+        }
+        // An empty registry means the feature is unused: no warnings.
+        try await withServer(definitions: yamlDefinitions(yaml)) { _, client in
+            #expect(client.warnings.isEmpty)
+        }
+    }
+}
