@@ -75,6 +75,38 @@ let targets: [FuzzTarget] = [
             try inflater.finish()
         } catch {}
     },
+    // Proxy URLs, proxy environment variables with NO_PROXY lists and the hosts they are
+    // matched against, and Accept-Language tags: every line is outside input (an environment,
+    // a command line, a platform's locale list).
+    FuzzTarget(name: "proxy-settings") { data in
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        for line in lines.prefix(8) {
+            if let proxy = try? Proxy(url: line) {
+                // What is printed does not depend on the password: another one prints the same.
+                if let credentials = proxy.credentials {
+                    var other = proxy
+                    other.credentials?.password = credentials.password + "-other"
+                    precondition(other.description == proxy.description, "the description shows the password")
+                    var dumped = "", otherDumped = ""
+                    dump(proxy, to: &dumped)
+                    dump(other, to: &otherDumped)
+                    precondition(dumped == otherDumped, "dump shows the password")
+                }
+                precondition((1...65_535).contains(proxy.port))
+            }
+        }
+        let names = ["http_proxy", "HTTPS_PROXY", "all_proxy", "NO_PROXY"]
+        let environment = Dictionary(zip(names, lines), uniquingKeysWith: { first, _ in first })
+        if let settings = try? ProxySettings(environment: environment) {
+            for host in lines.dropFirst(4).prefix(4) {
+                for scheme in ["http", "https"] {
+                    _ = settings.proxy(scheme: scheme, host: host, port: host.count % 3 == 0 ? nil : host.utf8.count)
+                }
+            }
+        }
+        let value = AcceptLanguage(lines).headerValue ?? ""
+        precondition(value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }, "Accept-Language must be a valid header value")
+    },
     // HTTP Archive files, as HAR replay reads them.
     FuzzTarget(name: "har") { data in
         _ = try? HARReplay(data: data)
