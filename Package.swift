@@ -30,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        // Only for `scripts/docs`: a command plugin, built when documentation is generated.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
     targets: [
         // The system's zlib, for gzip and deflate responses (and the test server's gzip routes).

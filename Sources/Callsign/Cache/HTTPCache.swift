@@ -70,8 +70,10 @@ public struct HTTPCache: Sendable {
     /// try await cache.removeAll(partitionOf: ["Authorization": "Bearer \(token)"])
     /// ```
     ///
-    /// - Parameter redaction: what counts as a credential; use the client's
-    ///   (`configuration.observability.redaction`) when you changed it. Default ``Redaction/default``.
+    /// - Parameters:
+    ///   - headers: the credentials, as the requests sent them.
+    ///   - redaction: what counts as a credential; use the client's
+    ///     (`configuration.observability.redaction`) when you changed it. Default ``Redaction/default``.
     public func removeAll(partitionOf headers: Headers, redaction: Redaction = .default) async throws {
         let key = try await storage.partitionKey()
         let partition = CacheMiddleware.key(

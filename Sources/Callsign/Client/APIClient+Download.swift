@@ -23,20 +23,23 @@ extension APIClient {
     ///
     /// Progress (including resumed bytes) is reported on a ``CallTask`` from
     /// ``startDownload(_:to:resuming:)``. A download has no per-attempt time limit unless the
-    /// request sets one; use ``Request/deadline``.
+    /// request sets one; use ``Request/Fields/deadline``.
     ///
     /// ```swift
     /// let response = try await client.download(.get("files/archive.zip"), to: URL(fileURLWithPath: "archive.zip"))
     /// print(response.fileURL!.path, response.status.code)   // 206 when it resumed
     /// ```
-    /// - Parameter resuming: whether to continue a partial file. Default `true`.
+    /// - Parameters:
+    ///   - request: what to download.
+    ///   - destination: the file to write; a partial file sits next to it until the body is complete.
+    ///   - resuming: whether to continue a partial file. Default `true`.
     /// - Throws: ``APIError``; a short body is ``APIError/Code/transport`` and the destination
     ///   is left untouched.
     public func download(_ request: Request, to destination: URL, resuming: Bool = true) async throws(APIError) -> Response {
         try await perform(Call(request).reading(.file(destination, resuming: resuming))).validate()
     }
 
-    /// Downloads what the API with this name answers (see ``download(_:to:resuming:)``).
+    /// Downloads what the API with this name answers (see ``download(_:to:resuming:)-(Request,_,_)``).
     ///
     /// ```swift
     /// try await client.download("Archive", parameters: ["id": 7], to: archiveURL)
@@ -48,16 +51,16 @@ extension APIClient {
         return try await download(request, to: destination, resuming: resuming)
     }
 
-    /// Downloads what an endpoint value answers (see ``download(_:to:resuming:)``).
+    /// Downloads what an endpoint value answers (see ``download(_:to:resuming:)-(Request,_,_)``).
     ///
-    /// The endpoint's request is prepared exactly as ``send(_:)-(Endpoint)`` prepares it: its
+    /// The endpoint's request is prepared exactly as ``send(_:)-(E)`` prepares it: its
     /// base URL, shared headers, accepted statuses, credentials for its origin, and its value
     /// for mock providers.
     public func download<E: Endpoint>(_ endpoint: E, to destination: URL, resuming: Bool = true) async throws(APIError) -> Response {
         try await perform(Call(endpoint).reading(.file(destination, resuming: resuming))).validate()
     }
 
-    /// Starts a download and returns a handle with its progress (see ``download(_:to:resuming:)``).
+    /// Starts a download and returns a handle with its progress (see ``download(_:to:resuming:)-(Request,_,_)``).
     ///
     /// ```swift
     /// let task = client.startDownload(.get("big.iso"), to: isoURL)
@@ -83,7 +86,7 @@ extension APIClient {
 
 /// A response whose body is read as it arrives (``APIClient/stream(_:)``).
 public struct StreamedResponse: Sendable {
-    /// Status, headers and request; its ``Response/body`` is empty.
+    /// Status, headers and request; its ``Response/Fields/body`` is empty.
     public var response: Response
     /// The body's chunks, readable once.
     public var chunks: ResponseBodyStream

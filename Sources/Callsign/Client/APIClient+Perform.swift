@@ -20,7 +20,7 @@ struct Call: Sendable {
         self.request = request
     }
 
-    /// The one way an endpoint value becomes a call, for ``APIClient/send(_:)-(Endpoint)``,
+    /// The one way an endpoint value becomes a call, for ``APIClient/send(_:)-(E)``,
     /// downloads and every other entry: the endpoint's base URL, shared headers (the request's
     /// win), accepted statuses, and the value itself for mock providers.
     init<E: Endpoint>(_ endpoint: E) {

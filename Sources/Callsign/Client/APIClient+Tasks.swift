@@ -28,7 +28,7 @@ extension APIClient {
 
     /// Cancels every running or waiting call of this client that can be cancelled from outside:
     /// calls with an identifier or a group, calls started with ``start(_:)`` or
-    /// ``request(_:configure:)``, and de-duplicated calls. A plain `try await client.send(…)`
+    /// ``request(_:configure:)-(String,_)``, and de-duplicated calls. A plain `try await client.send(…)`
     /// runs in its caller's task; cancel that task to cancel it.
     @discardableResult
     public func cancelAll() -> Int {

@@ -182,11 +182,11 @@ extension APIClient.Configuration {
     /// ```
     public struct Timeouts: Sendable, Hashable {
         /// The time limit for one attempt: sending, waiting, and reading a body into memory.
-        /// A request's own ``Request/timeout`` wins. Streams are limited up to their head only;
+        /// A request's own ``Request/Fields/timeout`` wins. Streams are limited up to their head only;
         /// downloads to a file only by a request's own timeout. Default 60 seconds.
         public var attempt: Duration = .seconds(60)
         /// One time limit for each whole call — attempts, retry waits, redirects and body —
-        /// (APE's abort-after). A request's own ``Request/deadline`` wins. Default `nil`: none.
+        /// (APE's abort-after). A request's own ``Request/Fields/deadline`` wins. Default `nil`: none.
         public var deadline: Duration? = nil
 
         /// Creates time limits; the defaults are 60 seconds per attempt and no deadline.
@@ -275,7 +275,7 @@ extension APIClient.Configuration {
         /// Whether identical in-flight GET/HEAD requests share one transport request. Default `false`.
         public var deduplicatesRequests: Bool = false
         /// Whether the tasks the client starts itself — ``APIClient/start(_:)``,
-        /// ``APIClient/request(_:configure:)`` and calls shared by identifier, group or
+        /// ``APIClient/request(_:configure:)-(String,_)`` and calls shared by identifier, group or
         /// de-duplication — run on the transport's ``Transport/preferredTaskExecutor``.
         /// Default `false`: your code (middlewares, decoders, callbacks) never runs on an event
         /// loop unless you opt in.
@@ -294,7 +294,7 @@ extension APIClient.Configuration {
 
     /// Callback calls (``APIClient/Configuration/callbacks``), as RFAPI had them.
     public struct Callbacks: Sendable {
-        /// Where callbacks of ``APIClient/request(_:configure:)`` run. Default ``CallbackDelivery/mainActor``.
+        /// Where callbacks of ``APIClient/request(_:configure:)-(String,_)`` run. Default ``CallbackDelivery/mainActor``.
         public var delivery: CallbackDelivery = .mainActor
         /// Sees every failure of a callback call first (never a cancellation); return `true`
         /// to consume it, so the call's own `failure` is not called (RFAPI's central error
@@ -323,7 +323,7 @@ extension APIClient.Configuration {
     public struct Observability: Sendable {
         /// Where Callsign logs: `debug` and `trace` only, one line per call and two per attempt,
         /// secrets masked. Errors are thrown, never logged at `error`. A request's own
-        /// ``Request/logger`` wins. Default `nil`: silent.
+        /// ``Request/Fields/logger`` wins. Default `nil`: silent.
         public var logger: Logger? = nil
         /// What is hidden in logs, cURL lines, error descriptions and HAR files. Default ``Redaction/default``.
         public var redaction: Redaction = .default

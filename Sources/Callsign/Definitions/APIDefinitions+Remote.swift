@@ -13,8 +13,10 @@ extension APIDefinitions {
     /// client's own ``APIClient/Configuration/baseURL`` and ``Authentication/additionalOrigins``
     /// stay trusted either way.
     ///
-    /// - Parameter trustingOrigins: whether the fetched base URLs may receive credentials.
-    ///   Default `false`.
+    /// - Parameters:
+    ///   - url: where the definitions document is.
+    ///   - client: the client that fetches it. Default ``APIClient/shared``.
+    ///   - trustingOrigins: whether the fetched base URLs may receive credentials. Default `false`.
     /// - Throws: ``APIError`` for a transport failure, a non-2xx status, an unknown format or a
     ///   malformed document.
     public static func fetch(

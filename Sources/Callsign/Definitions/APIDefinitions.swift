@@ -90,6 +90,7 @@ public struct APIDefinitions: Sendable {
     /// Loads definitions from a `.json`, `.plist`, `.yaml` or `.yml` file.
     ///
     /// - Parameters:
+    ///   - url: The file.
     ///   - format: The format; `nil` picks it from the file's extension.
     ///   - limits: How deep and how large the file may expand (``Limits/maximumJSONDepth``,
     ///     ``Limits/maximumDefinitionNodes``). Default ``Limits/default``.
@@ -113,7 +114,10 @@ public struct APIDefinitions: Sendable {
 
     /// Loads definitions from the bytes of a file in the given format.
     ///
-    /// - Parameter limits: How deep and how large the file may expand. Default ``Limits/default``.
+    /// - Parameters:
+    ///   - data: The file's bytes.
+    ///   - format: Their format.
+    ///   - limits: How deep and how large the file may expand. Default ``Limits/default``.
     public init(data: Data, format: Format, limits: Limits = .default) throws(APIError) {
         let document = try DefinitionDocument(data: data, format: format, limits: limits)
         try self.init(document: document)

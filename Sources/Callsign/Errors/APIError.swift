@@ -4,7 +4,7 @@ public import Foundation
 ///
 /// Every failure — a malformed definitions file, a header with CR/LF, a refused connection,
 /// a 404, an envelope with a non-zero code, a body that does not decode — arrives as an
-/// `APIError` whose ``code`` says what kind of failure it was and whose ``message`` says,
+/// `APIError` whose ``Fields/code`` says what kind of failure it was and whose ``Fields/message`` says,
 /// in words a person can act on, what happened. The request, the response (when one
 /// arrived) and the underlying error are kept for inspection.
 ///
@@ -76,7 +76,7 @@ public struct APIError: BoxedFields, Error, Sendable {
         /// The server's answer is not a well-formed HTTP response.
         public static let invalidResponse = Code(.invalidResponse)
         /// The server could not be reached and the request was stored in the offline queue;
-        /// ``APIError/queuedRequestID`` says under which id. It is sent by ``APIClient/replay(lease:)``.
+        /// ``APIError/Fields/queuedRequestID`` says under which id. It is sent by ``APIClient/replay(lease:)``.
         public static let queuedOffline = Code(.queuedOffline)
         /// The cache policy forbade the network (``CachePolicy/cacheOnly``, `only-if-cached`) and
         /// no usable response was stored.

@@ -101,7 +101,7 @@ public struct MockRequest: Sendable {
     public var body: Data?
     /// The API name, when the call came from a definition.
     public var apiName: String?
-    /// The endpoint value, when the call came from ``APIClient/send(_:)-(Endpoint)``: cast it to your enum.
+    /// The endpoint value, when the call came from ``APIClient/send(_:)-(E)``: cast it to your enum.
     public var endpoint: (any Endpoint)?
     /// The request's tag.
     public var tag: String?

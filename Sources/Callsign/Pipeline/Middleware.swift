@@ -139,7 +139,7 @@ public struct AnyMiddleware: Middleware {
 /// 17. ``mocks`` — answers from ``APIClient/Configuration/mocks`` instead of the network;
 /// 18. ``transport`` — the transport sends the request.
 ///
-/// Below ``body`` a response's body is still arriving: its ``Response/body`` is empty. Below
+/// Below ``body`` a response's body is still arriving: its ``Response/Fields/body`` is empty. Below
 /// ``encoding`` the request is already in wire form, and a middleware's changes to it are not
 /// sent. A replayed offline request starts below ``offline``: what ran above it ran when it
 /// was queued.

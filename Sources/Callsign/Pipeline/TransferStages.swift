@@ -5,7 +5,7 @@ import Synchronization
 // The stages at the bottom of every chain, from the per-attempt time limit down to the
 // transport. Each does one thing; together they are the one way a request is sent.
 
-/// The per-attempt time limit (``MiddlewareStage/timeout``): a request's own ``Request/timeout``,
+/// The per-attempt time limit (``MiddlewareStage/timeout``): a request's own ``Request/Fields/timeout``,
 /// else the client's ``APIClient/Configuration/Timeouts/attempt``. A transport that enforces
 /// deadlines itself is handed the instant; any other attempt is raced against a timer.
 struct TimeoutStage: Middleware {

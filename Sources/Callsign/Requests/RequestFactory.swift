@@ -72,7 +72,7 @@ struct RequestFactory: Sendable {
     }
 
     /// Fills the path template and resolves the path against the base URL, so that every
-    /// middleware sees the absolute URL (without the query) in ``Request/path``.
+    /// middleware sees the absolute URL (without the query) in ``Request/Fields/path``.
     @inline(never)  // keeps the large temporaries out of the caller's async frame
     func resolveTarget(_ request: inout Request) throws(APIError) -> Target {
         // A path without placeholders resolves the same way against the same base every time:

@@ -11,8 +11,8 @@ import Foundation
 /// a JSON object, or has no payload key, is decoded as it is.
 ///
 /// Error bodies are read too: a `500` whose body is `{"code": 5001, "msg": "db down"}` fails
-/// with ``APIError/Code/unacceptableStatus`` carrying ``APIError/envelopeCode`` 5001 and
-/// ``APIError/envelopeMessage`` "db down".
+/// with ``APIError/Code/unacceptableStatus`` carrying ``APIError/Fields/envelopeCode`` 5001 and
+/// ``APIError/Fields/envelopeMessage`` "db down".
 ///
 /// ```swift
 /// let client = APIClient(configuration: .init { $0.responses.envelope = .standard })
@@ -20,7 +20,7 @@ import Foundation
 /// ```
 ///
 /// Turn it on or off per definition with `envelope: true|false`, per request with
-/// ``Request/usesEnvelope``.
+/// ``Request/Fields/usesEnvelope``.
 public struct EnvelopePolicy: Sendable, Hashable {
     /// Keys that may hold the code, tried in order.
     public var codeKeys: [String]

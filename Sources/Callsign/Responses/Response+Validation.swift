@@ -50,7 +50,7 @@ extension Response {
     }
 
     /// For definitions that say `object` or `objects`: the body must be UTF-8 JSON of that shape
-    /// (an empty body only where there can be none, or with ``Request/acceptsNullResponse``).
+    /// (an empty body only where there can be none, or with ``Request/Fields/acceptsNullResponse``).
     private func validateDeclaredJSON(_ payload: Data) throws(APIError) {
         guard let expected = self.request.responseType, expected == .object || expected == .objects else { return }
         if payload.isEmpty {

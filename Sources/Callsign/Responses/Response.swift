@@ -14,7 +14,7 @@ public struct Response: BoxedFields, Sendable {
     /// `response.headers[.eTag]` — through key-path member lookup: the fields live in one
     /// copy-on-write box, so a response is one pointer wide however large its body.
     public struct Fields: Sendable {
-        /// The request, as Callsign built it (its ``Request/url`` is filled in).
+        /// The request, as Callsign built it (its ``Request/Fields/url`` is filled in).
         public var request: Request
         /// The status line.
         public var status: HTTPResponse.Status

@@ -69,7 +69,7 @@ public struct ResponseClasses: Sendable {
 }
 
 extension Response {
-    /// Decodes the body as the type registered under the request's ``Request/responseClass``
+    /// Decodes the body as the type registered under the request's ``Request/Fields/responseClass``
     /// (an array of it for `objects`), after the same checks as ``decode(_:decoder:)``.
     ///
     /// ```swift

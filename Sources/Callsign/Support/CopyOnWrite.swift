@@ -27,7 +27,7 @@ struct CopyOnWrite<Value: Sendable>: Sendable {
     }
 }
 
-/// A value type whose fields live in one ``CopyOnWrite`` box and are read and changed through
+/// A value type whose fields live in one `CopyOnWrite` box and are read and changed through
 /// key-path member lookup: `request.path`, `error.code`. One mechanism for ``Request``,
 /// ``Response`` and ``APIError``: each stays one pointer wide however much it carries, so passing
 /// it down the middleware chain, or holding it in every frame of a waiting call, copies nothing.

@@ -46,6 +46,7 @@ public enum JSONText {
     /// so that the caller shows it as it is.
     ///
     /// - Parameters:
+    ///   - data: the JSON text, as received.
     ///   - indent: spaces per level. Default 2.
     ///   - colors: ANSI colours per token kind; `nil` (the default) for none.
     public static func prettyPrinted(_ data: Data, indent: Int = 2, colors: Colors? = nil) -> Data? {
