@@ -41,7 +41,8 @@ struct OfflineQueueTests {
     @Test("An unreachable server queues the request with an id; replay sends it once the server is back", arguments: QueueKind.allCases)
     func queueAndReplay(kind: QueueKind) async throws {
         let (queue, _) = kind.make()
-        let refusing = try RefusingPort()  // held until the server starts, so no parallel test takes it
+        let refusing = try RefusingPort()
+        defer { refusing.release() }  // held for the whole test, so no parallel test takes the port
         let port = refusing.port
         let client = offlineClient(port: port, queue: queue)
         let error = await apiError {
@@ -59,8 +60,7 @@ struct OfflineQueueTests {
         #expect(plain?.code == .transport)
         #expect(try await client.queuedRequests().count == 1)
 
-        refusing.release()
-        let server = try await TestServer.start(port: port)
+        let server = try await TestServer.start(port: port)  // shares the port `refusing` still holds
         let report = try await client.replay()
         #expect(report.sent == 1)
         #expect(report.remaining == 0)
@@ -78,7 +78,8 @@ struct OfflineQueueTests {
     @Test("Replay keeps FIFO order, dead-letters permanent failures, stops at a transient one", arguments: QueueKind.allCases)
     func orderAndDeadLetter(kind: QueueKind) async throws {
         let (queue, _) = kind.make()
-        let refusing = try RefusingPort()  // held until the server starts, so no parallel test takes it
+        let refusing = try RefusingPort()
+        defer { refusing.release() }  // held for the whole test, so no parallel test takes the port
         let port = refusing.port
         let client = offlineClient(port: port, queue: queue)
         for name in ["one", "rejected", "two", "busy", "three"] {
@@ -86,8 +87,7 @@ struct OfflineQueueTests {
         }
         #expect(try await client.queuedRequests().count == 5)
 
-        refusing.release()
-        let server = try await TestServer.start(port: port)
+        let server = try await TestServer.start(port: port)  // shares the port `refusing` still holds
         let busyAnswers = CallCounter()
         server.route("/replay/") { request in
             switch request.rawPath {
@@ -127,7 +127,8 @@ struct OfflineQueueTests {
     func credentials() async throws {
         let file = Scratch.folder().appendingPathComponent("queue.sqlite")
         let queue = SQLiteOfflineQueue(url: file)
-        let refusing = try RefusingPort()  // held until the server starts, so no parallel test takes it
+        let refusing = try RefusingPort()
+        defer { refusing.release() }  // held for the whole test, so no parallel test takes the port
         let port = refusing.port
         let client = offlineClient(port: port, queue: queue) { $0.authentication = .bearer("queue-secret-token-123") }
         let queued = await apiError {
@@ -151,8 +152,7 @@ struct OfflineQueueTests {
         #expect(Scratch.databaseBytes(file).range(of: Data("hunter2".utf8)) == nil)
         #expect(try await client.queuedRequests().count == 1)
 
-        refusing.release()
-        let server = try await TestServer.start(port: port)
+        let server = try await TestServer.start(port: port)  // shares the port `refusing` still holds
         let report = try await client.replay()
         #expect(report.sent == 1)
         #expect(server.requests.first?.header("Authorization") == "Bearer queue-secret-token-123")

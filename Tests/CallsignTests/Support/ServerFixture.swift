@@ -82,6 +82,10 @@ final class RefusingPort: Sendable {
 
     init() throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // SO_REUSEPORT lets a test server listen on the port later while this socket still holds
+        // it (TestServer sets it too): the port is never free for a parallel test to take.
+        var one: Int32 = 1
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -101,8 +105,8 @@ final class RefusingPort: Sendable {
         port = Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// Frees the port, for a server about to listen on it (the window for another test to take
-    /// it is the few instructions between this and the server's bind).
+    /// Frees the port (also done when the value goes away). A server can listen on the port
+    /// while it is still held: ``TestServer/start(host:port:)`` shares it through SO_REUSEPORT.
     func release() {
         descriptor.withLock { descriptor in
             if descriptor >= 0 { close(descriptor) }
