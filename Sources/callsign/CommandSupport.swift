@@ -67,24 +67,10 @@ enum ParameterArguments {
     static func parse(_ arguments: [String]) throws(APIError) -> Parameters {
         var parameters: Parameters = [:]
         for argument in arguments {
-            let jsonSplit = argument.range(of: ":=")
-            let stringSplit = argument.firstIndex(of: "=")
-            if let jsonSplit, stringSplit.map({ jsonSplit.lowerBound < $0 }) ?? true {
-                let key = String(argument[..<jsonSplit.lowerBound])
-                let text = String(argument[jsonSplit.upperBound...])
-                guard !key.isEmpty else { throw usage(argument) }
-                do {
-                    parameters[key] = try JSONValue(parsing: Data(text.utf8))
-                } catch {
-                    throw APIError(.invalidRequest, "the value of -p \(key):= is not JSON: \(text)")
-                }
-            } else if let stringSplit {
-                let key = String(argument[..<stringSplit])
-                guard !key.isEmpty else { throw usage(argument) }
-                parameters[key] = .string(String(argument[argument.index(after: stringSplit)...]))
-            } else {
-                throw usage(argument)
+            guard let item = RequestItem(argument, separators: [":=", "="]) else {
+                throw APIError(.invalidRequest, "-p takes key=value (a string) or key:=json, not \(argument)")
             }
+            parameters[item.key] = try item.parameterValue(option: "-p ")
         }
         return parameters
     }
@@ -101,9 +87,41 @@ enum ParameterArguments {
         }
         return headers
     }
+}
 
-    private static func usage(_ argument: String) -> APIError {
-        APIError(.invalidRequest, "-p takes key=value (a string) or key:=json, not \(argument)")
+/// One `key<separator>value` argument, split at the earliest separator; where two start at the
+/// same place, the longer wins (`:=` over `:`, `==` over `=`). HTTPie's request items.
+struct RequestItem {
+    let key: String
+    let separator: String
+    let value: String
+
+    /// `nil` when no separator occurs, or the key before it is empty.
+    init?(_ text: String, separators: [String]) {
+        var best: (separator: String, range: Range<String.Index>)?
+        for separator in separators {
+            guard let range = text.range(of: separator) else { continue }
+            if let current = best, current.range.lowerBound < range.lowerBound
+                || (current.range.lowerBound == range.lowerBound && current.separator.count >= separator.count)
+            {
+                continue
+            }
+            best = (separator, range)
+        }
+        guard let best, best.range.lowerBound != text.startIndex else { return nil }
+        key = String(text[..<best.range.lowerBound])
+        separator = best.separator
+        value = String(text[best.range.upperBound...])
+    }
+
+    /// The value as a parameter: parsed JSON after `:=`, a string otherwise.
+    func parameterValue(option: String = "") throws(APIError) -> JSONValue {
+        guard separator == ":=" else { return .string(value) }
+        do {
+            return try JSONValue(parsing: Data(value.utf8))
+        } catch {
+            throw APIError(.invalidRequest, "the value of \(option)\(key):= is not JSON: \(value)")
+        }
     }
 }
 
@@ -239,19 +257,15 @@ func reportingErrors(_ body: @escaping @Sendable () async throws -> Void) async 
     defer { interrupt.stop() }
     do {
         try await work.value
-    } catch let error as APIError {
+    } catch {
+        // Whatever the cancelled work threw, Ctrl-C is what happened.
         if interrupt.happened {
             Terminal.error("callsign: interrupted")
             throw ExitCode(130)
         }
+        guard let error = error as? APIError else { throw error }
         Terminal.error("callsign: \(error.description)")
         throw ExitCode(ExitStatus.code(for: error))
-    } catch {
-        if interrupt.happened {
-            Terminal.error("callsign: interrupted")
-            throw ExitCode(130)
-        }
-        throw error
     }
 }
 

@@ -56,7 +56,8 @@ enum DemoBoards: Endpoint {
 /// Formatting for the demo's lines.
 enum APIClientDemoFormat {
     static func seconds(_ duration: Duration) -> String {
-        let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        return value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
+        let (whole, fraction) = duration.components
+        guard fraction != 0 else { return "\(whole) s" }  // whole seconds: no floating point at all
+        return "\((Double(whole) + Double(fraction) / 1e18).formatted(.number.precision(.fractionLength(0...3)))) s"
     }
 }

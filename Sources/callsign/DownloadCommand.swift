@@ -52,14 +52,12 @@ struct DownloadCommand: AsyncParsableCommand {
         try await reportingErrors {
             let loaded = try definitions.map { path throws(APIError) in try DefinitionsArgument.load(path, baseURL: nil) }
             var configuration = APIClient.Configuration()
-            let explicit = try credentials.authentication()
+            let explicit = try credentials.authentication(sendingTo: target)
             configuration.authentication = try explicit ?? loaded?.authenticationSource?.authentication()
             configuration.proxy = try proxy.settings()
             var request: Request
             if target.hasPrefix("http://") || target.hasPrefix("https://") {
                 request = .get(target, parameters: try ParameterArguments.parse(parameters))
-                // Credentials named next to a URL are meant for it.
-                if explicit != nil, let url = URL(string: target) { configuration.authentication?.additionalOrigins.append(url) }
             } else {
                 guard let loaded else {
                     throw APIError(.invalidRequest, "\(target) is not an http(s) URL; to download by API name, give --definitions")

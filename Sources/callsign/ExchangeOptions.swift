@@ -118,13 +118,10 @@ struct ExchangeOptions: ParsableArguments {
     /// given on the command line go to the request's own origin too: naming both is asking for it.
     func perform(_ request: Request, definitions: APIDefinitions) async throws {
         var request = request
-        let explicit = try credentials.authentication()
-        var configuration = try makeConfiguration(definitions: definitions, explicit: explicit)
+        let explicit = try credentials.authentication(sendingTo: request.path)
+        let configuration = try makeConfiguration(definitions: definitions, explicit: explicit)
         request.headers = request.headers.merging(try ParameterArguments.headers(headers))
-        if explicit != nil {
-            request.needsAuthorization = true
-            if let url = Self.absoluteURL(of: request) { configuration.authentication?.additionalOrigins.append(url) }
-        }
+        if explicit != nil { request.needsAuthorization = true }
         try adjust(&request, retryPolicy: configuration.retry)
         let client = APIClient(definitions: definitions, configuration: configuration)
         let response: Response
@@ -139,12 +136,6 @@ struct ExchangeOptions: ParsableArguments {
         if verbose, cache != nil { Terminal.error("cache: \(CacheReport.describe(response.source))") }
         if include { ResponsePrinter.printHead(response) }
         try show(response)
-    }
-
-    /// The request's URL when its path is already absolute.
-    private static func absoluteURL(of request: Request) -> URL? {
-        guard request.path.hasPrefix("http://") || request.path.hasPrefix("https://") else { return nil }
-        return URL(string: request.path)
     }
 
     /// The client's settings from the options.

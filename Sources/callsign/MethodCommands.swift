@@ -56,43 +56,24 @@ struct AdHocCall: ParsableArguments {
     }
 }
 
-/// HTTPie's request items: `key=value`, `key:=json`, `key==value`, `Name:value`. The
-/// separator that comes first wins, so `Authorization:Bearer a=b` is a header.
+/// HTTPie's request items: `key=value`, `key:=json`, `key==value`, `Name:value` (see
+/// ``RequestItem``: the separator that comes first wins, so `Authorization:Bearer a=b` is a header).
 struct AdHocItems {
     var parameters: Parameters = [:]
     var query: Parameters = [:]
     var headers = Headers()
 
     init(parsing items: [String]) throws(APIError) {
-        for item in items {
-            guard let (separator, range) = Self.firstSeparator(in: item), range.lowerBound != item.startIndex else {
-                throw APIError(.invalidRequest, "\(item) is not an item: give key=value, key:=json, key==value or Name:value")
+        for text in items {
+            guard let item = RequestItem(text, separators: [":=", "==", "=", ":"]) else {
+                throw APIError(.invalidRequest, "\(text) is not an item: give key=value, key:=json, key==value or Name:value")
             }
-            let key = String(item[..<range.lowerBound])
-            let value = String(item[range.upperBound...])
-            switch separator {
-            case "==": query[key] = .string(value)
-            case ":=":
-                do {
-                    parameters[key] = try JSONValue(parsing: Data(value.utf8))
-                } catch {
-                    throw APIError(.invalidRequest, "the value of \(key):= is not JSON: \(value)")
-                }
-            case "=": parameters[key] = .string(value)
-            default: headers.add(key.trimmingCharacters(in: .whitespaces), value.trimmingCharacters(in: .whitespaces))
+            switch item.separator {
+            case "==": query[item.key] = .string(item.value)
+            case ":": headers.add(item.key.trimmingCharacters(in: .whitespaces), item.value.trimmingCharacters(in: .whitespaces))
+            default: parameters[item.key] = try item.parameterValue()
             }
         }
-    }
-
-    /// The earliest separator; at the same place the longer one (`:=` before `:`, `==` before `=`).
-    private static func firstSeparator(in item: String) -> (String, Range<String.Index>)? {
-        var best: (String, Range<String.Index>)?
-        for separator in [":=", "==", "=", ":"] {
-            guard let range = item.range(of: separator) else { continue }
-            if let current = best, current.1.lowerBound <= range.lowerBound { continue }
-            best = (separator, range)
-        }
-        return best
     }
 }
 

@@ -38,6 +38,17 @@ struct CredentialOptions: ParsableArguments {
         }
     }
 
+    /// The credentials given on the command line for a request to `path`: when it is an absolute
+    /// http(s) URL, its origin may receive them too — naming both is asking for it.
+    func authentication(sendingTo path: String) throws -> Authentication? {
+        guard var explicit = try authentication() else { return nil }
+        let lowered = path.lowercased()
+        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://"), let url = URL(string: path) {
+            explicit.additionalOrigins.append(url)
+        }
+        return explicit
+    }
+
     /// The credentials given on the command line, if any.
     func authentication() throws -> Authentication? {
         switch (user, try bearerToken()) {

@@ -30,6 +30,9 @@ struct RequestFactory: Sendable {
         init(configuration: APIClient.Configuration) {
             baseURL = configuration.baseURL
             headers = configuration.headers
+            // Proxy credentials go to the proxy only, from ``ProxySettings``: inside a CONNECT
+            // tunnel this header would reach the origin.
+            headers.remove("Proxy-Authorization")
             if let languages = configuration.acceptLanguage.headerValue, !headers.contains("Accept-Language") {
                 headers["Accept-Language"] = languages
             }
@@ -238,9 +241,7 @@ struct RequestFactory: Sendable {
             return (known.headers, known.fields)
         }
         var merged = settings.headers.merging(request.headers)
-        // Proxy credentials go to the proxy only, from ``ProxySettings``: inside a CONNECT
-        // tunnel this header would reach the origin.
-        merged.remove("Proxy-Authorization")
+        merged.remove("Proxy-Authorization")  // a request's own, too (the client's went in Settings)
         if request.credentialsStripped {
             merged = settings.redirects.crossOriginHeaders(merged)
         }
@@ -271,7 +272,6 @@ struct RequestFactory: Sendable {
         /// reports that itself.
         init?(settings: Settings, accept: String? = nil) {
             var headers = settings.headers
-            headers.remove("Proxy-Authorization")
             if let accept, !headers.contains("Accept") { headers["Accept"] = accept }
             if !headers.contains("Accept-Encoding"), settings.asksForCompression {
                 headers["Accept-Encoding"] = ContentDecoding.acceptEncoding

@@ -89,6 +89,16 @@ extension Response {
         return policy.read(value)
     }
 
+    /// The body read as `policy` reads envelopes: `nil` unless it is a JSON object within the
+    /// depth limit (too deep: no envelope; decoding then reports the depth).
+    func envelopeContents(_ policy: EnvelopePolicy) -> EnvelopePolicy.Contents? {
+        guard self.body.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) == UInt8(ascii: "{"),
+            self.settings.maximumJSONDepth >= JSONDepth.foundationLimit || !JSONDepth.exceeds(self.body, limit: self.settings.maximumJSONDepth),
+            let value = try? JSONValue(parsing: self.body)
+        else { return nil }
+        return policy.read(value)
+    }
+
     var activeEnvelopePolicy: EnvelopePolicy? {
         switch self.request.usesEnvelope {
         case .some(false): nil
@@ -101,10 +111,7 @@ extension Response {
     /// or it has no payload (then the whole body is the payload).
     func envelopePayload() throws(APIError) -> Data? {
         guard let policy = activeEnvelopePolicy, (200..<300).contains(self.status.code),
-            self.body.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) == UInt8(ascii: "{"),
-            // Too deep: no envelope; decode() then reports the depth.
-            self.settings.maximumJSONDepth >= JSONDepth.foundationLimit || !JSONDepth.exceeds(self.body, limit: self.settings.maximumJSONDepth),
-            let value = try? JSONValue(parsing: self.body), let contents = policy.read(value)
+            let contents = envelopeContents(policy)
         else { return nil }
         if let code = contents.code, !policy.successCodes.contains(code) {
             var error = APIError(

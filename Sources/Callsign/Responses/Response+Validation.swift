@@ -93,9 +93,7 @@ extension Response {
 
     /// The code and message of an error body in the active envelope, if it is one.
     private func errorEnvelope() -> EnvelopePolicy.Contents? {
-        guard let policy = activeEnvelopePolicy, self.body.count <= 1 << 20, JSONText.isValid(self.body),
-            !JSONDepth.exceeds(self.body, limit: min(self.settings.maximumJSONDepth, JSONDepth.foundationLimit - 1)),
-            let value = try? JSONValue(parsing: self.body), let contents = policy.read(value),
+        guard let policy = activeEnvelopePolicy, self.body.count <= 1 << 20, let contents = envelopeContents(policy),
             contents.code != nil || contents.message != nil
         else { return nil }
         return contents

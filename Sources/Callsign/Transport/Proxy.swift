@@ -155,11 +155,14 @@ public struct ProxySettings: Sendable, Hashable, CustomStringConvertible {
             for name in names { if let value = environment[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty { return value } }
             return nil
         }
+        func proxy(_ names: String...) throws(APIError) -> Proxy? {
+            for name in names { if let text = value(name) { return try Proxy(url: text) } }
+            return nil
+        }
+        let all = try proxy("all_proxy", "ALL_PROXY")
         let underCGI = environment["REQUEST_METHOD"] != nil
-        let all = try value("all_proxy", "ALL_PROXY").map { (text: String) throws(APIError) in try Proxy(url: text) }
-        let httpText = underCGI ? value("http_proxy") : value("http_proxy", "HTTP_PROXY")
-        let http = try httpText.map { (text: String) throws(APIError) in try Proxy(url: text) } ?? all
-        let https = try value("https_proxy", "HTTPS_PROXY").map { (text: String) throws(APIError) in try Proxy(url: text) } ?? all
+        let http = try (underCGI ? proxy("http_proxy") : proxy("http_proxy", "HTTP_PROXY")) ?? all
+        let https = try proxy("https_proxy", "HTTPS_PROXY") ?? all
         guard http != nil || https != nil else { return nil }
         let bypass = (value("no_proxy", "NO_PROXY") ?? "")
             .split(whereSeparator: { $0 == "," || $0 == " " })
