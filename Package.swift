@@ -10,6 +10,8 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "Callsign",
+    // English is written once, in the code; Resources/zh-Hans.lproj holds the translations.
+    defaultLocalization: "en",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Callsign", targets: ["Callsign"]),
@@ -51,7 +53,8 @@ let package = Package(
                     condition: .when(platforms: [.linux, .android, .windows])),
                 // AsyncHTTPClient's TLS, named only to tell its errors apart (certificate, handshake).
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: [.linux, .android, .windows])),
-            ]
+            ],
+            resources: [.process("Resources")]
         ),
         // The durable offline queue and HTTP cache on SQLite: its own product, so apps that
         // need neither never build GRDB.
@@ -81,7 +84,8 @@ let package = Package(
                 "CallsignTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-            ]
+            ],
+            resources: [.process("Resources")]
         ),
         // Benchmarks: an executable beside the products, adding no dependency to them.
         // Run with `swift run -c release CallsignBenchmarks`.

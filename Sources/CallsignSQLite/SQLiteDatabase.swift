@@ -9,14 +9,14 @@ import Synchronization
 final class SQLiteDatabase: Sendable {
     let url: URL
     /// "offline queue" or "HTTP cache", for messages.
-    let purpose: String
+    let purpose: LocalizedMessage
     private let schema: @Sendable (inout DatabaseMigrator) -> Void
     private let synchronousFull: Bool
     private let maximumSize: Int?
     private let pool = Mutex<DatabasePool?>(nil)
 
     init(
-        url: URL, purpose: String, synchronousFull: Bool, maximumSize: Int? = nil,
+        url: URL, purpose: LocalizedMessage, synchronousFull: Bool, maximumSize: Int? = nil,
         schema: @escaping @Sendable (inout DatabaseMigrator) -> Void
     ) {
         self.url = url
@@ -119,24 +119,28 @@ final class SQLiteDatabase: Sendable {
         if let apiError = error as? APIError { return apiError }
         let path = url.path
         guard let databaseError = error as? DatabaseError else {
-            return APIError(.storage, "the \(purpose) at \(path) failed to \(what): \(error)", underlyingError: error)
+            return APIError(.storage, localized: "the \(purpose) at \(path) failed (\(what)): \(error)", underlyingError: error)
         }
         switch databaseError.resultCode {
         case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN, .SQLITE_AUTH:
             return APIError(
-                .storage, "the \(purpose) at \(path) is read-only or cannot be opened (check the permissions of the file and its folder)",
+                .storage, localized: "the \(purpose) at \(path) is read-only or cannot be opened (check the permissions of the file and its folder)",
                 underlyingError: error)
         case .SQLITE_FULL:
-            let limit = maximumSize.map { " or its size limit of \($0) bytes" } ?? ""
-            return APIError(.storage, "the \(purpose) at \(path) is full (the disk\(limit))", underlyingError: error)
+            return APIError(
+                .storage,
+                localized: maximumSize.map { limit in "the \(purpose) at \(path) is full (the disk or its size limit of \(limit) bytes)" }
+                    ?? "the \(purpose) at \(path) is full (the disk)",
+                underlyingError: error)
         case .SQLITE_CORRUPT, .SQLITE_NOTADB:
             let moved = quarantine()
             return APIError(
                 .storage,
-                "the \(purpose) at \(path) was corrupt; it was moved to \(moved ?? "nowhere (moving it failed)") and a new one will be created on next use",
+                localized: moved.map { place in "the \(purpose) at \(path) was corrupt; it was moved to \(place) and a new one will be created on next use" }
+                    ?? "the \(purpose) at \(path) was corrupt and could not be moved aside; a new one will be created on next use",
                 underlyingError: error)
         default:
-            return APIError(.storage, "the \(purpose) at \(path) failed to \(what): \(databaseError.message ?? "\(databaseError.resultCode)")", underlyingError: error)
+            return APIError(.storage, localized: "the \(purpose) at \(path) failed (\(what)): \(databaseError.message ?? "\(databaseError.resultCode)")", underlyingError: error)
         }
     }
 

@@ -5,8 +5,8 @@ import Foundation
 struct CallCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "call",
-        abstract: "Call an API by name and print its answer.",
-        discussion: """
+        abstract: localized("Call an API by name and print its answer."),
+        discussion: localized("""
             Examples:
               callsign call UserProfile --definitions api.yaml -p user_id=42
               callsign call TopicList -D api.json -p page:=2 --include
@@ -22,21 +22,21 @@ struct CallCommand: AsyncParsableCommand {
 
             A status the API does not accept prints the body and exits 22 (--fail-with-body, the default); \
             --fail prints nothing, --no-fail exits 0. See `callsign --help` for every exit status.
-            """
+            """)
     )
 
-    @Argument(help: "The API name, as defined in the definitions file.")
+    @Argument(help: .localized("The API name, as defined in the definitions file."))
     var name: String
 
     @Option(
         name: [.customShort("D"), .long],
-        help: "The definitions file (.json, .plist, .yaml or .yml). Default: $CALLSIGN_DEFINITIONS, else callsign.yaml or callsign.json here.")
+        help: .localized("The definitions file (.json, .plist, .yaml or .yml). Default: $CALLSIGN_DEFINITIONS, else callsign.yaml or callsign.json here."))
     var definitions: String?
 
-    @Option(name: [.customShort("p"), .customLong("param")], help: "A parameter: key=value or key:=json. Repeatable.")
+    @Option(name: [.customShort("p"), .customLong("param")], help: .localized("A parameter: key=value or key:=json. Repeatable."))
     var parameters: [String] = []
 
-    @Option(name: .customLong("base-url"), help: "Replace the DEFAULT definition's base URL.")
+    @Option(name: .customLong("base-url"), help: .localized("Replace the DEFAULT definition's base URL."))
     var baseURL: String?
 
     @OptionGroup var exchange: ExchangeOptions
@@ -53,15 +53,15 @@ struct CallCommand: AsyncParsableCommand {
 struct ListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
-        abstract: "List the APIs of a definitions file with their method and URL."
+        abstract: localized("List the APIs of a definitions file with their method and URL.")
     )
 
     @Option(
         name: [.customShort("D"), .long],
-        help: "The definitions file (.json, .plist, .yaml or .yml). Default: $CALLSIGN_DEFINITIONS, else callsign.yaml or callsign.json here.")
+        help: .localized("The definitions file (.json, .plist, .yaml or .yml). Default: $CALLSIGN_DEFINITIONS, else callsign.yaml or callsign.json here."))
     var definitions: String?
 
-    @Option(name: .customLong("base-url"), help: "Replace the DEFAULT definition's base URL.")
+    @Option(name: .customLong("base-url"), help: .localized("Replace the DEFAULT definition's base URL."))
     var baseURL: String?
 
     func run() async throws {
@@ -71,14 +71,14 @@ struct ListCommand: AsyncParsableCommand {
             for name in loaded.names {
                 let definition = try loaded.definition(named: name)
                 rows.append(
-                    (name, (definition.method ?? .get).rawValue, definition.urlTemplate() ?? "(no base URL) \(definition.path ?? "")"))
+                    (name, (definition.method ?? .get).rawValue, definition.urlTemplate() ?? localized("(no base URL) \(definition.path ?? "")")))
             }
             let nameWidth = max(4, rows.map(\.name.count).max() ?? 0)
             let methodWidth = max(6, rows.map(\.method.count).max() ?? 0)
             func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
             Terminal.out("\(pad("NAME", nameWidth))  \(pad("METHOD", methodWidth))  URL")
             for row in rows { Terminal.out("\(pad(row.name, nameWidth))  \(pad(row.method, methodWidth))  \(row.url)") }
-            for warning in loaded.warnings { Terminal.error("warning: \(warning)") }
+            for warning in loaded.warnings { Terminal.error(localized("warning: \(warning)")) }
         }
     }
 }

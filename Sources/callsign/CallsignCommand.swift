@@ -6,12 +6,12 @@ import Callsign
 struct CallsignCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "callsign",
-        abstract: "Call HTTP APIs by rules: definitions in, decoded answers out.",
-        discussion: """
+        abstract: localized("Call HTTP APIs by rules: definitions in, decoded answers out."),
+        discussion: localized("""
             Start with `callsign demo`: it runs a demo API on 127.0.0.1 and walks through the features.
 
             \(ExitStatus.table)
-            """,
+            """),
         version: APIClient.version,
         subcommands: [
             CallCommand.self, GetCommand.self, PostCommand.self, PutCommand.self, PatchCommand.self, DeleteCommand.self,

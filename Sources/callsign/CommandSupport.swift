@@ -68,7 +68,7 @@ enum ParameterArguments {
         var parameters: Parameters = [:]
         for argument in arguments {
             guard let item = RequestItem(argument, separators: [":=", "="]) else {
-                throw APIError(.invalidRequest, "-p takes key=value (a string) or key:=json, not \(argument)")
+                throw cliError(.invalidRequest, "-p takes key=value (a string) or key:=json, not \(argument)")
             }
             parameters[item.key] = try item.parameterValue(option: "-p ")
         }
@@ -79,7 +79,7 @@ enum ParameterArguments {
         var headers = Headers()
         for argument in arguments {
             guard let colon = argument.firstIndex(of: ":") else {
-                throw APIError(.invalidRequest, "-H takes 'Name: value', not \(argument)")
+                throw cliError(.invalidRequest, "-H takes 'Name: value', not \(argument)")
             }
             headers.add(
                 String(argument[..<colon]).trimmingCharacters(in: .whitespaces),
@@ -120,7 +120,7 @@ struct RequestItem {
         do {
             return try JSONValue(parsing: Data(value.utf8))
         } catch {
-            throw APIError(.invalidRequest, "the value of \(option)\(key):= is not JSON: \(value)")
+            throw cliError(.invalidRequest, "the value of \(option)\(key):= is not JSON: \(value)")
         }
     }
 }
@@ -129,11 +129,11 @@ struct RequestItem {
 enum BodyArguments {
     static func body(_ body: String?, json: String? = nil, form fields: [String]) throws(APIError) -> RequestBody? {
         guard [body != nil, json != nil, !fields.isEmpty].filter({ $0 }).count <= 1 else {
-            throw APIError(.invalidRequest, "give one of --body, --json or -F fields")
+            throw cliError(.invalidRequest, "give one of --body, --json or -F fields")
         }
         if let json {
             // Sent exactly as written, once it is known to be JSON.
-            guard JSONText.isValid(Data(json.utf8)) else { throw APIError(.invalidRequest, "--json: the text is not one valid JSON value") }
+            guard JSONText.isValid(Data(json.utf8)) else { throw cliError(.invalidRequest, "--json: the text is not one valid JSON value") }
             return .data(Data(json.utf8), contentType: "application/json")
         }
         if let body {
@@ -145,7 +145,7 @@ enum BodyArguments {
         var form = MultipartFormData()
         for field in fields {
             guard let equals = field.firstIndex(of: "="), equals != field.startIndex else {
-                throw APIError(.invalidRequest, "-F takes name=value or name=@FILE, not \(field)")
+                throw cliError(.invalidRequest, "-F takes name=value or name=@FILE, not \(field)")
             }
             let name = String(field[..<equals])
             let value = String(field[field.index(after: equals)...])
@@ -163,7 +163,7 @@ enum BodyArguments {
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue,
             FileManager.default.isReadableFile(atPath: path)
         else {
-            throw APIError(.invalidRequest, "\(option): \(path) is not a readable file")
+            throw cliError(.invalidRequest, "\(option): \(path) is not a readable file")
         }
         return URL(fileURLWithPath: path)
     }
@@ -195,7 +195,7 @@ enum DefinitionsArgument {
         for candidate in ["callsign.yaml", "callsign.json"] where FileManager.default.fileExists(atPath: candidate) {
             return candidate
         }
-        throw APIError(
+        throw cliError(
             .invalidDefinition,
             "no definitions file: give --definitions FILE (-D), set CALLSIGN_DEFINITIONS, or put callsign.yaml in this folder")
     }
@@ -215,7 +215,7 @@ enum DefinitionsArgument {
         var definitions = try APIDefinitions(contentsOf: URL(fileURLWithPath: path))
         if let baseURL {
             guard let url = URL(string: baseURL), url.scheme != nil else {
-                throw APIError(.invalidRequest, "--base-url must be an absolute http(s) URL, not \(baseURL)")
+                throw cliError(.invalidRequest, "--base-url must be an absolute http(s) URL, not \(baseURL)")
             }
             definitions.defaultDefinition.baseURL = url
         }
@@ -260,7 +260,7 @@ func reportingErrors(_ body: @escaping @Sendable () async throws -> Void) async 
     } catch {
         // Whatever the cancelled work threw, Ctrl-C is what happened.
         if interrupt.happened {
-            Terminal.error("callsign: interrupted")
+            Terminal.error(localized("callsign: interrupted"))
             throw ExitCode(130)
         }
         guard let error = error as? APIError else { throw error }
@@ -320,7 +320,7 @@ enum AttemptPrinter {
                 }
             }, before: .redirects)
         configuration.observability.attemptObserver = { report in
-            Terminal.error("  attempt \(report.attempt) failed (\(report.outcome)); next attempt in \(milliseconds(report.wait)) ms")
+            Terminal.error(localized("  attempt \(report.attempt) failed (\(report.outcome)); next attempt in \(milliseconds(report.wait)) ms"))
         }
     }
 
@@ -337,7 +337,7 @@ enum MockArgument {
         let url = URL(fileURLWithPath: path)
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {
-            throw APIError(.invalidRequest, "--mock: \(path) does not exist")
+            throw cliError(.invalidRequest, "--mock: \(path) does not exist")
         }
         guard isFolder.boolValue else { return Mocks(replaying: try HARReplay(contentsOf: url)) }
         let files = Dictionary(uniqueKeysWithValues: definitions.names.map { name in

@@ -8,13 +8,13 @@ import Synchronization
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Start the demo API on 127.0.0.1 and walk through Callsign's features against it."
+        abstract: localized("Start the demo API on 127.0.0.1 and walk through Callsign's features against it.")
     )
 
-    @Flag(name: .customLong("keep-files"), help: "Keep the files the demo writes (the definitions file).")
+    @Flag(name: .customLong("keep-files"), help: .localized("Keep the files the demo writes (the definitions file)."))
     var keepFiles = false
 
-    @Flag(help: "After the tour, keep the demo API running (until Ctrl-C) to try `callsign call` against it.")
+    @Flag(help: .localized("After the tour, keep the demo API running (until Ctrl-C) to try `callsign call` against it."))
     var serve = false
 
     func run() async throws {
@@ -26,7 +26,7 @@ struct DemoCommand: AsyncParsableCommand {
             try await tour.run()
             if serve {
                 Terminal.out("")
-                Terminal.out("The demo API keeps running at \(tour.server.baseURL.absoluteString); press Ctrl-C to stop.")
+                Terminal.out(localized("The demo API keeps running at \(tour.server.baseURL.absoluteString); press Ctrl-C to stop."))
                 while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
             }
             await tour.server.stop()
@@ -34,7 +34,7 @@ struct DemoCommand: AsyncParsableCommand {
         } catch {
             await tour.server.stop()
             if !keepFiles { try? FileManager.default.removeItem(at: folder) }
-            Terminal.error("callsign demo: \(error)")
+            Terminal.error(localized("callsign demo: \(error)"))
             throw ExitCode.failure
         }
     }
@@ -54,8 +54,8 @@ struct DemoTour {
     }
 
     mutating func run() async throws {
-        Terminal.out("Callsign \(APIClient.version) demo — the demo API is running at \(server.baseURL.absoluteString)")
-        Terminal.out("Nothing leaves this machine: every request goes to 127.0.0.1.")
+        Terminal.out(localized("Callsign \(APIClient.version) demo — the demo API is running at \(server.baseURL.absoluteString)"))
+        Terminal.out(localized("Nothing leaves this machine: every request goes to 127.0.0.1."))
 
         let file = folder.appendingPathComponent("demo-api.yaml")
         try Data(DemoAPI.definitionsYAML(baseURL: server.baseURL).utf8).write(to: file)
@@ -77,14 +77,14 @@ struct DemoTour {
         say("open it in a browser's developer tools, or replay it: callsign call … --mock \(recorder.fileURL.lastPathComponent)")
 
         Terminal.out("")
-        Terminal.out("Done: \(servedBefore + server.requests.count) requests served by the demo API.")
+        Terminal.out(localized("Done: \(servedBefore + server.requests.count) requests served by the demo API."))
         if serving {
-            Terminal.out("Try these in another terminal:")
+            Terminal.out(localized("Try these in another terminal:"))
             Terminal.out("  swift run callsign list --definitions \(file.path)")
             Terminal.out("  swift run callsign call UserProfile --definitions \(file.path) -p user_id=7 --include")
             Terminal.out("  swift run callsign call TopicListRecommended --definitions \(file.path) -p page:=2 -p page_size:=3")
         } else {
-            Terminal.out("Run `swift run callsign demo --serve` to keep the demo API running and call it yourself.")
+            Terminal.out(localized("Run `swift run callsign demo --serve` to keep the demo API running and call it yourself."))
         }
     }
 
@@ -142,13 +142,11 @@ struct DemoTour {
         let me = try await authorized.call("Me", as: DemoUser.self)
         for request in server.requests.suffix(3) {
             // Which token went out, without printing a credential.
-            let credential: String
             switch request.header("Authorization") {
-            case "Bearer \(DemoAPI.currentAccessToken)"?: credential = " with the refreshed token"
-            case .some: credential = " with the expired token"
-            case nil: credential = ""
+            case "Bearer \(DemoAPI.currentAccessToken)"?: say("→ \(request.method) \(request.uri) with the refreshed token")
+            case .some: say("→ \(request.method) \(request.uri) with the expired token")
+            case nil: say("→ \(request.method) \(request.uri)")
             }
-            say("→ \(request.method) \(request.uri)\(credential)")
         }
         say("signed in as \(me.name) after \(refreshes.count) refresh")
 
@@ -172,7 +170,7 @@ struct DemoTour {
             $0.baseURL = server.baseURL
             $0.timeouts.deadline = .seconds(10)
             $0.observability.attemptObserver = { report in
-                Terminal.out("   attempt \(report.attempt): \(report.outcome); waiting \(APIClientDemoFormat.seconds(report.wait)) as the server asked")
+                Terminal.out(localized("   attempt \(report.attempt): \(report.outcome); waiting \(APIClientDemoFormat.seconds(report.wait)) as the server asked"))
             }
         })
         let calm = try await retrying.get("demo/busy").send().decode(DemoBoard.self)
@@ -261,7 +259,7 @@ struct DemoTour {
         let queueFile = folder.appendingPathComponent("offline-queue.sqlite")
         let offline = APIClient(definitions: definitions, configuration: .init {
             $0.offline.queue = SQLiteOfflineQueue(url: queueFile)
-            $0.observability.attemptObserver = { report in Terminal.out("   attempt \(report.attempt): \(report.outcome); retrying") }
+            $0.observability.attemptObserver = { report in Terminal.out(localized("   attempt \(report.attempt): \(report.outcome); retrying")) }
         })
         let port = server.port
         await server.stop()
@@ -312,17 +310,18 @@ struct DemoTour {
         }
         say("← \(finished.status.code) Partial Content: only the rest was sent")
         let identical = (try? Data(contentsOf: archive)) == TestServer.expectedBytes(count: size)
-        say("saved \(archive.lastPathComponent): \(ByteCount.text(Int64(size))), identical to the server's bytes: \(identical ? "yes" : "NO")")
+        let verdict = identical ? localized("yes") : localized("NO")
+        say("saved \(archive.lastPathComponent): \(ByteCount.text(Int64(size))), identical to the server's bytes: \(verdict)")
 
     }
 
-    private mutating func step(_ title: String) {
+    private mutating func step(_ title: LocalizedMessage) {
         stepNumber += 1
         Terminal.out("")
-        Terminal.out("\(stepNumber). \(title)")
+        Terminal.out("\(stepNumber). \(localized(title))")
     }
 
-    private func say(_ text: String) { Terminal.out("   \(text)") }
+    private func say(_ text: LocalizedMessage) { Terminal.out("   \(localized(text))") }
 
     private static func failure(_ body: () async throws(APIError) -> Void) async -> APIError? {
         do throws(APIError) {

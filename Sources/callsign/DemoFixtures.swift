@@ -23,7 +23,7 @@ struct DemoTokens: TokenProvider {
         refreshes.increment()
         let body = try await client.call("TokenRefresh").json()
         guard let token = body["access_token"]?.stringValue else {
-            throw APIError(.authentication, "the refresh answer has no access_token")
+            throw cliError(.authentication, "the refresh answer has no access_token")
         }
         return AccessToken(token)
     }

@@ -11,8 +11,8 @@ import Darwin
 struct DownloadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "download",
-        abstract: "Download a URL, or what an API answers, to a file — with a progress bar and resume.",
-        discussion: """
+        abstract: localized("Download a URL, or what an API answers, to a file — with a progress bar and resume."),
+        discussion: localized("""
             Examples:
               callsign download https://example.com/big.iso -o big.iso
               callsign download Archive -D api.yaml -p id=7 -o archive.zip --continue
@@ -20,32 +20,32 @@ struct DownloadCommand: AsyncParsableCommand {
             --continue resumes an interrupted download of the same URL (Range + If-Range); if the server
             cannot continue it, the download starts again from zero. On a terminal a progress bar shows bytes,
             percentage, speed and time left; otherwise a line is printed every second.
-            """
+            """)
     )
 
-    @Argument(help: "An http(s) URL, or an API name from --definitions.")
+    @Argument(help: .localized("An http(s) URL, or an API name from --definitions."))
     var target: String
 
-    @Option(name: [.short, .customLong("output")], help: "The file to write.")
+    @Option(name: [.short, .customLong("output")], help: .localized("The file to write."))
     var output: String
 
-    @Option(name: [.customShort("D"), .long], help: "The definitions file, when TARGET is an API name.")
+    @Option(name: [.customShort("D"), .long], help: .localized("The definitions file, when TARGET is an API name."))
     var definitions: String?
 
-    @Option(name: [.customShort("p"), .customLong("param")], help: "A parameter: key=value or key:=json. Repeatable.")
+    @Option(name: [.customShort("p"), .customLong("param")], help: .localized("A parameter: key=value or key:=json. Repeatable."))
     var parameters: [String] = []
 
-    @Option(name: [.customShort("H"), .customLong("header")], help: "A header: 'Name: value'. Repeatable.")
+    @Option(name: [.customShort("H"), .customLong("header")], help: .localized("A header: 'Name: value'. Repeatable."))
     var headers: [String] = []
 
     @OptionGroup var credentials: CredentialOptions
 
     @OptionGroup var proxy: ProxyOptions
 
-    @Flag(name: .customLong("continue"), help: "Resume an interrupted download instead of starting again.")
+    @Flag(name: .customLong("continue"), help: .localized("Resume an interrupted download instead of starting again."))
     var resume = false
 
-    @Flag(name: [.short, .long], help: "No progress output.")
+    @Flag(name: [.short, .long], help: .localized("No progress output."))
     var quiet = false
 
     func run() async throws {
@@ -60,7 +60,7 @@ struct DownloadCommand: AsyncParsableCommand {
                 request = .get(target, parameters: try ParameterArguments.parse(parameters))
             } else {
                 guard let loaded else {
-                    throw APIError(.invalidRequest, "\(target) is not an http(s) URL; to download by API name, give --definitions")
+                    throw cliError(.invalidRequest, "\(target) is not an http(s) URL; to download by API name, give --definitions")
                 }
                 request = try loaded.definition(named: target).request(parameters: try ParameterArguments.parse(parameters))
             }
@@ -77,8 +77,9 @@ struct DownloadCommand: AsyncParsableCommand {
             try response.validate()
             bar.finish()
             let size = (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int) ?? 0
-            let resumed = response.status.code == 206 ? " (resumed)" : ""
-            Terminal.out("Saved \(destination.path): \(ByteCount.text(Int64(size)))\(resumed)")
+            let saved = ByteCount.text(Int64(size))
+            Terminal.out(
+                localized(response.status.code == 206 ? "Saved \(destination.path): \(saved) (resumed)" : "Saved \(destination.path): \(saved)"))
         }
     }
 }
@@ -124,7 +125,7 @@ final class ProgressBar {
             FileHandle.standardError.write(Data(("\r\u{1B}[2K" + bar + parts.joined(separator: "  ")).utf8))
             drewLine = true
         } else {
-            Terminal.error("downloaded " + parts.joined(separator: "  "))
+            Terminal.error(localized("downloaded \(parts.joined(separator: "  "))"))
         }
     }
 

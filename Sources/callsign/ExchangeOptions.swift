@@ -7,13 +7,13 @@ import HTTPTypes
 /// `-x/--proxy`, `--noproxy` and `--proxy-user`, named as curl names them; without them the
 /// environment's `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY` apply.
 struct ProxyOptions: ParsableArguments {
-    @Option(name: [.customShort("x"), .customLong("proxy")], help: "Go through this HTTP proxy: http://[USER:PASSWORD@]HOST[:PORT]. Default: $HTTPS_PROXY / $HTTP_PROXY / $ALL_PROXY, as curl reads them.")
+    @Option(name: [.customShort("x"), .customLong("proxy")], help: .localized("Go through this HTTP proxy: http://[USER:PASSWORD@]HOST[:PORT]. Default: $HTTPS_PROXY / $HTTP_PROXY / $ALL_PROXY, as curl reads them."))
     var proxy: String?
 
-    @Option(name: .customLong("noproxy"), help: "Hosts to reach directly, comma-separated ('*' for all). Default: $NO_PROXY.")
+    @Option(name: .customLong("noproxy"), help: .localized("Hosts to reach directly, comma-separated ('*' for all). Default: $NO_PROXY."))
     var noProxy: String?
 
-    @Option(name: .customLong("proxy-user"), help: "The proxy's credentials, USER:PASSWORD (sent to the proxy only).")
+    @Option(name: .customLong("proxy-user"), help: .localized("The proxy's credentials, USER:PASSWORD (sent to the proxy only)."))
     var proxyUser: String?
 
     /// The proxy settings: the options', else the environment's.
@@ -28,8 +28,8 @@ struct ProxyOptions: ParsableArguments {
             settings?.bypass = noProxy.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         }
         if let proxyUser {
-            guard let colon = proxyUser.firstIndex(of: ":") else { throw ValidationError("--proxy-user takes USER:PASSWORD") }
-            guard settings != nil else { throw ValidationError("--proxy-user needs a proxy: give --proxy or set HTTPS_PROXY") }
+            guard let colon = proxyUser.firstIndex(of: ":") else { throw ValidationError(localized("--proxy-user takes USER:PASSWORD")) }
+            guard settings != nil else { throw ValidationError(localized("--proxy-user needs a proxy: give --proxy or set HTTPS_PROXY")) }
             let credentials = Proxy.Credentials(
                 username: String(proxyUser[..<colon]), password: String(proxyUser[proxyUser.index(after: colon)...]))
             settings?.http?.credentials = credentials
@@ -49,65 +49,65 @@ struct ExchangeOptions: ParsableArguments {
 
         static func help(for value: FailMode) -> ArgumentHelp? {
             switch value {
-            case .fail: "On a status the API does not accept, print nothing and exit 22."
-            case .failWithBody: "On a status the API does not accept, print the body and exit 22 (the default)."
-            case .noFail: "Print any answer and exit 0, whatever its status."
+            case .fail: .localized("On a status the API does not accept, print nothing and exit 22.")
+            case .failWithBody: .localized("On a status the API does not accept, print the body and exit 22 (the default).")
+            case .noFail: .localized("Print any answer and exit 0, whatever its status.")
             }
         }
     }
 
-    @Option(name: [.customShort("H"), .customLong("header")], help: "A header: 'Name: value'. Repeatable.")
+    @Option(name: [.customShort("H"), .customLong("header")], help: .localized("A header: 'Name: value'. Repeatable."))
     var headers: [String] = []
 
     @OptionGroup var credentials: CredentialOptions
 
-    @Option(help: "The request body: @FILE streams a file from disk, @- streams standard input; anything else is sent as text.")
+    @Option(help: .localized("The request body: @FILE streams a file from disk, @- streams standard input; anything else is sent as text."))
     var body: String?
 
-    @Option(help: "A JSON body, sent exactly as written (Content-Type: application/json).")
+    @Option(help: .localized("A JSON body, sent exactly as written (Content-Type: application/json)."))
     var json: String?
 
-    @Option(name: [.customShort("X"), .customLong("method")], help: "The HTTP method, instead of the command's or the definition's.")
+    @Option(name: [.customShort("X"), .customLong("method")], help: .localized("The HTTP method, instead of the command's or the definition's."))
     var method: String?
 
-    @Option(name: [.customShort("F"), .customLong("form")], help: "A multipart form field: name=value, or name=@FILE to upload a file (streamed). Repeatable.")
+    @Option(name: [.customShort("F"), .customLong("form")], help: .localized("A multipart form field: name=value, or name=@FILE to upload a file (streamed). Repeatable."))
     var form: [String] = []
 
-    @Option(name: [.short, .long], help: "Write the body to this file instead of standard output (exactly as received).")
+    @Option(name: [.short, .long], help: .localized("Write the body to this file instead of standard output (exactly as received)."))
     var output: String?
 
-    @Flag(name: [.short, .long], help: "No notes on standard error beyond the one line of an error.")
+    @Flag(name: [.short, .long], help: .localized("No notes on standard error beyond the one line of an error."))
     var quiet = false
 
-    @Option(help: "Time limit in seconds for one attempt.")
+    @Option(help: .localized("Time limit in seconds for one attempt."))
     var timeout: Double?
 
-    @Option(help: "Attempts in all for a failing idempotent call (1 = no retry). Default: the definitions' policy, else 3.")
+    @Option(help: .localized("Attempts in all for a failing idempotent call (1 = no retry). Default: the definitions' policy, else 3."))
     var retry: Int?
 
-    @Option(help: "One time limit in seconds for the whole call, retries included.")
+    @Option(help: .localized("One time limit in seconds for the whole call, retries included."))
     var deadline: Double?
 
-    @Flag(name: [.short, .long], help: "Print each attempt (status or error, and the wait before the next) to stderr.")
+    @Flag(name: [.short, .long], help: .localized("Print each attempt (status or error, and the wait before the next) to stderr."))
     var verbose = false
 
-    @Option(help: "Record the exchange to this HAR file (secrets redacted).")
+    @Option(help: .localized("Record the exchange to this HAR file (secrets redacted)."))
     var har: String?
 
-    @Option(help: "Answer from mocks instead of the network: a HAR file to replay, or a folder of fixtures (a definition's `mock:` file, else <API name>.json).")
+    @Option(help: .localized("Answer from mocks instead of the network: a HAR file to replay, or a folder of fixtures (a definition's `mock:` file, else <API name>.json)."))
     var mock: String?
 
-    @Flag(name: [.short, .long], help: "Print the status line and headers before the body.")
+    @Flag(name: [.short, .long], help: .localized("Print the status line and headers before the body."))
     var include = false
 
     @Flag var failMode: FailMode = .failWithBody
 
     @OptionGroup var display: OutputOptions
 
-    @Option(help: "Use the HTTP cache stored in this folder (created if needed); --verbose says whether the answer was a fresh hit, revalidated (304) or from the network.")
+    @Option(help: .localized("Use the HTTP cache stored in this folder (created if needed); --verbose says whether the answer was a fresh hit, revalidated (304) or from the network."))
     var cache: String?
 
-    @Flag(help: "If the server cannot be reached, queue the request (exit status 75) for `callsign queue replay`.")
+    @Flag(help: .localized("If the server cannot be reached, queue the request (exit status 75) for `callsign queue replay`."))
     var offline = false
 
     @OptionGroup var queue: QueueOption
@@ -130,10 +130,10 @@ struct ExchangeOptions: ParsableArguments {
         } catch {
             guard error.code == .queuedOffline else { throw error }
             Terminal.error("callsign: \(error.message)")
-            if !quiet { Terminal.error("callsign: queue: \(queue.storage.url.path); send it with: callsign queue replay") }
+            if !quiet { Terminal.error(localized("callsign: queue: \(queue.storage.url.path); send it with: callsign queue replay")) }
             throw ExitCode(75)
         }
-        if verbose, cache != nil { Terminal.error("cache: \(CacheReport.describe(response.source))") }
+        if verbose, cache != nil { Terminal.error(localized("cache: \(CacheReport.describe(response.source))")) }
         if include { ResponsePrinter.printHead(response) }
         try show(response)
     }
@@ -142,15 +142,15 @@ struct ExchangeOptions: ParsableArguments {
     private func makeConfiguration(definitions: APIDefinitions, explicit: Authentication?) throws -> APIClient.Configuration {
         var configuration = APIClient.Configuration()
         if let timeout {
-            guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout takes more than 0 and at most 86400 seconds") }
+            guard timeout > 0, timeout <= 86_400 else { throw ValidationError(localized("--timeout takes more than 0 and at most 86400 seconds")) }
             configuration.timeouts.attempt = .milliseconds(Int64(timeout * 1000))
         }
         if let deadline {
-            guard deadline > 0, deadline <= 86_400 else { throw ValidationError("--deadline takes more than 0 and at most 86400 seconds") }
+            guard deadline > 0, deadline <= 86_400 else { throw ValidationError(localized("--deadline takes more than 0 and at most 86400 seconds")) }
             configuration.timeouts.deadline = .milliseconds(Int64(deadline * 1000))
         }
         if let retry {
-            guard (1...100).contains(retry) else { throw ValidationError("--retry takes 1 to 100 attempts") }
+            guard (1...100).contains(retry) else { throw ValidationError(localized("--retry takes 1 to 100 attempts")) }
         }
         if verbose { AttemptPrinter.install(in: &configuration) }
         configuration.authentication = try explicit ?? definitions.authenticationSource?.authentication()
@@ -167,7 +167,7 @@ struct ExchangeOptions: ParsableArguments {
     /// The request as the options change it: method, retry, offline store, body.
     private func adjust(_ request: inout Request, retryPolicy: RetryPolicy) throws {
         if let method {
-            guard let parsed = HTTPRequest.Method(method.uppercased()) else { throw ValidationError("-X: \(method) is not an HTTP method") }
+            guard let parsed = HTTPRequest.Method(method.uppercased()) else { throw ValidationError(localized("-X: \(method) is not an HTTP method")) }
             request.method = parsed
         }
         if let retry { request.retry = (request.retry ?? retryPolicy).with { $0.maximumAttempts = retry } }
@@ -184,7 +184,7 @@ struct ExchangeOptions: ParsableArguments {
         do {
             try response.body.write(to: URL(fileURLWithPath: output), options: .atomic)
         } catch {
-            throw APIError(.storage, "--output: \(output) cannot be written", underlyingError: error)
+            throw cliError(.storage, "--output: \(output) cannot be written", underlyingError: error)
         }
     }
 

@@ -6,17 +6,17 @@ import HTTPTypes
 /// What an ad-hoc call takes besides the shared options: the URL, HTTPie-style items, and an
 /// optional definitions file whose DEFAULT (base URL, headers, authentication) applies.
 struct AdHocCall: ParsableArguments {
-    @Argument(help: "An http(s) URL; without a scheme, a path under the definitions' base URL, else http://.")
+    @Argument(help: .localized("An http(s) URL; without a scheme, a path under the definitions' base URL, else http://."))
     var url: String
 
     @Argument(help: ArgumentHelp(
-        "Items, as HTTPie writes them: key=value (a string parameter), key:=json (a JSON value), key==value (a query parameter), Name:value (a header).",
+        localized("Items, as HTTPie writes them: key=value (a string parameter), key:=json (a JSON value), key==value (a query parameter), Name:value (a header)."),
         valueName: "item"))
     var items: [String] = []
 
     @Option(
         name: [.customShort("D"), .long],
-        help: "A definitions file whose DEFAULT (base URL, headers, authentication) applies. Default: $CALLSIGN_DEFINITIONS, else callsign.yaml or callsign.json here, if any.")
+        help: .localized("A definitions file whose DEFAULT (base URL, headers, authentication) applies. Default: $CALLSIGN_DEFINITIONS, else callsign.yaml or callsign.json here, if any."))
     var definitions: String?
 
     @OptionGroup var exchange: ExchangeOptions
@@ -46,11 +46,11 @@ struct AdHocCall: ParsableArguments {
     static func target(_ text: String, base: URL?) throws(APIError) -> String {
         let lowered = text.lowercased()
         if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") { return text }
-        if text.contains("://") { throw APIError(.invalidRequest, "\(text): only http and https URLs can be called") }
+        if text.contains("://") { throw cliError(.invalidRequest, "\(text): only http and https URLs can be called") }
         if text.hasPrefix(":") { return "http://localhost" + text }
         if base != nil { return text }
         guard !text.isEmpty, !text.hasPrefix("/") else {
-            throw APIError(.invalidRequest, "\(text) is a path, and no definitions file gives a base URL: give a full URL")
+            throw cliError(.invalidRequest, "\(text) is a path, and no definitions file gives a base URL: give a full URL")
         }
         return "http://" + text
     }
@@ -66,7 +66,7 @@ struct AdHocItems {
     init(parsing items: [String]) throws(APIError) {
         for text in items {
             guard let item = RequestItem(text, separators: [":=", "==", "=", ":"]) else {
-                throw APIError(.invalidRequest, "\(text) is not an item: give key=value, key:=json, key==value or Name:value")
+                throw cliError(.invalidRequest, "\(text) is not an item: give key=value, key:=json, key==value or Name:value")
             }
             switch item.separator {
             case "==": query[item.key] = .string(item.value)
@@ -81,8 +81,8 @@ struct AdHocItems {
 private func adHocConfiguration(_ method: String, example: String) -> CommandConfiguration {
     CommandConfiguration(
         commandName: method.lowercased(),
-        abstract: "Send a \(method) request to a URL; no definitions file needed.",
-        discussion: """
+        abstract: localized("Send a \(method) request to a URL; no definitions file needed."),
+        discussion: localized("""
             Examples:
               \(example)
 
@@ -91,7 +91,7 @@ private func adHocConfiguration(_ method: String, example: String) -> CommandCon
             the same path as `callsign call`: retry, deadline, credentials, cache, HAR recording and mocks \
             all apply, and a definitions file found as `call` finds one lends its DEFAULT (base URL, headers, \
             authentication). --user and --bearer are sent to the URL you name.
-            """)
+            """))
 }
 
 struct GetCommand: AsyncParsableCommand {

@@ -14,13 +14,13 @@ struct OutputOptions: ParsableArguments {
         case auto, always, never
     }
 
-    @Option(help: "Colours: auto (on a terminal, unless NO_COLOR is set), always or never.")
+    @Option(help: .localized("Colours: auto (on a terminal, unless NO_COLOR is set), always or never."))
     var color: ColorChoice = .auto
 
-    @Flag(help: "Pretty-print JSON even when stdout is not a terminal (key order, numbers and escapes unchanged).")
+    @Flag(help: .localized("Pretty-print JSON even when stdout is not a terminal (key order, numbers and escapes unchanged)."))
     var pretty = false
 
-    @Flag(help: "Print the body exactly as received even on a terminal.")
+    @Flag(help: .localized("Print the body exactly as received even on a terminal."))
     var raw = false
 
     /// Whether JSON bodies are re-indented: on a terminal, unless `--raw`; elsewhere only with `--pretty`.
@@ -42,14 +42,14 @@ struct OutputOptions: ParsableArguments {
     }
 
     func validate() throws {
-        if pretty && raw { throw ValidationError("--pretty and --raw cannot be used together") }
+        if pretty && raw { throw ValidationError(localized("--pretty and --raw cannot be used together")) }
     }
 }
 
 /// The exit statuses scripts can tell apart, modelled on curl's codes and the BSD sysexits.
 enum ExitStatus {
     /// The table shown by `callsign --help` and the README.
-    static let table = """
+    static let table = localized("""
         Exit status:
           0   success
           1   any other failure
@@ -67,7 +67,7 @@ enum ExitStatus {
           76  the response is not what the API declares: malformed, wrong content
               type or shape, or it does not decode
           130 interrupted (Ctrl-C)
-        """
+        """)
 
     /// The status for an error.
     static func code(for error: APIError) -> Int32 {

@@ -5,32 +5,32 @@ import Foundation
 
 /// `--user` / `--bearer`, shared by the commands that send requests.
 struct CredentialOptions: ParsableArguments {
-    @Option(name: [.short, .long], help: "HTTP basic credentials: USER:PASSWORD.")
+    @Option(name: [.short, .long], help: .localized("HTTP basic credentials: USER:PASSWORD."))
     var user: String?
 
-    @Option(help: "A bearer token, or @FILE to read it from a file (so it stays out of `ps` and shell history).")
+    @Option(help: .localized("A bearer token, or @FILE to read it from a file (so it stays out of `ps` and shell history)."))
     var bearer: String?
 
-    @Option(name: .customLong("bearer-env"), help: "The name of an environment variable that holds a bearer token.")
+    @Option(name: .customLong("bearer-env"), help: .localized("The name of an environment variable that holds a bearer token."))
     var bearerEnvironment: String?
 
     /// The bearer token from `--bearer TOKEN`, `--bearer @FILE` or `--bearer-env NAME`.
     func bearerToken(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String? {
         switch (bearer, bearerEnvironment) {
         case (.some, .some):
-            throw ValidationError("give --bearer or --bearer-env, not both")
+            throw ValidationError(localized("give --bearer or --bearer-env, not both"))
         case (let value?, nil):
             guard value.hasPrefix("@") else { return value }
             let path = String(value.dropFirst())
             guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-                throw ValidationError("--bearer @\(path): the file cannot be read as text")
+                throw ValidationError(localized("--bearer @\(path): the file cannot be read as text"))
             }
             let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !token.isEmpty else { throw ValidationError("--bearer @\(path): the file is empty") }
+            guard !token.isEmpty else { throw ValidationError(localized("--bearer @\(path): the file is empty")) }
             return token
         case (nil, let name?):
             guard let token = environment[name], !token.isEmpty else {
-                throw ValidationError("--bearer-env \(name): the environment variable is not set")
+                throw ValidationError(localized("--bearer-env \(name): the environment variable is not set"))
             }
             return token
         case (nil, nil):
@@ -53,9 +53,9 @@ struct CredentialOptions: ParsableArguments {
     func authentication() throws -> Authentication? {
         switch (user, try bearerToken()) {
         case (.some, .some):
-            throw ValidationError("give --user or --bearer, not both")
+            throw ValidationError(localized("give --user or --bearer, not both"))
         case (let user?, nil):
-            guard let colon = user.firstIndex(of: ":") else { throw ValidationError("--user takes USER:PASSWORD") }
+            guard let colon = user.firstIndex(of: ":") else { throw ValidationError(localized("--user takes USER:PASSWORD")) }
             return .basic(username: String(user[..<colon]), password: String(user[user.index(after: colon)...]))
         case (nil, let token?):
             return .bearer(token)
@@ -67,7 +67,7 @@ struct CredentialOptions: ParsableArguments {
 
 /// `--queue FILE`: the offline queue database, by default in the per-user data folder.
 struct QueueOption: ParsableArguments {
-    @Option(name: .customLong("queue"), help: "The offline queue database. Default: offline-queue.sqlite in the per-user data folder.")
+    @Option(name: .customLong("queue"), help: .localized("The offline queue database. Default: offline-queue.sqlite in the per-user data folder."))
     var path: String?
 
     var storage: SQLiteOfflineQueue {
@@ -79,10 +79,10 @@ struct QueueOption: ParsableArguments {
 enum CacheReport {
     static func describe(_ source: ResponseSource) -> String {
         switch source {
-        case .cache: "fresh hit from the cache, no request sent"
-        case .revalidated: "revalidated: the server said 304 Not Modified"
-        case .staleCache: "stale copy from the cache (the server could not be reached)"
-        default: "from the network"
+        case .cache: localized("fresh hit from the cache, no request sent")
+        case .revalidated: localized("revalidated: the server said 304 Not Modified")
+        case .staleCache: localized("stale copy from the cache (the server could not be reached)")
+        default: localized("from the network")
         }
     }
 }
@@ -90,18 +90,18 @@ enum CacheReport {
 struct QueueCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queue",
-        abstract: "List, replay, retry or drop requests queued by `callsign call --offline`.",
+        abstract: localized("List, replay, retry or drop requests queued by `callsign call --offline`."),
         subcommands: [QueueListCommand.self, QueueReplayCommand.self, QueueRetryCommand.self, QueueDropCommand.self],
         defaultSubcommand: QueueListCommand.self
     )
 }
 
 struct QueueListCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List queued requests, oldest first.")
+    static let configuration = CommandConfiguration(commandName: "list", abstract: localized("List queued requests, oldest first."))
 
     @OptionGroup var queue: QueueOption
 
-    @Flag(help: "List the dead-letter list (requests that failed permanently) instead.")
+    @Flag(help: .localized("List the dead-letter list (requests that failed permanently) instead."))
     var dead = false
 
     func run() async throws {
@@ -109,15 +109,15 @@ struct QueueListCommand: AsyncParsableCommand {
             let client = APIClient(configuration: .init { $0.offline.queue = queue.storage })
             let entries = try await client.queuedRequests(dead ? .deadLetter : .pending)
             if entries.isEmpty {
-                Terminal.out(dead ? "The dead-letter list is empty." : "The queue is empty.")
+                Terminal.out(localized(dead ? "The dead-letter list is empty." : "The queue is empty."))
                 return
             }
             for entry in entries {
                 var line = "#\(entry.id)  \(entry.method) \(Redaction.redact(entry.url))"
                 if let apiName = entry.apiName { line += "  [\(apiName)]" }
-                line += "  queued \(entry.enqueuedAt.formatted(.iso8601))"
-                if entry.attempts > 0 { line += "  attempts \(entry.attempts)" }
-                if let error = entry.lastError { line += "  last error: \(error)" }
+                line += "  " + localized("queued \(entry.enqueuedAt.formatted(.iso8601))")
+                if entry.attempts > 0 { line += "  " + localized("attempts \(entry.attempts)") }
+                if let error = entry.lastError { line += "  " + localized("last error: \(error)") }
                 Terminal.out(line)
             }
         }
@@ -127,8 +127,8 @@ struct QueueListCommand: AsyncParsableCommand {
 struct QueueReplayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
-        abstract: "Send queued requests, oldest first; stop at the first that fails for now.",
-        discussion: """
+        abstract: localized("Send queued requests, oldest first; stop at the first that fails for now."),
+        discussion: localized("""
             A request leaves the queue only on a 2xx from its own URL; redirects are not followed. A 3xx or a
             401 keeps it queued with a report; another 4xx (not 408 or 429) moves it to the dead-letter list
             (see `callsign queue list --dead` and `callsign queue retry ID`). Credentials are attached now,
@@ -136,24 +136,24 @@ struct QueueReplayCommand: AsyncParsableCommand {
             a DEFAULT that names them. Without --definitions no origin is trusted, so --user and --bearer are
             refused.
             Exit status: 0 when the queue is empty afterwards, 1 when requests remain or on an error.
-            """
+            """)
     )
 
     @OptionGroup var queue: QueueOption
     @OptionGroup var credentials: CredentialOptions
     @OptionGroup var proxy: ProxyOptions
 
-    @Option(name: [.customShort("D"), .long], help: "A definitions file whose DEFAULT authentication applies to the replayed requests.")
+    @Option(name: [.customShort("D"), .long], help: .localized("A definitions file whose DEFAULT authentication applies to the replayed requests."))
     var definitions: String?
 
-    @Option(help: "Seconds a claim on a queued request lasts without renewal (renewed while a send is in flight). Default 300.")
+    @Option(help: .localized("Seconds a claim on a queued request lasts without renewal (renewed while a send is in flight). Default 300."))
     var lease: Double = 300
 
     func run() async throws {
         try await reportingErrors {
             if definitions == nil, credentials.user != nil || credentials.bearer != nil {
                 throw ValidationError(
-                    "--user and --bearer need --definitions: without a definitions file no origin is trusted to receive credentials, and every request would be refused")
+                    localized("--user and --bearer need --definitions: without a definitions file no origin is trusted to receive credentials, and every request would be refused"))
             }
             let loaded = try definitions.map { path throws(APIError) in try DefinitionsArgument.load(path, baseURL: nil) }
             let authentication = try credentials.authentication() ?? loaded?.authenticationSource?.authentication()
@@ -165,17 +165,17 @@ struct QueueReplayCommand: AsyncParsableCommand {
                     $0.authentication = authentication
                     $0.proxy = proxySettings
                 })
-            guard lease.isFinite, lease >= 0.1, lease <= 86_400 else { throw ValidationError("--lease takes 0.1 to 86400 seconds") }
+            guard lease.isFinite, lease >= 0.1, lease <= 86_400 else { throw ValidationError(localized("--lease takes 0.1 to 86400 seconds")) }
             let report = try await client.replay(lease: .milliseconds(Int64((lease * 1000).rounded())))
             for item in report.items {
                 let target = "#\(item.request.id) \(item.request.method) \(Redaction.redact(item.request.url))"
                 switch item.outcome {
-                case .sent(let response): Terminal.out("sent         \(target) → \(response.status.code)")
-                case .deadLettered(let error): Terminal.out("dead-letter  \(target): \(error.message)")
-                case .keptForLater(let error): Terminal.out("kept         \(target): \(error.message)")
+                case .sent(let response): Terminal.out(localized("sent         \(target) → \(response.status.code)"))
+                case .deadLettered(let error): Terminal.out(localized("dead-letter  \(target): \(error.message)"))
+                case .keptForLater(let error): Terminal.out(localized("kept         \(target): \(error.message)"))
                 }
             }
-            Terminal.out("\(report.sent) sent, \(report.deadLettered) dead-lettered, \(report.remaining) still queued")
+            Terminal.out(localized("\(report.sent) sent, \(report.deadLettered) dead-lettered, \(report.remaining) still queued"))
             if report.remaining > 0 { throw ExitCode.failure }
         }
     }
@@ -183,17 +183,17 @@ struct QueueReplayCommand: AsyncParsableCommand {
 
 struct QueueRetryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "retry", abstract: "Move a request from the dead-letter list back into the queue, at its place in line.")
+        commandName: "retry", abstract: localized("Move a request from the dead-letter list back into the queue, at its place in line."))
 
     @OptionGroup var queue: QueueOption
 
-    @Argument(help: "The request's id, as `callsign queue list --dead` shows it (#12 or 12).")
+    @Argument(help: .localized("The request's id, as `callsign queue list --dead` shows it (#12 or 12)."))
     var id: String
 
     func run() async throws {
-        try await QueueID.act(on: id, in: queue, missing: "there is no dead letter") { client, number throws(APIError) in
+        try await QueueID.act(on: id, in: queue, missing: { localized("there is no dead letter #\($0)") }) { client, number throws(APIError) in
             guard try await client.retryDeadLetter(number) else { return nil }
-            return "#\(number) is back in the queue; `callsign queue replay` sends it."
+            return localized("#\(number) is back in the queue; `callsign queue replay` sends it.")
         }
     }
 }
@@ -202,7 +202,7 @@ struct QueueRetryCommand: AsyncParsableCommand {
 enum QueueID {
     static func parse(_ text: String) throws -> Int64 {
         guard let number = Int64(text.hasPrefix("#") ? String(text.dropFirst()) : text), number > 0 else {
-            throw ValidationError("the id is a number such as 12, not \(text)")
+            throw ValidationError(localized("the id is a number such as 12, not \(text)"))
         }
         return number
     }
@@ -210,29 +210,29 @@ enum QueueID {
     /// Runs `action` on the queued request `text` names, printing what it returns; `nil` from
     /// the action means there is no such request (`missing #N`, exit 1).
     static func act(
-        on text: String, in queue: QueueOption, missing: String,
+        on text: String, in queue: QueueOption, missing: @escaping @Sendable (Int64) -> String,
         _ action: @escaping @Sendable (APIClient, Int64) async throws(APIError) -> String?
     ) async throws {
         try await reportingErrors {
             let number = try parse(text)
             let client = APIClient(configuration: .init { $0.offline.queue = queue.storage })
-            guard let done = try await action(client, number) else { throw APIError(.invalidRequest, "\(missing) #\(number)") }
+            guard let done = try await action(client, number) else { throw cliError(.invalidRequest, LocalizedMessage(sentence: missing(number))) }
             Terminal.out(done)
         }
     }
 }
 
 struct QueueDropCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "drop", abstract: "Remove a request from the queue or the dead-letter list.")
+    static let configuration = CommandConfiguration(commandName: "drop", abstract: localized("Remove a request from the queue or the dead-letter list."))
 
     @OptionGroup var queue: QueueOption
 
-    @Argument(help: "The request's id, as `callsign queue list` shows it (#12 or 12).")
+    @Argument(help: .localized("The request's id, as `callsign queue list` shows it (#12 or 12)."))
     var id: String
 
     func run() async throws {
-        try await QueueID.act(on: id, in: queue, missing: "there is no queued request") { client, number throws(APIError) in
-            try await client.removeQueuedRequest(number) ? "Dropped #\(number)." : nil
+        try await QueueID.act(on: id, in: queue, missing: { localized("there is no queued request #\($0)") }) { client, number throws(APIError) in
+            try await client.removeQueuedRequest(number) ? localized("Dropped #\(number).") : nil
         }
     }
 }

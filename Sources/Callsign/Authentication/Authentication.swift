@@ -220,7 +220,7 @@ actor CredentialStore {
         guard Self.fetchingStore == ObjectIdentifier(self) else { return }
         throw APIError(
             .authentication,
-            "the token provider called back through a client that uses the same tokens, and would wait for itself; give the provider a client without this authentication, or send its requests without needsAuthorization")
+            localized: "the token provider called back through a client that uses the same tokens, and would wait for itself; give the provider a client without this authentication, or send its requests without needsAuthorization")
     }
 
     private func run(
@@ -234,9 +234,9 @@ actor CredentialStore {
             } catch let error as APIError where error.code == .authentication || error.code == .cancelled {
                 throw error
             } catch is CancellationError {
-                throw APIError(.cancelled, "the token fetch was cancelled")
+                throw APIError(.cancelled, localized: "the token fetch was cancelled")
             } catch {
-                throw APIError(.authentication, "the session could not be renewed: \(error)", underlyingError: error)
+                throw APIError(.authentication, localized: "the session could not be renewed: \(error)", underlyingError: error)
             }
         }
         let started = generation
@@ -245,7 +245,7 @@ actor CredentialStore {
             let token = try await task.value
             // Signed out meanwhile: this token belongs to the old session.
             guard generation == started else {
-                throw APIError(.authentication, "signed out while the token was being fetched")
+                throw APIError(.authentication, localized: "signed out while the token was being fetched")
             }
             current = token
             pending = nil

@@ -47,10 +47,10 @@ public struct AuthenticationSource: Sendable, Hashable {
     {
         func read(_ name: String?, _ role: String) throws(APIError) -> String {
             guard let name else {
-                throw APIError(.authentication, "the \(scheme.rawValue) authentication needs \(role)Environment in the definitions")
+                throw APIError(.authentication, localized: "the \(scheme.rawValue) authentication needs \(role)Environment in the definitions")
             }
             guard let value = environment[name], !value.isEmpty else {
-                throw APIError(.authentication, "the environment variable \(name) (the \(role) for \(scheme.rawValue) authentication) is not set")
+                throw APIError(.authentication, localized: "the environment variable \(name) (\(role)Environment of the \(scheme.rawValue) authentication) is not set")
             }
             return value
         }

@@ -68,7 +68,7 @@ struct CacheMiddleware: Middleware {
         }
         guard let stored else {
             if onlyIfCached {
-                throw APIError(.cacheMiss, "no stored response for this request, and the cache policy forbids the network", request: lookup.probe)
+                throw APIError(.cacheMiss, localized: "no stored response for this request, and the cache policy forbids the network", request: lookup.probe)
             }
             let requestTime = Date()
             let response = try await next(lookup.request)
@@ -86,7 +86,7 @@ struct CacheMiddleware: Middleware {
             return serve(stored, age: state.age, for: lookup.probe, source: .cache)
         }
         if onlyIfCached {
-            throw APIError(.cacheMiss, "the stored response is stale and only-if-cached forbids the network", request: lookup.probe)
+            throw APIError(.cacheMiss, localized: "the stored response is stale and only-if-cached forbids the network", request: lookup.probe)
         }
         return try await revalidate(stored, state: state, storedControl: storedControl, lookup: lookup, context: context, next: next)
     }

@@ -207,11 +207,11 @@ enum FileDownload {
         let total = try ContentLength.parse(headers)
         guard status == 206 else { return (0, total) }
         guard let resume, let range = ContentRange(headers[.contentRange]) else {
-            throw APIError(.invalidResponse, "the server sent part of the file (206) without a usable Content-Range")
+            throw APIError(.invalidResponse, localized: "the server sent part of the file (206) without a usable Content-Range")
         }
         if let length = total, length != range.count {
             throw APIError(
-                .invalidResponse, "the server's Content-Length (\(length)) does not match its Content-Range (\(range.count) bytes)")
+                .invalidResponse, localized: "the server's Content-Length (\(length)) does not match its Content-Range (\(range.count) bytes)")
         }
         guard range.start == resume.offset, validator(headers).map({ $0 == resume.validator }) ?? true else {
             discard(destination: destination)
@@ -233,7 +233,7 @@ enum FileDownload {
         if offset == 0 {
             try? FileManager.default.removeItem(at: partial)
             guard FileManager.default.createFile(atPath: partial.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-                throw APIError(.invalidRequest, "cannot create a file in \(folder.path) for the download")
+                throw APIError(.invalidRequest, localized: "cannot create a file in \(folder.path) for the download")
             }
         }
         let resumable = validator(headers).map {
@@ -259,14 +259,14 @@ enum FileDownload {
         for try await chunk in body {
             // More than the server declared: stop before the file grows past it.
             if let total, Int64(chunk.count) > total - written {
-                throw APIError(.invalidResponse, "the download is longer than the \(total) bytes the server declared")
+                throw APIError(.invalidResponse, localized: "the download is longer than the \(total) bytes the server declared")
             }
             try handle.write(contentsOf: chunk)
             written += Int64(chunk.count)
             progress?.report(TransferProgress(direction: .download, completedBytes: written, totalBytes: total))
         }
         if let total, written != total {
-            throw APIError(.transport, "the download ended after \(written) of \(total) bytes")
+            throw APIError(.transport, localized: "the download ended after \(written) of \(total) bytes")
         }
         // No fsync: it would cost more than the transfer; the rename is still atomic for readers.
         if total == nil {
@@ -275,7 +275,7 @@ enum FileDownload {
         // rename(2) replaces an existing destination atomically (FileManager.replaceItemAt does not
         // work on every platform's Foundation).
         guard rename(partial.path, destination.path) == 0 else {
-            throw APIError(.invalidRequest, "the download could not be moved to \(destination.path) (error \(errno))")
+            throw APIError(.invalidRequest, localized: "the download could not be moved to \(destination.path) (error \(errno))")
         }
         finished = true
         try? FileManager.default.removeItem(at: stateURL(for: destination))

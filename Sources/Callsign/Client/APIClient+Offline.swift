@@ -31,7 +31,7 @@ extension APIClient {
         var items: [OfflineReplayReport.Item] = []
         let owner = UUID().uuidString  // this replay's claims: only it can finish them
         while true {
-            if Task.isCancelled { throw APIError(.cancelled, "the replay was cancelled") }
+            if Task.isCancelled { throw APIError(.cancelled, localized: "the replay was cancelled") }
             guard let entry = try await queueOperation("claim the next queued request", { try await $0.claimNext(lease: lease, owner: owner) })
             else { break }
             let failure: APIError
@@ -44,7 +44,7 @@ extension APIClient {
                     items.append(OfflineReplayReport.Item(request: entry, outcome: .sent(response)))
                     continue
                 }
-                failure = APIError(.unacceptableStatus, Self.replayFailure(code, response: response), response: response)
+                failure = APIError(.unacceptableStatus, localized: Self.replayFailure(code, response: response), response: response)
                 permanent = Self.isPermanent(code)
             } catch {
                 if error.code == .storage { throw error }
@@ -97,7 +97,7 @@ extension APIClient {
                     while true {
                         try await Task.sleep(for: interval)
                         guard try await queue.renewClaim(id, owner: owner, lease: lease) else {
-                            throw APIError(.storage, "the claim on queued request #\(id) was lost; it stays queued for the replayer that holds it")
+                            throw APIError(.storage, localized: "the claim on queued request #\(id) was lost; it stays queued for the replayer that holds it")
                         }
                     }
                 }
@@ -105,7 +105,7 @@ extension APIClient {
                 while let result = try await group.next() {
                     if let response = result { return response }
                 }
-                throw APIError(.cancelled, "the replay was cancelled")
+                throw APIError(.cancelled, localized: "the replay was cancelled")
             }
         } catch let error as APIError {
             throw error
@@ -133,15 +133,17 @@ extension APIClient {
     }
 
     /// Why a replayed request was not delivered, in words a report can show.
-    private static func replayFailure(_ code: Int, response: Response) -> String {
+    private static func replayFailure(_ code: Int, response: Response) -> LocalizedMessage {
         switch code {
         case 300..<400:
-            let target = response.headers[.location].map { " to \(Redaction.default.redact(url: $0))" } ?? ""
-            return "the server answered \(code) (a redirect\(target)); a queued request is delivered only by a 2xx from its own URL, so it stays queued"
+            if let location = response.headers[.location] {
+                return "the server answered \(code) (a redirect to \(Redaction.default.redact(url: location))); a queued request is delivered only by a 2xx from its own URL, so it stays queued" as LocalizedMessage
+            }
+            return "the server answered \(code) (a redirect); a queued request is delivered only by a 2xx from its own URL, so it stays queued" as LocalizedMessage
         case 401:
-            return "the server answered 401: sign in again (the request stays queued and is sent with fresh credentials next time)"
+            return "the server answered 401: sign in again (the request stays queued and is sent with fresh credentials next time)" as LocalizedMessage
         default:
-            return "the server answered \(code)"
+            return "the server answered \(code)" as LocalizedMessage
         }
     }
 
@@ -165,7 +167,7 @@ extension APIClient {
         } catch let error as APIError {
             throw error
         } catch {
-            throw APIError(.storage, "could not \(what) in the offline queue: \(error)", underlyingError: error)
+            throw APIError(.storage, localized: "the offline queue failed (\(what)): \(error)", underlyingError: error)
         }
     }
 }

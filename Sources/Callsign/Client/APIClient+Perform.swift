@@ -122,7 +122,7 @@ extension APIClient {
     /// by every call waiting for a slot — much larger.
     @inline(never)
     static func cancelledWhileWaiting(_ request: Request) -> APIError {
-        APIError(.cancelled, "the call was cancelled while it waited", request: request)
+        APIError(.cancelled, localized: "the call was cancelled while it waited", request: request)
     }
 
     /// Waits for the tag's and the client's concurrency slots, reports activity, runs the chain.
@@ -168,6 +168,7 @@ extension APIClient {
         } catch {
             var failure = Self.callFailure(error, request: request)
             failure.redaction = configuration.credentialRedaction
+            failure.language = configuration.messageLanguage
             throw failure
         }
     }
@@ -176,9 +177,9 @@ extension APIClient {
     static func callFailure(_ error: any Error, request: Request) -> APIError {
         if let error = error as? APIError { return error }
         if Task.isCancelled || error is CancellationError {
-            return APIError(.cancelled, "the call was cancelled", request: request, underlyingError: error)
+            return APIError(.cancelled, localized: "the call was cancelled", request: request, underlyingError: error)
         }
-        return APIError(.invalidRequest, "a middleware failed: \(error)", request: request, underlyingError: error)
+        return APIError(.invalidRequest, localized: "a middleware failed: \(error)", request: request, underlyingError: error)
     }
 
     /// The key under which identical safe requests share one transport request, or `nil`.

@@ -85,7 +85,8 @@ public final class APIClient: Sendable {
             acceptedStatusCodes: configuration.responses.acceptedStatusCodes, envelope: configuration.responses.envelope,
             decoder: configuration.responses.decoder, validators: configuration.responses.validators,
             maximumJSONDepth: configuration.limits.maximumJSONDepth, classes: configuration.responses.classes)
-        self.warnings = definitions.warnings + configuration.responses.classes.warnings(for: definitions)
+        self.warnings = (definitions.warningMessages + configuration.responses.classes.warnings(for: definitions))
+            .map { $0.resolved(in: configuration.messageLanguage) }
         if let logger = configuration.observability.logger {
             for warning in warnings { logger.warning("definitions warning", metadata: ["callsign.warning": "\(warning)"]) }
         }

@@ -36,6 +36,15 @@ extension APIClient {
         /// ``AcceptLanguage/preferred``: the user's preferred languages; ``AcceptLanguage/none``
         /// sends none.
         public var acceptLanguage: AcceptLanguage = .preferred
+        /// The language of ``APIError/Fields/message`` for this client's errors: English or
+        /// Simplified Chinese (any Chinese locale in simplified script). Default `nil`: the
+        /// process's language — the user's preferred languages on Apple platforms,
+        /// `LANGUAGE`/`LC_ALL`/`LC_MESSAGES`/`LANG` elsewhere. Error codes never change.
+        ///
+        /// ```swift
+        /// configuration.locale = Locale(identifier: "zh-Hans")
+        /// ```
+        public var locale: Locale? = nil
         /// Client-info headers (`X-Client-OS`, …), opt-in. Default `nil`.
         public var clientInfo: ClientInfo? = nil
         /// Credentials for requests that need authorization. Default `nil`.
@@ -128,6 +137,9 @@ extension APIClient {
 
         /// The redaction widened by everything the authentication sends: its header names and
         /// parameter names are secret wherever they appear.
+        /// The language of this client's error messages.
+        var messageLanguage: MessageLanguage { locale.map(MessageLanguage.init) ?? .process }
+
         var credentialRedaction: Redaction {
             var widened = observability.redaction
             if let authentication {

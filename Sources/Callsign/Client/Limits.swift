@@ -51,12 +51,12 @@ public struct Limits: Sendable, Hashable {
     @discardableResult
     func check(_ head: HTTPResponse) throws(APIError) -> Int64? {
         guard (200...999).contains(head.status.code) else {
-            throw APIError(.invalidResponse, "the server answered with status \(head.status.code), which is not a final HTTP status (200–999; Callsign never asks for an upgrade, and interim 1xx answers are not final)")
+            throw APIError(.invalidResponse, localized: "the server answered with status \(head.status.code), which is not a final HTTP status (200–999; Callsign never asks for an upgrade, and interim 1xx answers are not final)")
         }
         guard head.headerFields.count <= maximumHeaderFieldCount else {
             throw APIError(
                 .invalidResponse,
-                "the response has \(head.headerFields.count) header fields; at most \(maximumHeaderFieldCount) are accepted (Limits.maximumHeaderFieldCount)")
+                localized: "the response has \(head.headerFields.count) header fields; at most \(maximumHeaderFieldCount) are accepted (Limits.maximumHeaderFieldCount)")
         }
         var size = 0
         for field in head.headerFields {
@@ -64,7 +64,7 @@ public struct Limits: Sendable, Hashable {
             guard size <= maximumResponseHeadSize else {
                 throw APIError(
                     .invalidResponse,
-                    "the response head is larger than \(maximumResponseHeadSize) bytes (Limits.maximumResponseHeadSize)")
+                    localized: "the response head is larger than \(maximumResponseHeadSize) bytes (Limits.maximumResponseHeadSize)")
             }
         }
         return try ContentLength.parse(head.headerFields)

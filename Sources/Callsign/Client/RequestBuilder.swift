@@ -156,7 +156,7 @@ extension APIClient {
         guard let parsed = HTTPRequest.Method(method) else {
             return RequestBuilder(
                 client: self, request: Request(path: path),
-                problem: APIError(.invalidRequest, "\"\(method.escapedForMessage)\" is not a valid HTTP method token"))
+                problem: APIError(.invalidRequest, localized: "\"\(method.escapedForMessage)\" is not a valid HTTP method token"))
         }
         return builder(parsed, path)
     }

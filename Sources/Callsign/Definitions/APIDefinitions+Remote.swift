@@ -32,7 +32,7 @@ extension APIDefinitions {
             guard let byExtension = Format(pathExtension: url.pathExtension) else {
                 throw APIError(
                     .invalidDefinition,
-                    "cannot tell the format of the definitions at \(url.absoluteString): the server sent \(response.mediaType ?? "no content type")",
+                    localized: "cannot tell the format of the definitions at \(url.absoluteString): the server sent \(response.mediaType ?? "no content type")",
                     response: response)
             }
             format = byExtension

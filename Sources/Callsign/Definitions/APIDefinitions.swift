@@ -47,7 +47,10 @@ public struct APIDefinitions: Sendable {
     private var mergedDefinitions: [String: APIDefinition] = [:]
     /// Things the load noticed that are not errors (for example RFAPI keys Callsign does not act
     /// on yet). Also logged by ``APIClient`` at `warning` level.
-    public private(set) var warnings: [String] = []
+    /// In the process's language; ``APIClient/warnings`` has them in the client's.
+    public var warnings: [String] { warningMessages.map(\.description) }
+    /// The warnings before translation.
+    private(set) var warningMessages: [LocalizedMessage] = []
     /// Whether the base URLs and absolute paths in these definitions are trusted origins, which
     /// may receive the client's credentials (``Authentication``). `true` for definitions built in
     /// code or loaded from a local file; `false` for definitions fetched from a server
@@ -100,14 +103,14 @@ public struct APIDefinitions: Sendable {
         guard let format = format ?? Format(pathExtension: url.pathExtension) else {
             throw APIError(
                 .invalidDefinition,
-                "cannot tell the format of \"\(url.lastPathComponent)\": use a .json, .plist, .yaml or .yml file, or pass the format")
+                localized: "cannot tell the format of \"\(url.lastPathComponent)\": use a .json, .plist, .yaml or .yml file, or pass the format")
         }
         let data: Data
         do {
             data = try Data(contentsOf: url)
         } catch {
             throw APIError(
-                .invalidDefinition, "the definitions file \"\(url.path)\" cannot be read", underlyingError: error)
+                .invalidDefinition, localized: "the definitions file \"\(url.path)\" cannot be read", underlyingError: error)
         }
         try self.init(data: data, format: format, limits: limits)
     }
@@ -142,7 +145,7 @@ public struct APIDefinitions: Sendable {
         for (name, value) in dictionary {
             guard let converted = JSONValue(foundationValue: value) else {
                 throw APIError(
-                    .invalidDefinition, "definition \"\(name)\": holds a value that is not a string, number, Boolean, array or dictionary")
+                    .invalidDefinition, localized: "definition \"\(name)\": holds a value that is not a string, number, Boolean, array or dictionary")
             }
             values[name] = converted
         }
@@ -156,7 +159,7 @@ public struct APIDefinitions: Sendable {
         defaultDefinition = parsed.defaultDefinition
         definitions = parsed.definitions
         mergeAll()
-        warnings = parsed.warnings
+        warningMessages = parsed.warnings
     }
 
     /// Where the definitions say credentials come from (the `DEFAULT` definition's
@@ -185,13 +188,12 @@ public struct APIDefinitions: Sendable {
     @inline(never)
     private func unknownAPI(_ name: String) -> APIError {
         let suggestions = NearMatch.suggestions(for: name, among: Array(definitions.keys))
-        var message = "no API is defined with the name \"\(name)\""
-        if !suggestions.isEmpty {
-            message += "; did you mean " + suggestions.map { "\"\($0)\"" }.joined(separator: " or ") + "?"
-        } else if definitions.isEmpty {
-            message += " (no APIs are defined)"
-        }
-        var error = APIError(.unknownAPI, message)
+        var error = APIError(
+            .unknownAPI,
+            localized: !suggestions.isEmpty
+                ? "no API is defined with the name \"\(name)\"; did you mean \(NearMatch.alternatives(suggestions))?"
+                : definitions.isEmpty
+                    ? "no API is defined with the name \"\(name)\" (no APIs are defined)" : "no API is defined with the name \"\(name)\"")
         error.apiName = name
         return error
     }
@@ -202,7 +204,7 @@ public struct APIDefinitions: Sendable {
     ///   malformed template or a base URL whose path does not end in `/`.
     public mutating func add(_ definition: APIDefinition) throws(APIError) {
         guard let name = definition.name, !name.isEmpty, name != Self.defaultName else {
-            throw APIError(.invalidDefinition, "a definition needs a name other than \"\(Self.defaultName)\"")
+            throw APIError(.invalidDefinition, localized: "a definition needs a name other than \"\(Self.defaultName)\"")
         }
         try Self.check(definition, name: name, line: nil)
         definitions[name] = definition
@@ -218,7 +220,7 @@ public struct APIDefinitions: Sendable {
     static func check(_ definition: APIDefinition, name: String, line: Int?) throws(APIError) {
         if let baseURL = definition.baseURL {
             if let problem = BaseURLRule.problem(with: baseURL) {
-                throw DefinitionParser.error(name, key: "baseURL", line: line, problem)
+                throw DefinitionParser.error(name, key: "baseURL", line: line, localized: problem)
             }
         }
         for (key, text) in [("pathPrefix", definition.pathPrefix), ("path", definition.path)] {
@@ -226,7 +228,7 @@ public struct APIDefinitions: Sendable {
             do {
                 _ = try PathTemplate(parsing: text)
             } catch {
-                throw DefinitionParser.error(name, key: key, line: line, "the template \"\(text)\" has \(error.reason)")
+                throw DefinitionParser.error(name, key: key, line: line, localized: "the template \"\(text)\" has \(error.reason)")
             }
         }
     }
@@ -235,21 +237,21 @@ public struct APIDefinitions: Sendable {
 /// The rule every base URL must follow.
 enum BaseURLRule {
     /// Why a base URL is unusable, or `nil` if it is fine.
-    static func problem(with url: URL) -> String? {
+    static func problem(with url: URL) -> LocalizedMessage? {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
             let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https"
         else {
-            return "the base URL \"\(url.absoluteString)\" must start with http:// or https://"
+            return "the base URL \"\(url.absoluteString)\" must start with http:// or https://" as LocalizedMessage
         }
         guard let host = components.percentEncodedHost, !host.isEmpty else {  // no IDNA work per request
-            return "the base URL \"\(url.absoluteString)\" has no host"
+            return "the base URL \"\(url.absoluteString)\" has no host" as LocalizedMessage
         }
         if components.query != nil || components.fragment != nil {
-            return "the base URL \"\(url.absoluteString)\" must not have a query or a fragment"
+            return "the base URL \"\(url.absoluteString)\" must not have a query or a fragment" as LocalizedMessage
         }
         let path = components.percentEncodedPath
         if !path.isEmpty && !path.hasSuffix("/") {
-            return "the base URL \"\(url.absoluteString)\" has a path that does not end in \"/\", so relative paths would replace its last segment; write \"\(url.absoluteString)/\""
+            return "the base URL \"\(url.absoluteString)\" has a path that does not end in \"/\", so relative paths would replace its last segment; write \"\(url.absoluteString)/\"" as LocalizedMessage
         }
         return nil
     }
@@ -257,6 +259,14 @@ enum BaseURLRule {
 
 /// Finds names close to a misspelt one.
 enum NearMatch {
+    /// `"a"`, `"a" or "b"`, `"a" or "b" or "c"`.
+    static func alternatives(_ names: [String]) -> LocalizedMessage {
+        guard let first = names.first else { return LocalizedMessage(sentence: "") }
+        return names.dropFirst().reduce(LocalizedMessage(sentence: "\"\(first)\"")) { list, name in
+            "\(list) or \"\(name)\"" as LocalizedMessage
+        }
+    }
+
     static func suggestions(for name: String, among candidates: [String], limit: Int = 3) -> [String] {
         let lowered = name.lowercased()
         let scored = candidates.map { candidate -> (String, Int) in

@@ -26,18 +26,18 @@ struct DefinitionDocument {
         if JSONDepth.exceeds(data, limit: min(limits.maximumJSONDepth, JSONDepth.foundationLimit)) {
             throw APIError(
                 .invalidDefinition,
-                "the definitions file nests deeper than \(min(limits.maximumJSONDepth, JSONDepth.foundationLimit)) levels (Limits.maximumJSONDepth)")
+                localized: "the definitions file nests deeper than \(min(limits.maximumJSONDepth, JSONDepth.foundationLimit)) levels (Limits.maximumJSONDepth)")
         }
         do {
             value = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
             throw APIError(
-                .invalidDefinition, "the definitions file is not valid JSON: \(Self.describeJSONSyntax(data, error))",
+                .invalidDefinition, localized: "the definitions file is not valid JSON: \(Self.describeJSONSyntax(data, error))",
                 underlyingError: error)
         }
         guard case .object(let root) = value else {
             throw APIError(
-                .invalidDefinition, "the definitions file must be a dictionary of API names, not \(value.kindName)")
+                .invalidDefinition, localized: "the definitions file must be a dictionary of API names, not \(value.kindName)")
         }
         self.init(root: root, lines: JSONLineScanner.lines(in: data))
     }
@@ -47,24 +47,24 @@ struct DefinitionDocument {
         // Foundation's property-list readers recurse once per level: bound the nesting first.
         if PropertyListDepth.exceeds(data, limit: limits.maximumJSONDepth) {
             throw APIError(
-                .invalidDefinition, "the definitions file nests deeper than \(limits.maximumJSONDepth) levels (Limits.maximumJSONDepth)")
+                .invalidDefinition, localized: "the definitions file nests deeper than \(limits.maximumJSONDepth) levels (Limits.maximumJSONDepth)")
         }
         do {
             object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
         } catch {
             throw APIError(
-                .invalidDefinition, "the definitions file is not a valid property list: \(error.localizedDescription)",
+                .invalidDefinition, localized: "the definitions file is not a valid property list: \(error.localizedDescription)",
                 underlyingError: error)
         }
         guard let dictionary = object as? [String: Any] else {
-            throw APIError(.invalidDefinition, "the definitions file must be a dictionary of API names")
+            throw APIError(.invalidDefinition, localized: "the definitions file must be a dictionary of API names")
         }
         var root: [String: JSONValue] = [:]
         for (name, value) in dictionary {
             guard let converted = JSONValue(foundationValue: value) else {
                 throw APIError(
                     .invalidDefinition,
-                    "definition \"\(name)\": holds a date, data or other value that is not a string, number, Boolean, array or dictionary")
+                    localized: "definition \"\(name)\": holds a date, data or other value that is not a string, number, Boolean, array or dictionary")
             }
             root[name] = converted
         }
@@ -73,7 +73,7 @@ struct DefinitionDocument {
 
     private init(yaml data: Data, limits: Limits) throws(APIError) {
         guard let text = String(data: data, encoding: .utf8) else {
-            throw APIError(.invalidDefinition, "the definitions file is not UTF-8 text")
+            throw APIError(.invalidDefinition, localized: "the definitions file is not UTF-8 text")
         }
         // libyaml (inside Yams) refuses nesting past 1,000 levels; aliases can nest further once
         // expanded, which the node budget's depth check below stops.
@@ -82,10 +82,10 @@ struct DefinitionDocument {
             node = try Yams.compose(yaml: text)
         } catch let error as YamlError {
             throw APIError(
-                .invalidDefinition, "the definitions file is not valid YAML: \(Self.describe(yaml: error))",
+                .invalidDefinition, localized: "the definitions file is not valid YAML: \(Self.describe(yaml: error))",
                 underlyingError: error)
         } catch {
-            throw APIError(.invalidDefinition, "the definitions file is not valid YAML: \(error)", underlyingError: error)
+            throw APIError(.invalidDefinition, localized: "the definitions file is not valid YAML: \(error)", underlyingError: error)
         }
         guard let node else {
             self.init(root: [:], lines: [:])
@@ -94,7 +94,7 @@ struct DefinitionDocument {
         guard let mapping = node.mapping else {
             throw APIError(
                 .invalidDefinition,
-                "the definitions file must be a dictionary of API names (line \(node.mark?.line ?? 1))")
+                localized: "the definitions file must be a dictionary of API names (line \(node.mark?.line ?? 1))")
         }
         var root: [String: JSONValue] = [:]
         var lines: [String: [String: Int]] = [:]
@@ -121,12 +121,12 @@ struct DefinitionDocument {
         guard budget.take() else {
             throw APIError(
                 .invalidDefinition,
-                "the definitions file expands to more than \(budget.limit) values (YAML aliases count once per use; Limits.maximumDefinitionNodes)")
+                localized: "the definitions file expands to more than \(budget.limit) values (YAML aliases count once per use; Limits.maximumDefinitionNodes)")
         }
         guard budget.enter() else {
             throw APIError(
                 .invalidDefinition,
-                "the definitions file nests deeper than \(budget.maximumDepth) levels (Limits.maximumJSONDepth)")
+                localized: "the definitions file nests deeper than \(budget.maximumDepth) levels (Limits.maximumJSONDepth)")
         }
         defer { budget.leave() }
         switch node {
@@ -147,13 +147,13 @@ struct DefinitionDocument {
             var result: [String: JSONValue] = [:]
             for (key, element) in mapping {
                 guard let name = key.string else {
-                    throw DefinitionParser.error(api, key: nil, line: key.mark?.line, "a key is not a string")
+                    throw DefinitionParser.error(api, key: nil, line: key.mark?.line, localized: "a key is not a string")
                 }
                 result[name] = try value(of: element, api: api, budget: &budget)
             }
             return .object(result)
         case .alias:
-            throw DefinitionParser.error(api, key: nil, line: node.mark?.line, "YAML aliases are not supported")
+            throw DefinitionParser.error(api, key: nil, line: node.mark?.line, localized: "YAML aliases are not supported")
         }
     }
 

@@ -8,7 +8,7 @@ struct DefinitionParser {
     struct Result {
         var defaultDefinition = APIDefinition()
         var definitions: [String: APIDefinition] = [:]
-        var warnings: [String] = []
+        var warnings: [LocalizedMessage] = []
     }
 
     /// The fields a definition has, each with every spelling a file may use.
@@ -70,11 +70,15 @@ struct DefinitionParser {
         return order
     }
 
-    static func error(_ api: String, key: String?, line: Int?, _ problem: String) -> APIError {
-        var location = "definition \"\(api)\""
-        if let key { location += ", key \"\(key)\"" }
-        if let line { location += " (line \(line))" }
-        var error = APIError(.invalidDefinition, "\(location): \(problem)")
+    static func error(_ api: String, key: String?, line: Int?, localized problem: LocalizedMessage) -> APIError {
+        let location: LocalizedMessage =
+            switch (key, line) {
+            case let (key?, line?): "definition \"\(api)\", key \"\(key)\" (line \(line))" as LocalizedMessage
+            case let (key?, nil): "definition \"\(api)\", key \"\(key)\"" as LocalizedMessage
+            case let (nil, line?): "definition \"\(api)\" (line \(line))" as LocalizedMessage
+            case (nil, nil): "definition \"\(api)\"" as LocalizedMessage
+            }
+        var error = APIError(.invalidDefinition, localized: "\(location): \(problem)")
         error.apiName = api
         error.key = key
         error.line = line
@@ -88,7 +92,7 @@ struct DefinitionParser {
             guard let value = document.root[name] else { continue }
             let line = document.lines[name]?[""]
             guard case .object(let fields) = value else {
-                throw Self.error(name, key: nil, line: line, "must be a dictionary of fields, not \(value.kindName)")
+                throw Self.error(name, key: nil, line: line, localized: "must be a dictionary of fields, not \(value.kindName)")
             }
             var definition = try parseDefinition(name: name, fields: fields, warnings: &result.warnings)
             try APIDefinitions.check(definition, name: name, line: line)
@@ -103,7 +107,7 @@ struct DefinitionParser {
         return result
     }
 
-    private func parseDefinition(name: String, fields: [String: JSONValue], warnings: inout [String]) throws(APIError)
+    private func parseDefinition(name: String, fields: [String: JSONValue], warnings: inout [LocalizedMessage]) throws(APIError)
         -> APIDefinition
     {
         var definition = APIDefinition()
@@ -113,11 +117,12 @@ struct DefinitionParser {
             let line = document.lines[name]?[key]
             guard let field = Field.bySpelling[key] else {
                 let suggestions = Self.keySuggestions(for: key)
-                let hint = suggestions.isEmpty ? "" : "; did you mean " + suggestions.map { "\"\($0)\"" }.joined(separator: " or ") + "?"
-                throw Self.error(name, key: key, line: line, "unknown key\(hint)")
+                throw Self.error(
+                    name, key: key, line: line,
+                    localized: suggestions.isEmpty ? "unknown key" : "unknown key; did you mean \(NearMatch.alternatives(suggestions))?")
             }
             if let other = seen[field] {
-                throw Self.error(name, key: key, line: line, "says the same as \"\(other)\"; keep one of them")
+                throw Self.error(name, key: key, line: line, localized: "says the same as \"\(other)\"; keep one of them")
             }
             seen[field] = key
             let reader = ValueReader(api: name, key: key, line: line, value: value)
@@ -127,7 +132,7 @@ struct DefinitionParser {
     }
 
     /// Reads one field's value into the definition.
-    private func read(_ field: Field, reader: ValueReader, into definition: inout APIDefinition, warnings: inout [String]) throws(APIError) {
+    private func read(_ field: Field, reader: ValueReader, into definition: inout APIDefinition, warnings: inout [LocalizedMessage]) throws(APIError) {
         switch field {
         case .name:
             _ = try reader.string()
@@ -191,7 +196,7 @@ struct DefinitionParser {
                 break  // JSON responses are what Callsign decodes anyway.
             }
             definition.recognizedButUnused = (definition.recognizedButUnused ?? [:]).merging([reader.key: reader.value]) { $1 }
-            warnings.append("definition \"\(reader.api)\": \"\(reader.key)\" is recognised but not acted on yet; it was kept as written")
+            warnings.append("definition \"\(reader.api)\": \"\(reader.key)\" is recognised but not acted on yet; it was kept as written" as LocalizedMessage)
         }
 
     }
@@ -202,18 +207,18 @@ struct DefinitionParser {
         switch field {
         case .contentType:
             definition.contentType = try reader.word(
-                ContentType.init(name:), "a content type; use query, form, json, text, multipart or a media type such as application/xml")
+                ContentType.init(name:), what: "a content type; use query, form, json, text, multipart or a media type such as application/xml")
         case .responseType:
             // RFAPI wrote response types as numbers.
             let number = reader.value.intValue.map { ValueReader(api: reader.api, key: reader.key, line: reader.line, value: .string(String($0))) }
             definition.responseType = try (number ?? reader).word(
-                ResponseType.init(name:), "a response type; use void, object, objects or raw (or RFAPI's 0-3)")
+                ResponseType.init(name:), what: "a response type; use void, object, objects or raw (or RFAPI's 0-3)")
         case .cachePolicy:
             definition.cachePolicy = try reader.word(
-                CachePolicy.init(name:), "a cache policy; use \(CachePolicy.names.joined(separator: ", "))")
+                CachePolicy.init(name:), what: "a cache policy; use \(CachePolicy.names.joined(separator: ", "))")
         case .offlinePolicy:
             definition.storePolicy = try reader.word(
-                StorePolicy.init(name:), "a store policy; use \(StorePolicy.names.joined(separator: " or "))")
+                StorePolicy.init(name:), what: "a store policy; use \(StorePolicy.names.joined(separator: ", "))")
         default:
             break
         }
@@ -227,12 +232,12 @@ private struct ValueReader {
     let line: Int?
     let value: JSONValue
 
-    func error(_ problem: String) -> APIError {
-        DefinitionParser.error(api, key: key, line: line, problem)
+    func error(_ problem: LocalizedMessage) -> APIError {
+        DefinitionParser.error(api, key: key, line: line, localized: problem)
     }
 
     /// A word from a fixed set, read by `parse`; `what` names the set for the error.
-    func word<Word>(_ parse: (String) -> Word?, _ what: String) throws(APIError) -> Word {
+    func word<Word>(_ parse: (String) -> Word?, what: LocalizedMessage) throws(APIError) -> Word {
         let text = try string()
         guard let word = parse(text) else { throw error("\"\(text)\" is not \(what)") }
         return word
@@ -271,8 +276,10 @@ private struct ValueReader {
         let text = try string()
         let upper = text.uppercased()
         guard Self.knownMethods.contains(upper), let method = HTTPRequest.Method(upper) else {
-            let hint = NearMatch.suggestions(for: upper, among: Self.knownMethods, limit: 1).first.map { "; did you mean \"\($0)\"?" } ?? ""
-            throw error("\"\(text)\" is not an HTTP method\(hint)")
+            guard let near = NearMatch.suggestions(for: upper, among: Self.knownMethods, limit: 1).first else {
+                throw error("\"\(text)\" is not an HTTP method")
+            }
+            throw error("\"\(text)\" is not an HTTP method; did you mean \"\(near)\"?")
         }
         return method
     }

@@ -27,11 +27,11 @@ struct PathTemplate: Sendable {
             if var current = name {
                 if character == "}" {
                     let trimmed = current.trimmingCharacters(in: .whitespaces)
-                    guard !trimmed.isEmpty else { throw TemplateError("an empty placeholder \"{}\"") }
+                    guard !trimmed.isEmpty else { throw TemplateError(localized: "an empty placeholder \"{}\"") }
                     pieces.append(.placeholder(trimmed))
                     name = nil
                 } else if character == "{" {
-                    throw TemplateError("a \"{\" inside the placeholder \"{\(current)\"")
+                    throw TemplateError(localized: "a \"{\" inside the placeholder \"{\(current)\"")
                 } else {
                     current.append(character)
                     name = current
@@ -41,19 +41,19 @@ struct PathTemplate: Sendable {
                 literal = ""
                 name = ""
             } else if character == "}" {
-                throw TemplateError("a \"}\" with no matching \"{\"")
+                throw TemplateError(localized: "a \"}\" with no matching \"{\"")
             } else {
                 literal.append(character)
             }
         }
-        if let name { throw TemplateError("the placeholder \"{\(name)\" is never closed") }
+        if let name { throw TemplateError(localized: "the placeholder \"{\(name)\" is never closed") }
         if !literal.isEmpty { pieces.append(.literal(literal)) }
         self.pieces = pieces
     }
 
     struct TemplateError: Error {
-        let reason: String
-        init(_ reason: String) { self.reason = reason }
+        let reason: LocalizedMessage
+        init(localized reason: LocalizedMessage) { self.reason = reason }
     }
 
     /// Fills the placeholders, removing each used value from `parameters` (then `query`).
@@ -71,7 +71,7 @@ struct PathTemplate: Sendable {
                     value = found
                 } else {
                     throw APIError(
-                        .invalidRequest, "the path parameter \"\(name)\" is missing: pass it in the call's parameters")
+                        .invalidRequest, localized: "the path parameter \"\(name)\" is missing: pass it in the call's parameters")
                 }
                 result += try Self.encodeSegment(value, name: name)
             }
@@ -82,15 +82,15 @@ struct PathTemplate: Sendable {
     static func encodeSegment(_ value: JSONValue, name: String) throws(APIError) -> String {
         guard let text = value.scalarText, !value.isNull else {
             throw APIError(
-                .invalidRequest, "the path parameter \"\(name)\" is \(value.kindName); it must be a string or a number")
+                .invalidRequest, localized: "the path parameter \"\(name)\" is \(value.kindName); it must be a string or a number")
         }
         guard !text.isEmpty else {
-            throw APIError(.invalidRequest, "the path parameter \"\(name)\" is empty")
+            throw APIError(.invalidRequest, localized: "the path parameter \"\(name)\" is empty")
         }
         let decoded = text.removingPercentEncoding ?? text
         if text == "." || text == ".." || decoded == "." || decoded == ".." {
             throw APIError(
-                .invalidRequest, "the path parameter \"\(name)\" is \"\(text)\", which would climb out of the path")
+                .invalidRequest, localized: "the path parameter \"\(name)\" is \"\(text)\", which would climb out of the path")
         }
         return QueryEncoder.percentEncode(text)
     }

@@ -102,8 +102,17 @@ public struct APIError: BoxedFields, Error, Sendable {
     public struct Fields: Sendable {
         /// What kind of failure this is.
         public var code: Code
-        /// A sentence a person can act on. Never contains a credential.
-        public var message: String
+        /// A sentence a person can act on, in the client's language (``APIClient/Configuration/locale``,
+        /// else the process's): English or Simplified Chinese. Never contains a credential.
+        /// Setting it replaces the sentence with your words, shown as written.
+        public var message: String {
+            get { text.resolved(in: language ?? .process) }
+            set { text = LocalizedMessage(sentence: newValue) }
+        }
+        /// The sentence before translation.
+        package var text: LocalizedMessage
+        /// The language ``message`` is shown in; `nil` for the process's.
+        var language: MessageLanguage? = nil
 
         /// The request that failed, when one had been built.
         public var request: Request? = nil
@@ -154,10 +163,28 @@ public struct APIError: BoxedFields, Error, Sendable {
         _ code: Code, _ message: String, request: Request? = nil, response: Response? = nil,
         underlyingError: (any Error)? = nil
     ) {
+        self.init(code, localized: LocalizedMessage(sentence: message), request: request, response: response, underlyingError: underlyingError)
+    }
+
+    /// Creates an error in Callsign's own words, translated when it is read.
+    package init(
+        _ code: Code, localized message: LocalizedMessage, request: Request? = nil, response: Response? = nil,
+        underlyingError: (any Error)? = nil
+    ) {
         storage = CopyOnWrite(
             Fields(
-                code: code, message: message, request: request ?? response?.request, response: response,
+                code: code, text: message, request: request ?? response?.request, response: response,
                 underlyingError: underlyingError, apiName: request?.apiName ?? response?.request.apiName))
+    }
+
+    /// The message in the language of `locale` (English or Simplified Chinese; English for any
+    /// other), whatever the client's language: for a server that answers each user in theirs.
+    ///
+    /// ```swift
+    /// error.localizedMessage(in: Locale(identifier: "zh-Hans"))   // "服务器拒绝了连接 (127.0.0.1:8080)"
+    /// ```
+    public func localizedMessage(in locale: Locale) -> String {
+        self.text.resolved(in: MessageLanguage(locale))
     }
 
     /// The HTTP status of the response, if one arrived.
@@ -180,8 +207,8 @@ public struct APIError: BoxedFields, Error, Sendable {
     }
 
     /// A failure before the request could be written: connect refused, no host, no route.
-    static func notSent(_ code: Code, _ message: String, underlyingError: (any Error)? = nil) -> APIError {
-        var error = APIError(code, message, underlyingError: underlyingError)
+    static func notSent(_ code: Code, _ message: LocalizedMessage, underlyingError: (any Error)? = nil) -> APIError {
+        var error = APIError(code, localized: message, underlyingError: underlyingError)
         error.requestSent = false
         return error
     }
@@ -226,36 +253,36 @@ extension APIError {
             return apiError
         }
         if error is CancellationError {
-            return APIError(.cancelled, "the call was cancelled", request: request, underlyingError: error)
+            return APIError(.cancelled, localized: "the call was cancelled", request: request, underlyingError: error)
         }
         if let urlError = error as? URLError {
             switch urlError.code {
             case .cancelled:
-                return APIError(.cancelled, "the call was cancelled", request: request, underlyingError: error)
+                return APIError(.cancelled, localized: "the call was cancelled", request: request, underlyingError: error)
             case .timedOut:
-                return APIError(.timedOut, "the server did not answer in time", request: request, underlyingError: error)
+                return APIError(.timedOut, localized: "the server did not answer in time", request: request, underlyingError: error)
             case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
                 .serverCertificateHasUnknownRoot, .clientCertificateRejected, .clientCertificateRequired, .secureConnectionFailed:
-                var tls = APIError(.tls, "TLS failed (\(urlError.code.rawValue)): the server's certificate or handshake was refused", request: request, underlyingError: error)
+                var tls = APIError(.tls, localized: "TLS failed (\(urlError.code.rawValue)): the server's certificate or handshake was refused", request: request, underlyingError: error)
                 tls.requestSent = false
                 return tls
             case .unknown where Self.describesTLS(urlError):
                 // FoundationNetworking on Linux reports libcurl's TLS failures as "unknown",
                 // with OpenSSL's words in the description.
-                var tls = APIError(.tls, "TLS failed: \(urlError.localizedDescription)", request: request, underlyingError: error)
+                var tls = APIError(.tls, localized: "TLS failed: \(urlError.localizedDescription)", request: request, underlyingError: error)
                 tls.requestSent = false
                 return tls
             case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet:
-                var unreachable = APIError(.transport, "the server could not be reached (\(urlError.code.rawValue))", request: request, underlyingError: error)
+                var unreachable = APIError(.transport, localized: "the server could not be reached (\(urlError.code.rawValue))", request: request, underlyingError: error)
                 unreachable.requestSent = false
                 return unreachable
             default:
                 return APIError(
-                    .transport, "the connection failed (\(urlError.code.rawValue))", request: request,
+                    .transport, localized: "the connection failed (\(urlError.code.rawValue))", request: request,
                     underlyingError: error)
             }
         }
-        return APIError(.transport, "the connection failed: \(error)", request: request, underlyingError: error)
+        return APIError(.transport, localized: "the connection failed: \(error)", request: request, underlyingError: error)
     }
 
     private static func describesTLS(_ error: URLError) -> Bool {
@@ -264,9 +291,9 @@ extension APIError {
     }
 
     /// Maps an error from user code (a hook, a middleware) into an ``APIError``.
-    static func wrap(_ error: any Error, request: Request?, defaultCode: Code, context: String) -> APIError {
+    static func wrap(_ error: any Error, request: Request?, defaultCode: Code, context: LocalizedMessage) -> APIError {
         if let apiError = error as? APIError { return wrap(apiError, request: request) }
         if error is CancellationError { return wrap(error, request: request) }
-        return APIError(defaultCode, "\(context): \(error)", request: request, underlyingError: error)
+        return APIError(defaultCode, localized: "\(context): \(error)", request: request, underlyingError: error)
     }
 }

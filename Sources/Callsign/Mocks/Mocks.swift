@@ -77,7 +77,7 @@ public struct Mocks: Sendable {
             return nil
         }
         if case .sequence(let turns) = mock.answer {
-            guard let turn = turns.take() else { throw APIError(.transport, "the mock sequence is empty") }
+            guard let turn = turns.take() else { throw APIError(.transport, localized: "the mock sequence is empty") }
             mock = Mock(answer: turn.answer, delay: turn.delay ?? mock.delay)
         }
         let delay = mock.delay ?? defaultDelay
@@ -91,7 +91,7 @@ public struct Mocks: Sendable {
             do {
                 data = try Data(contentsOf: fileURL)
             } catch {
-                throw APIError(.transport, "the mock file \"\(path)\" cannot be read", underlyingError: error)
+                throw APIError(.transport, localized: "the mock file \"\(path)\" cannot be read", underlyingError: error)
             }
             if !headers.contains(where: { $0.0.lowercased() == "content-type" }) {
                 headers.append(("Content-Type", Self.contentType(forExtension: fileURL.pathExtension)))
@@ -100,7 +100,7 @@ public struct Mocks: Sendable {
         case .failure(let error):
             throw error
         case .sequence:
-            throw APIError(.transport, "a mock sequence cannot contain another sequence")
+            throw APIError(.transport, localized: "a mock sequence cannot contain another sequence")
         }
     }
 

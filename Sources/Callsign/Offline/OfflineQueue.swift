@@ -105,7 +105,7 @@ public protocol OfflineQueueStorage: Sendable {
 extension OfflineQueueStorage {
     /// Throws: this storage does not support moving dead letters back.
     public func revive(_ id: Int64) async throws -> Bool {
-        throw APIError(.storage, "this offline queue storage cannot move dead letters back")
+        throw APIError(.storage, localized: "this offline queue storage cannot move dead letters back")
     }
 }
 

@@ -27,7 +27,7 @@ struct OfflineStoreMiddleware: Middleware {
             guard !error.requestSent || repeatable else {
                 var unknown = APIError(
                     .deliveryUnknown,
-                    "the request was sent and no answer came (\(error.message)); the server may have processed it, so it was not queued — send it with an Idempotency-Key the server honours to have it queued",
+                    localized: "the request was sent and no answer came (\(error.text)); the server may have processed it, so it was not queued — send it with an Idempotency-Key the server honours to have it queued",
                     request: request, underlyingError: error)
                 unknown.requestSent = true
                 throw unknown
@@ -44,7 +44,7 @@ struct OfflineStoreMiddleware: Middleware {
                 of: request, resolved: context.call.resolvedTarget, factory: factory, redaction: context.configuration.credentialRedaction)
         } catch {
             var refusal = error
-            refusal.message = "the server could not be reached (\(failure.message)), and the request could not be queued: \(error.message)"
+            refusal.text = "the server could not be reached (\(failure.text)), and the request could not be queued: \(error.text)"
             refusal.underlyingError = failure
             return refusal
         }
@@ -52,15 +52,16 @@ struct OfflineStoreMiddleware: Middleware {
         do {
             stored = try await queue.enqueue(queued)
         } catch {
-            let reason = (error as? APIError)?.message ?? "\(error)"
+            let reason = (error as? APIError)?.text ?? LocalizedMessage(sentence: "\(error)")
             return APIError(
-                .storage, "the server could not be reached (\(failure.message)), and the request was NOT queued: \(reason)",
+                .storage, localized: "the server could not be reached (\(failure.text)), and the request was NOT queued: \(reason)",
                 request: request, underlyingError: error)
         }
         var outcome = APIError(
             .queuedOffline,
-            "the server could not be reached (\(failure.message)); the request was queued as #\(stored.id)"
-                + (queue.isDurable ? "" : " in memory (lost if the process ends)") + " and will be sent by replay()",
+            localized: queue.isDurable
+                ? "the server could not be reached (\(failure.text)); the request was queued as #\(stored.id) and will be sent by replay()"
+                : "the server could not be reached (\(failure.text)); the request was queued as #\(stored.id) in memory (lost if the process ends) and will be sent by replay()",
             request: request, underlyingError: failure)
         outcome.queuedRequestID = stored.id
         context.logger?.debug(
@@ -81,19 +82,19 @@ struct OfflineStoreMiddleware: Middleware {
         guard secretHeaders.isEmpty else {
             throw APIError(
                 .invalidRequest,
-                "it carries a secret in its \(secretHeaders.joined(separator: ", ")) header, and secrets are never written to the offline queue; let configuration.authentication add credentials (they are attached when the request is replayed)",
+                localized: "it carries a secret in its \(secretHeaders.joined(separator: ", ")) header, and secrets are never written to the offline queue; let configuration.authentication add credentials (they are attached when the request is replayed)",
                 request: request)
         }
         let url = prepared.url.absoluteString
         guard redaction.redact(url: url) == url else {
             throw APIError(
-                .invalidRequest, "its URL carries a secret query parameter, and secrets are never written to the offline queue",
+                .invalidRequest, localized: "its URL carries a secret query parameter, and secrets are never written to the offline queue",
                 request: request)
         }
         let body = try await prepared.body?.collect()
         if let body, redaction.redact(body: body, contentType: prepared.headers["Content-Type"]) != body {
             throw APIError(
-                .invalidRequest, "its body carries a secret field, and secrets are never written to the offline queue", request: request)
+                .invalidRequest, localized: "its body carries a secret field, and secrets are never written to the offline queue", request: request)
         }
         return QueuedRequest(
             apiName: request.apiName, method: request.method.rawValue, url: url, headers: prepared.headers, body: body,

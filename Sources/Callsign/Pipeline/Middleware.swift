@@ -49,7 +49,7 @@ public struct MiddlewareNext: Sendable {
     func callAsFunction(_ request: Request, context: MiddlewareContext) async throws -> Response {
         guard index < stages.count else {
             // The transport stage ends every chain and never calls on: only a broken chain gets here.
-            throw APIError(.invalidRequest, "the middleware chain ended without a transport", request: request)
+            throw APIError(.invalidRequest, localized: "the middleware chain ended without a transport", request: request)
         }
         return try await stages[index].intercept(request, context: context, next: MiddlewareNext(stages, at: index + 1, context: context))
     }

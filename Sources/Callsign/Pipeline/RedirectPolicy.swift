@@ -81,15 +81,15 @@ struct RedirectMiddleware: Middleware {
             guard let target = URL(string: location, relativeTo: from)?.absoluteURL,
                 let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
             else {
-                throw APIError(.redirect, "the server redirected to \"\(location)\", which is not an http(s) URL", response: response)
+                throw APIError(.redirect, localized: "the server redirected to \"\(location)\", which is not an http(s) URL", response: response)
             }
             if hops == 0 { visited.insert(Self.key(current)) }
             hops += 1
             guard hops <= policy.maximumHops else {
-                throw APIError(.redirect, "more than \(policy.maximumHops) redirects", response: response)
+                throw APIError(.redirect, localized: "more than \(policy.maximumHops) redirects", response: response)
             }
             if from.scheme?.lowercased() == "https" && scheme == "http" && !policy.allowsHTTPSDowngrade {
-                throw APIError(.redirect, "the server redirected from https to http; refused", response: response)
+                throw APIError(.redirect, localized: "the server redirected from https to http; refused", response: response)
             }
 
             var hop = current
@@ -102,7 +102,7 @@ struct RedirectMiddleware: Middleware {
                 hop.parameters = [:]
                 for name in Self.bodyHeaders { hop.headers.remove(name) }
             } else if code == 307 || code == 308, let body = hop.body, !body.content.isReplayable {
-                throw APIError(.redirect, "a \(code) redirect needs the body again, but it was a one-shot stream", response: response)
+                throw APIError(.redirect, localized: "a \(code) redirect needs the body again, but it was a one-shot stream", response: response)
             }
             // The query of the first URL was built from the parameters; the new URL has its own.
             hop.query = [:]
@@ -116,7 +116,7 @@ struct RedirectMiddleware: Middleware {
             }
             let key = Self.key(hop)
             guard visited.insert(key).inserted else {
-                throw APIError(.redirect, "the redirects loop back to \(Redaction.default.redact(url: hop.path))", response: response)
+                throw APIError(.redirect, localized: "the redirects loop back to \(Redaction.default.redact(url: hop.path))", response: response)
             }
             current = hop
         }

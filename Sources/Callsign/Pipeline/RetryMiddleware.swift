@@ -15,7 +15,7 @@ struct DeadlineMiddleware: Middleware {
             return try await Deadline.run(within: limit) { try await next(request, context: bounded) }
         } catch is Deadline.Expired {
             throw APIError(
-                .timedOut, "the deadline of \(APIClient.describe(limit)) passed before the call completed", request: request)
+                .timedOut, localized: "the deadline of \(APIClient.describe(limit)) passed before the call completed", request: request)
         }
     }
 }
@@ -40,7 +40,7 @@ struct RetryMiddleware: Middleware {
         var attempt = 1
         while true {
             let wait: Duration
-            let outcome: String
+            let outcome: LocalizedMessage
             var lastResponse: Response?
             var lastError: APIError?
             do {
@@ -54,20 +54,20 @@ struct RetryMiddleware: Middleware {
                 } else {
                     wait = policy.delay(afterAttempt: attempt)
                 }
-                outcome = "status \(response.status.code)"
+                outcome = "status \(response.status.code)" as LocalizedMessage
                 lastResponse = response
             } catch let error as APIError {
                 guard attempt < policy.maximumAttempts, policy.retriesTransportErrors, error.code == .transport,
                     !error.responseStarted
                 else { throw error }
                 wait = policy.delay(afterAttempt: attempt)
-                outcome = error.message
+                outcome = error.text
                 lastError = error
             }
             if let end = context.call.deadline, clock.now + wait > end {
                 var error = APIError(
                     .timedOut,
-                    "attempt \(attempt) failed (\(outcome)); the next would start after the deadline (wait \(APIClient.describe(wait)))",
+                    localized: "attempt \(attempt) failed (\(outcome)); the next would start after the deadline (wait \(APIClient.describe(wait)))",
                     request: request, response: lastResponse)
                 error.responseStarted = lastResponse != nil
                 // The deadline keeps what the last attempt knew: whether the request got out.
@@ -79,11 +79,11 @@ struct RetryMiddleware: Middleware {
                     "retrying",
                     metadata: [
                         "callsign.api": .string(request.apiName ?? ""), "callsign.attempt": .stringConvertible(attempt),
-                        "callsign.outcome": .string(SecretMask(configuration: context.configuration, request: request).text(outcome)),
+                        "callsign.outcome": .string(SecretMask(configuration: context.configuration, request: request).text(outcome.resolved(in: context.configuration.messageLanguage))),
                         "callsign.wait_ms": .stringConvertible(wait.wholeMilliseconds),
                     ])
             }
-            context.configuration.observability.attemptObserver?(AttemptReport(attempt: attempt, outcome: outcome, wait: wait))
+            context.configuration.observability.attemptObserver?(AttemptReport(attempt: attempt, outcome: outcome.resolved(in: context.configuration.messageLanguage), wait: wait))
             try await clock.sleep(for: wait)
             attempt += 1
         }
@@ -94,7 +94,7 @@ struct RetryMiddleware: Middleware {
 public struct AttemptReport: Sendable {
     /// The attempt that failed (1-based).
     public var attempt: Int
-    /// What happened: a status or an error message.
+    /// What happened: a status or an error message, in the client's language.
     public var outcome: String
     /// The wait before the next attempt.
     public var wait: Duration

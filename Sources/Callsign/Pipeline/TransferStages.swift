@@ -34,7 +34,7 @@ struct TimeoutStage: Middleware {
     }
 
     private static func expired(_ limit: Duration, request: Request) -> APIError {
-        APIError(.timedOut, "no complete answer within \(APIClient.describe(limit))", request: request, underlyingError: Deadline.Expired())
+        APIError(.timedOut, localized: "no complete answer within \(APIClient.describe(limit))", request: request, underlyingError: Deadline.Expired())
     }
 }
 
@@ -94,7 +94,7 @@ struct BodyStage: Middleware {
     static func bodyFailure(_ error: any Error, response: Response) -> APIError {
         var failure = APIError.wrap(error, request: response.request)
         if failure.code == .transport, !failure.responseStarted {
-            failure.message = "the connection broke while the body arrived: \(Redaction.redact(String(describing: error)))"
+            failure.text = "the connection broke while the body arrived: \(Redaction.redact(String(describing: error)))"
         }
         failure.responseStarted = true
         if failure.response == nil {
@@ -193,7 +193,7 @@ struct TransportStage: Middleware {
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         guard let wire = context.call.wire else {
-            throw APIError(.invalidRequest, "the request reached the transport without its wire form", request: request)
+            throw APIError(.invalidRequest, localized: "the request reached the transport without its wire form", request: request)
         }
         let startedAt = Date()
         let start = ContinuousClock.now
@@ -258,7 +258,7 @@ struct TransportStage: Middleware {
     static func failure(_ error: any Error, request: Request) -> any Error {
         if error is Deadline.Expired { return error }
         if Task.isCancelled || error is CancellationError {
-            return APIError(.cancelled, "the call was cancelled", request: request, underlyingError: error)
+            return APIError(.cancelled, localized: "the call was cancelled", request: request, underlyingError: error)
         }
         return APIError.wrap(error, request: request)
     }

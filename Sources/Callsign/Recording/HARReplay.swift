@@ -35,7 +35,7 @@ public final class HARReplay: Sendable {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw APIError(.invalidDefinition, "the HAR file \"\(url.lastPathComponent)\" cannot be read", underlyingError: error)
+            throw APIError(.invalidDefinition, localized: "the HAR file \"\(url.lastPathComponent)\" cannot be read", underlyingError: error)
         }
         try self.init(data: data, name: url.lastPathComponent, redaction: redaction)
     }
@@ -50,7 +50,7 @@ public final class HARReplay: Sendable {
             file = try JSONDecoder().decode(HARFile.self, from: data)
         } catch {
             throw APIError(
-                .invalidDefinition, "\"\(name)\" is not a HAR 1.2 archive: \(Response.describe(error))",
+                .invalidDefinition, localized: "\"\(name)\" is not a HAR 1.2 archive: \(Response.describe(error))",
                 underlyingError: error)
         }
         self.redaction = redaction
@@ -60,7 +60,7 @@ public final class HARReplay: Sendable {
             guard (100...999).contains(entry.response.status) else {
                 throw APIError(
                     .invalidDefinition,
-                    "\"\(name)\": entry \(index + 1) has status \(entry.response.status), which is not an HTTP status (100–999)")
+                    localized: "\"\(name)\": entry \(index + 1) has status \(entry.response.status), which is not an HTTP status (100–999)")
             }
             let body: Data
             if entry.response.content.encoding == "base64" {

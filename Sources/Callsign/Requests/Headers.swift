@@ -104,12 +104,12 @@ public struct Headers: Sendable, Hashable {
             guard let name = HTTPField.Name(field.name) else {
                 throw APIError(
                     .invalidRequest,
-                    "the header name \"\(field.name.escapedForMessage)\" is not a valid HTTP token")
+                    localized: "the header name \"\(field.name.escapedForMessage)\" is not a valid HTTP token")
             }
             guard HTTPField.isValidValue(field.value) else {
                 throw APIError(
                     .invalidRequest,
-                    "the value of header \"\(field.name)\" contains CR, LF, NUL or another control character")
+                    localized: "the value of header \"\(field.name)\" contains CR, LF, NUL or another control character")
             }
             result.append(HTTPField(name: name, value: field.value))
         }

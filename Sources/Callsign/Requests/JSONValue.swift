@@ -86,7 +86,7 @@ extension JSONValue {
             let data = try encoder.encode(value)
             self = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
-            throw APIError(.encoding, "the value could not be encoded as JSON: \(error)", underlyingError: error)
+            throw APIError(.encoding, localized: "the value could not be encoded as JSON: \(error)", underlyingError: error)
         }
     }
 
@@ -97,7 +97,7 @@ extension JSONValue {
         do {
             self = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
-            throw APIError(.decoding, "the body is not valid JSON: \(error)", underlyingError: error)
+            throw APIError(.decoding, localized: "the body is not valid JSON: \(error)", underlyingError: error)
         }
     }
 
@@ -150,14 +150,14 @@ extension JSONValue {
     }
 
     /// A short name of the kind of value, for error messages.
-    var kindName: String {
+    var kindName: LocalizedMessage {
         switch self {
-        case .null: "null"
-        case .bool: "a Boolean"
-        case .int, .double: "a number"
-        case .string: "a string"
-        case .array: "an array"
-        case .object: "an object"
+        case .null: "null" as LocalizedMessage
+        case .bool: "a Boolean" as LocalizedMessage
+        case .int, .double: "a number" as LocalizedMessage
+        case .string: "a string" as LocalizedMessage
+        case .array: "an array" as LocalizedMessage
+        case .object: "an object" as LocalizedMessage
         }
     }
 }

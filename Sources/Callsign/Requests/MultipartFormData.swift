@@ -145,7 +145,7 @@ public struct MultipartFormData: Sendable {
             head += "\r\n"
             if let mimeType = part.mimeType {
                 guard !mimeType.contains(where: { $0 == "\r" || $0 == "\n" }) else {
-                    throw APIError(.encoding, "the media type of multipart part \"\(part.name)\" contains CR or LF")
+                    throw APIError(.encoding, localized: "the media type of multipart part \"\(part.name)\" contains CR or LF")
                 }
                 head += "Content-Type: \(mimeType)\r\n"
             }
@@ -158,7 +158,7 @@ public struct MultipartFormData: Sendable {
                     FileManager.default.isReadableFile(atPath: url.path)
                 else {
                     throw APIError(
-                        .encoding, "the file \"\(url.lastPathComponent)\" for multipart part \"\(part.name)\" cannot be read")
+                        .encoding, localized: "the file \"\(url.lastPathComponent)\" for multipart part \"\(part.name)\" cannot be read")
                 }
                 segments.append(.bytes(Data(head.utf8)))
                 segments.append(.file(url, size: size))

@@ -51,7 +51,7 @@ public struct RequestBody: Sendable {
         do {
             return RequestBody(content: .data(try encoder.encode(value)), contentType: "application/json")
         } catch {
-            throw APIError(.encoding, "the body could not be encoded as JSON: \(error)", underlyingError: error)
+            throw APIError(.encoding, localized: "the body could not be encoded as JSON: \(error)", underlyingError: error)
         }
     }
 

@@ -139,7 +139,7 @@ struct RequestFactory: Sendable {
         do {
             template = try PathTemplate(parsing: request.path)
         } catch {
-            throw APIError(.invalidRequest, "the path template \"\(request.path)\" has \(error.reason)")
+            throw APIError(.invalidRequest, localized: "the path template \"\(request.path)\" has \(error.reason)")
         }
         var parameters = request.parameters
         var query = request.query
@@ -170,7 +170,7 @@ struct RequestFactory: Sendable {
         let head = HTTPRequest(
             method: request.method, scheme: target.scheme, authority: target.authority, path: target.path, headerFields: fields)
         guard let url = knownURL ?? URL(string: target.absolute) else {
-            throw APIError(.invalidRequest, "the URL built from \"\(request.path)\" is not valid")
+            throw APIError(.invalidRequest, localized: "the URL built from \"\(request.path)\" is not valid")
         }
         return PreparedRequest(head: head, body: body?.content, url: url, headers: headers)
     }
@@ -205,17 +205,17 @@ struct RequestFactory: Sendable {
             guard parameters.count == 1 else {
                 throw APIError(
                     .invalidRequest,
-                    "the whole-body parameter \"\(Request.arrayParameterKey)\" cannot be combined with other body parameters")
+                    localized: "the whole-body parameter \"\(Request.arrayParameterKey)\" cannot be combined with other body parameters")
             }
             guard contentType == .json else {
-                throw APIError(.invalidRequest, "a whole-body parameter needs the JSON content type, not \(contentType)")
+                throw APIError(.invalidRequest, localized: "a whole-body parameter needs the JSON content type, not \(contentType)")
             }
             return ((.data(whole.jsonData()), ContentType.json.mediaType), query)
         }
         guard !parameters.isEmpty else { return (nil, query) }
         guard let encoder = settings.encoders[contentType] else {
             throw APIError(
-                .encoding, "no parameter encoder is registered for the content type \(contentType); add one to configuration.encoders")
+                .encoding, localized: "no parameter encoder is registered for the content type \(contentType); add one to configuration.encoders")
         }
         let encoded: RequestBody
         do {
@@ -223,7 +223,7 @@ struct RequestFactory: Sendable {
         } catch let error as APIError {
             throw error
         } catch {
-            throw APIError(.encoding, "the parameters could not be encoded as \(contentType): \(error)", underlyingError: error)
+            throw APIError(.encoding, localized: "the parameters could not be encoded as \(contentType): \(error)", underlyingError: error)
         }
         if let form = encoded.multipartForm { return ((try form.streamedBody(), form.contentType), query) }
         return ((encoded.content, encoded.contentType ?? contentType.mediaType), query)
@@ -300,7 +300,7 @@ struct RequestFactory: Sendable {
     static func resolve(_ path: String, base: URL?) throws(APIError) -> Target {
         if APIDefinition.hasScheme(path) {
             guard let components = URLComponents(string: path) else {
-                throw APIError(.invalidRequest, "\"\(path)\" is not a valid URL")
+                throw APIError(.invalidRequest, localized: "\"\(path)\" is not a valid URL")
             }
             let target = try target(from: components, described: path)
             let pathPart = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
@@ -311,13 +311,13 @@ struct RequestFactory: Sendable {
         guard let base else {
             throw APIError(
                 .invalidRequest,
-                "no base URL for the relative path \"\(path)\": set baseURL in the definition, the DEFAULT definition or the client configuration")
+                localized: "no base URL for the relative path \"\(path)\": set baseURL in the definition, the DEFAULT definition or the client configuration")
         }
         var target = try baseTarget(base)
         if path.hasPrefix("//") {
             throw APIError(
                 .invalidRequest,
-                "the path \"\(path)\" starts with \"//\", which would name another host; write a full URL with a scheme or a relative path")
+                localized: "the path \"\(path)\" starts with \"//\", which would name another host; write a full URL with a scheme or a relative path")
         }
         let relative = path.hasPrefix("/") ? path.dropFirst() : path[...]
         let pathPart = relative.utf8.firstIndex(of: UInt8(ascii: "?")).map { relative[..<$0] } ?? relative
@@ -331,9 +331,9 @@ struct RequestFactory: Sendable {
     private static func baseTarget(_ base: URL) throws(APIError) -> Target {
         let key = base.absoluteString
         if let known = baseTargets[key] { return known }
-        if let problem = BaseURLRule.problem(with: base) { throw APIError(.invalidRequest, problem) }
+        if let problem = BaseURLRule.problem(with: base) { throw APIError(.invalidRequest, localized: problem) }
         guard let components = URLComponents(url: base, resolvingAgainstBaseURL: false) else {
-            throw APIError(.invalidRequest, "the base URL \"\(base.absoluteString)\" is not valid")
+            throw APIError(.invalidRequest, localized: "the base URL \"\(base.absoluteString)\" is not valid")
         }
         var target = try target(from: components, described: base.absoluteString)
         target.path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
@@ -346,10 +346,10 @@ struct RequestFactory: Sendable {
 
     private static func target(from components: URLComponents, described: String) throws(APIError) -> Target {
         guard let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            throw APIError(.invalidRequest, "the URL \"\(described)\" must use http or https")
+            throw APIError(.invalidRequest, localized: "the URL \"\(described)\" must use http or https")
         }
         guard var host = components.percentEncodedHost, !host.isEmpty else {
-            throw APIError(.invalidRequest, "the URL \"\(described)\" has no host")
+            throw APIError(.invalidRequest, localized: "the URL \"\(described)\" has no host")
         }
         if host.contains(":") && !host.hasPrefix("[") { host = "[\(host)]" }
         let authority = components.port.map { "\(host):\($0)" } ?? host
@@ -365,7 +365,7 @@ struct RequestFactory: Sendable {
         where segment.contains(".") || segment.contains("%") {
             let decoded = String(segment).removingPercentEncoding ?? String(segment)
             if decoded == "." || decoded == ".." {
-                throw APIError(.invalidRequest, "the path \"\(described)\" contains a \"\(decoded)\" segment")
+                throw APIError(.invalidRequest, localized: "the path \"\(described)\" contains a \"\(decoded)\" segment")
             }
         }
     }

@@ -116,7 +116,7 @@ extension Response {
         if let code = contents.code, !policy.successCodes.contains(code) {
             var error = APIError(
                 .envelope,
-                "the server reported code \(code)" + (contents.message.map { ": \($0)" } ?? ""),
+                localized: contents.message.map { said in "the server reported code \(code): \(said)" } ?? "the server reported code \(code)",
                 request: self.request, response: self)
             error.envelopeCode = code
             error.envelopeMessage = contents.message

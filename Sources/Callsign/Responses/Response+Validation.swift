@@ -57,13 +57,13 @@ extension Response {
             let bodiless = self.request.method == .head || self.status.code == 204 || self.status.code == 304
             guard bodiless || self.request.acceptsNullResponse else {
                 throw APIError(
-                    .decoding, "expected JSON (response type \(expected)), but the body is empty", request: self.request, response: self)
+                    .decoding, localized: "expected JSON (response type \(expected)), but the body is empty", request: self.request, response: self)
             }
             return
         }
         guard JSONText.isValid(payload) else {
             throw APIError(
-                .decoding, "expected JSON (response type \(expected)), but the body is not valid UTF-8 JSON",
+                .decoding, localized: "expected JSON (response type \(expected)), but the body is not valid UTF-8 JSON",
                 request: self.request, response: self)
         }
         try checkResponseType(payload)
@@ -77,13 +77,17 @@ extension Response {
     @discardableResult
     public func validate(statusCodes: StatusCodes) throws(APIError) -> Response {
         guard statusCodes.contains(self.status.code) else {
-            var message = "the server answered \(self.status.code) \(self.status.reasonPhrase); accepted: \(statusCodes)"
             // An error body in the API's envelope says more than the status: keep what it says.
             let said = errorEnvelope()
-            if let said {
-                message += "; it reported " + [said.code.map { "code \($0)" }, said.message].compactMap { $0 }.joined(separator: ": ")
-            }
-            var error = APIError(.unacceptableStatus, message, request: self.request, response: self)
+            let status = "\(self.status.code) \(self.status.reasonPhrase)"
+            let message: LocalizedMessage =
+                switch (said?.code, said?.message) {
+                case let (code?, text?): "the server answered \(status); accepted: \(statusCodes); it reported code \(code): \(text)" as LocalizedMessage
+                case let (code?, nil): "the server answered \(status); accepted: \(statusCodes); it reported code \(code)" as LocalizedMessage
+                case let (nil, text?): "the server answered \(status); accepted: \(statusCodes); it reported \(text)" as LocalizedMessage
+                case (nil, nil): "the server answered \(status); accepted: \(statusCodes)" as LocalizedMessage
+                }
+            var error = APIError(.unacceptableStatus, localized: message, request: self.request, response: self)
             error.envelopeCode = said?.code
             error.envelopeMessage = said?.message
             throw error
@@ -111,7 +115,7 @@ extension Response {
         guard let mediaType else {
             if self.body.isEmpty { return self }
             throw APIError(
-                .unacceptableContentType, "the response has no Content-Type; expected \(wanted.joined(separator: " or "))",
+                .unacceptableContentType, localized: "the response has no Content-Type; expected \(wanted.joined(separator: ", "))",
                 request: self.request, response: self)
         }
         let matches = wanted.contains { pattern in
@@ -124,7 +128,7 @@ extension Response {
         guard matches else {
             throw APIError(
                 .unacceptableContentType,
-                "the response is \(mediaType); expected \(wanted.joined(separator: " or "))",
+                localized: "the response is \(mediaType); expected \(wanted.joined(separator: ", "))",
                 request: self.request, response: self)
         }
         return self
@@ -141,7 +145,7 @@ extension Response {
             if error.request == nil { error.request = self.request }
             throw error
         } catch {
-            throw APIError(.invalidResponse, "the response failed validation: \(error)", response: self, underlyingError: error)
+            throw APIError(.invalidResponse, localized: "the response failed validation: \(error)", response: self, underlyingError: error)
         }
         return self
     }
@@ -168,12 +172,12 @@ extension Response {
         if T.self == EmptyResponse.self, let empty = EmptyResponse() as? T { return empty }
         if self.request.acceptsNullResponse && payload.isEmpty { payload = Data("null".utf8) }
         try checkResponseType(payload)
-        try JSONDepth.check(payload, limit: self.settings.maximumJSONDepth, what: "the body")
+        try JSONDepth.check(payload, limit: self.settings.maximumJSONDepth)
         do {
             return try (decoder ?? self.settings.decoder).decode(T.self, from: payload)
         } catch {
             throw APIError(
-                .decoding, "the body could not be decoded as \(Self.typeName(T.self)): \(Self.describe(error))",
+                .decoding, localized: "the body could not be decoded as \(Self.typeName(T.self)): \(Self.describe(error))",
                 request: self.request, response: self, underlyingError: error)
         }
     }
@@ -189,10 +193,14 @@ extension Response {
         let isArray = first == UInt8(ascii: "[")
         let isObject = first == UInt8(ascii: "{")
         if wantsArray && !isArray || !wantsArray && !isObject {
-            let className = self.request.apiName.map { " for \($0)" } ?? ""
+            let found =
+                isArray
+                ? "an array" as LocalizedMessage : isObject ? "an object" as LocalizedMessage : "not a JSON object or array" as LocalizedMessage
             throw APIError(
                 .decoding,
-                "expected \(wantsArray ? "an array of objects" : "one object")\(className) (response type \(expected)), but the body is \(isArray ? "an array" : isObject ? "an object" : "not a JSON object or array")",
+                localized: wantsArray
+                    ? "expected an array of objects (response type \(expected)), but the body is \(found)"
+                    : "expected one object (response type \(expected)), but the body is \(found)",
                 request: self.request, response: self)
         }
     }

@@ -59,11 +59,11 @@ public struct ResponseClasses: Sendable {
 
     /// Warnings for definitions that name a class this registry does not know (none while
     /// the registry is empty: then the feature is not in use).
-    func warnings(for definitions: APIDefinitions) -> [String] {
+    func warnings(for definitions: APIDefinitions) -> [LocalizedMessage] {
         guard !isEmpty else { return [] }
         return definitions.names.compactMap { name in
             guard let className = definitions[name]?.responseClass, !contains(className) else { return nil }
-            return "\(name): its Response Class \"\(className)\" is not registered (registered: \(names.joined(separator: ", ")))"
+            return "\(name): its Response Class \"\(className)\" is not registered (registered: \(names.joined(separator: ", ")))" as LocalizedMessage
         }
     }
 }
@@ -80,11 +80,11 @@ extension Response {
     ///   one, or the body does not decode; the status and envelope errors of `decode`.
     public func decodeResponseClass() throws(APIError) -> any Sendable {
         guard let className = self.request.responseClass else {
-            throw APIError(.decoding, "the request names no Response Class", request: self.request, response: self)
+            throw APIError(.decoding, localized: "the request names no Response Class", request: self.request, response: self)
         }
         guard let decode = self.settings.classes.decoder(for: className) else {
             throw APIError(
-                .decoding, "no type is registered for the Response Class \"\(className)\" (configuration.responses.classes)",
+                .decoding, localized: "no type is registered for the Response Class \"\(className)\" (configuration.responses.classes)",
                 request: self.request, response: self)
         }
         do {

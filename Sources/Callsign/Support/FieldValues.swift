@@ -42,10 +42,10 @@ enum ContentLength {
             // A list of identical values ("42, 42") is allowed; anything else is an error.
             for item in value.split(separator: ",", omittingEmptySubsequences: false) {
                 guard let length = digits(item) else {
-                    throw APIError(.invalidResponse, "the response's Content-Length \"\(Self.excerpt(value))\" is not a valid length")
+                    throw APIError(.invalidResponse, localized: "the response's Content-Length \"\(Self.excerpt(value))\" is not a valid length")
                 }
                 if let result, result != length {
-                    throw APIError(.invalidResponse, "the response has conflicting Content-Length values (\(result) and \(length))")
+                    throw APIError(.invalidResponse, localized: "the response has conflicting Content-Length values (\(result) and \(length))")
                 }
                 result = length
             }
@@ -129,7 +129,7 @@ extension HTTPResponse.Status {
     /// codes outside 0...999, so those are an error here instead.
     static func checked(_ code: Int, reasonPhrase: String = "") throws(APIError) -> HTTPResponse.Status {
         guard (100...999).contains(code) else {
-            throw APIError(.invalidResponse, "\(code) is not an HTTP status code (100–999)")
+            throw APIError(.invalidResponse, localized: "\(code) is not an HTTP status code (100–999)")
         }
         return HTTPResponse.Status(code: code, reasonPhrase: reasonPhrase)
     }

@@ -10,9 +10,9 @@ enum JSONDepth {
 
     /// Throws ``APIError/Code/decoding`` when `data` nests arrays and objects deeper than
     /// `limit`. Does nothing when Foundation's own limit is as strict.
-    static func check(_ data: Data, limit: Int, what: String) throws(APIError) {
+    static func check(_ data: Data, limit: Int) throws(APIError) {
         guard limit < foundationLimit, exceeds(data, limit: limit) else { return }
-        throw APIError(.decoding, "\(what) nests arrays and objects deeper than \(limit) levels (Limits.maximumJSONDepth)")
+        throw APIError(.decoding, localized: "the body nests arrays and objects deeper than \(limit) levels (Limits.maximumJSONDepth)")
     }
 
     /// Whether `data` nests deeper than `limit`.

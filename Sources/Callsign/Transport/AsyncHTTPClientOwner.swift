@@ -31,12 +31,11 @@ final class ClientOwner: Sendable {
         guard owned, var settings = configuration else {
             throw APIError(
                 .invalidRequest,
-                "this AsyncHTTPClientTransport borrows its HTTPClient, so it cannot go through the proxy \(proxy): "
-                    + "set the proxy in that HTTPClient's configuration, or let the transport make its own client")
+                localized: "this AsyncHTTPClientTransport borrows its HTTPClient, so it cannot go through the proxy \(proxy): set the proxy in that HTTPClient's configuration, or let the transport make its own client")
         }
         return try proxied.withLock { (clients: inout [Proxy: HTTPClient]) throws(APIError) -> HTTPClient in
             if let existing = clients[proxy] { return existing }
-            guard !isShutDown.withLock({ $0 }) else { throw APIError(.cancelled, "the transport has been shut down") }
+            guard !isShutDown.withLock({ $0 }) else { throw APIError(.cancelled, localized: "the transport has been shut down") }
             settings.proxy = .server(
                 host: proxy.host, port: proxy.port,
                 authorization: proxy.credentials.map { .basic(username: $0.username, password: $0.password) })

@@ -141,7 +141,7 @@ public final class AsyncHTTPClientTransport: Transport {
                 throw Self.classify(error, authority: head.authority, proxy: request.proxy) ?? error
             }
             var failure = APIError.wrap(error, request: nil)
-            if failure.code == .transport, !(error is APIError) { failure.message = "the connection broke while the body arrived: \(error)" }
+            if failure.code == .transport, !(error is APIError) { failure.text = "the connection broke while the body arrived: \(error)" }
             failure.responseStarted = true
             return TransportResponse(head: Self.responseHead(arrived.status, arrived.headers), body: ResponseBodyStream(failing: failure))
         }
@@ -192,10 +192,10 @@ public final class AsyncHTTPClientTransport: Transport {
             case ECONNREFUSED: return .notSent(.transport, "the server refused the connection (\(host))", underlyingError: error)
             case EHOSTUNREACH: return .notSent(.transport, "no route to the host (\(host))", underlyingError: error)
             case ENETUNREACH: return .notSent(.transport, "the network is unreachable (\(host))", underlyingError: error)
-            case ECONNRESET: return APIError(.transport, "the server reset the connection (\(host))", underlyingError: error)
-            case ETIMEDOUT: return APIError(.transport, "the connection timed out (\(host))", underlyingError: error)
+            case ECONNRESET: return APIError(.transport, localized: "the server reset the connection (\(host))", underlyingError: error)
+            case ETIMEDOUT: return APIError(.transport, localized: "the connection timed out (\(host))", underlyingError: error)
             default:
-                return APIError(.transport, "the connection failed (\(String(cString: strerror(error.errnoCode)))) (\(host))", underlyingError: error)
+                return APIError(.transport, localized: "the connection failed (\(String(cString: strerror(error.errnoCode)))) (\(host))", underlyingError: error)
             }
         case let error as NIOSSLError:
             return .notSent(.tls, "TLS with \(host) failed: \(error); the server's certificate or handshake was refused", underlyingError: error)
@@ -280,7 +280,7 @@ private final class CollectingDelegate: HTTPClientResponseDelegate {
 
     func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
         try state.withLock { state in
-            guard let head = state.head else { throw APIError(.invalidResponse, "the response ended without a head") }
+            guard let head = state.head else { throw APIError(.invalidResponse, localized: "the response ended without a head") }
             return (head, state.body)
         }
     }

@@ -62,13 +62,13 @@ enum ContentDecoding {
         guard encodings.count <= policy.maximumEncodings else {
             throw APIError(
                 .invalidResponse,
-                "the body has \(encodings.count) stacked content encodings (\(encodings.joined(separator: ", "))); at most \(policy.maximumEncodings) are decoded")
+                localized: "the body has \(encodings.count) stacked content encodings (\(encodings.joined(separator: ", "))); at most \(policy.maximumEncodings) are decoded")
         }
         var decoded = body
         // Encodings are listed in the order they were applied: undo them last first.
         for encoding in encodings.reversed() {
             guard encoding == "gzip" || encoding == "x-gzip" || encoding == "deflate" else {
-                throw APIError(.invalidResponse, "the body is encoded as \"\(encoding)\", which Callsign cannot decode")
+                throw APIError(.invalidResponse, localized: "the body is encoded as \"\(encoding)\", which Callsign cannot decode")
             }
             decoded = ResponseBodyStream(
                 InflatingSequence(base: decoded, encoding: encoding, limit: decodedLimit, maximumRatio: policy.maximumRatio))
@@ -143,7 +143,7 @@ final class Inflater {
         // 15 + 16: a gzip header; 15: a zlib header ("deflate"); -15: raw deflate.
         let windowBits: Int32 = raw ? -15 : (encoding == "deflate" ? 15 : 15 + 16)
         let status = inflateInit2_(&stream, windowBits, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
-        guard status == Z_OK else { throw APIError(.invalidResponse, "zlib could not start (\(status))") }
+        guard status == Z_OK else { throw APIError(.invalidResponse, localized: "zlib could not start (\(status))") }
         initialized = true
     }
 
@@ -202,7 +202,7 @@ final class Inflater {
             return try inflate(replay)
         }
         guard status == Z_OK || status == Z_STREAM_END || status == Z_BUF_ERROR else {
-            throw APIError(.invalidResponse, "the \(encoding) body is corrupt (zlib \(status): \(message()))")
+            throw APIError(.invalidResponse, localized: "the \(encoding) body is corrupt (zlib \(status): \(message()))")
         }
         if produced > 0 { pendingForRawRetry = Data() }
         return output
@@ -212,17 +212,17 @@ final class Inflater {
     func finish() throws(APIError) {
         // An empty body, or one whose stream reached its end, is complete.
         guard initialized, !ended else { return }
-        throw APIError(.invalidResponse, "the \(encoding) body ended before its compressed stream did (truncated)")
+        throw APIError(.invalidResponse, localized: "the \(encoding) body ended before its compressed stream did (truncated)")
     }
 
     private func limitProblem() -> APIError? {
         if let limit, produced > limit {
-            return APIError(.responseTooLarge, "the \(encoding) body decodes to more than the limit of \(limit) bytes")
+            return APIError(.responseTooLarge, localized: "the \(encoding) body decodes to more than the limit of \(limit) bytes")
         }
         if produced > ContentDecoding.ratioFloor, produced / max(consumed, 1) > maximumRatio {
             return APIError(
                 .responseTooLarge,
-                "the \(encoding) body expands more than \(maximumRatio)× (\(consumed) bytes became more than \(produced)); refused as a decompression bomb")
+                localized: "the \(encoding) body expands more than \(maximumRatio)× (\(consumed) bytes became more than \(produced)); refused as a decompression bomb")
         }
         return nil
     }

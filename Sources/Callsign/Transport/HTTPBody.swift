@@ -76,7 +76,7 @@ public struct HTTPBody: Sendable {
             return try await Self.drain(make())
         case .oneShot(let box, _):
             guard let chunks = box.take() else {
-                throw APIError(.encoding, "the one-shot body stream was already sent once and cannot be sent again")
+                throw APIError(.encoding, localized: "the one-shot body stream was already sent once and cannot be sent again")
             }
             return try await Self.drain(chunks)
         }
@@ -97,7 +97,7 @@ public struct HTTPBody: Sendable {
             return make()
         case .oneShot(let box, _):
             guard let chunks = box.take() else {
-                throw APIError(.encoding, "the one-shot body stream was already sent once and cannot be sent again")
+                throw APIError(.encoding, localized: "the one-shot body stream was already sent once and cannot be sent again")
             }
             return chunks
         }
@@ -134,7 +134,7 @@ public struct HTTPBody: Sendable {
         } catch let error as APIError {
             throw error
         } catch {
-            throw APIError(.encoding, "the body stream failed: \(error)", underlyingError: error)
+            throw APIError(.encoding, localized: "the body stream failed: \(error)", underlyingError: error)
         }
     }
 
@@ -159,7 +159,7 @@ struct FileChunks: AsyncSequence, Sendable {
     static let chunkSize = 256 * 1024
 
     static func unreadable(_ url: URL, _ error: (any Error)?) -> APIError {
-        APIError(.encoding, "the body file \"\(url.lastPathComponent)\" cannot be read", underlyingError: error)
+        APIError(.encoding, localized: "the body file \"\(url.lastPathComponent)\" cannot be read", underlyingError: error)
     }
 
     struct AsyncIterator: AsyncIteratorProtocol {

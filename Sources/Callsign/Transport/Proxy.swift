@@ -66,11 +66,11 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible, CustomReflecta
         else {
             throw APIError(
                 .invalidRequest,
-                "the proxy \(Self.redacted(trimmed)) is not an http://host:port proxy (https and SOCKS proxies are not supported)")
+                localized: "the proxy \(Self.redacted(trimmed)) is not an http://host:port proxy (https and SOCKS proxies are not supported)")
         }
         let port = components.port ?? 1080
         guard (1...65_535).contains(port) else {
-            throw APIError(.invalidRequest, "the proxy \(Self.redacted(trimmed)) has a port outside 1–65535")
+            throw APIError(.invalidRequest, localized: "the proxy \(Self.redacted(trimmed)) has a port outside 1–65535")
         }
         self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         self.port = port

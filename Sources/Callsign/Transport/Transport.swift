@@ -202,7 +202,7 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
     }
 
     static func tooLarge(_ limit: Int) -> APIError {
-        APIError(.responseTooLarge, "the response body is larger than the limit of \(limit) bytes")
+        APIError(.responseTooLarge, localized: "the response body is larger than the limit of \(limit) bytes")
     }
 }
 

@@ -80,7 +80,7 @@ public final class URLSessionTransport: Transport {
         let request = transportRequest.head
         let body = transportRequest.body
         guard let url = URL(string: request.urlString) else {
-            throw APIError(.invalidRequest, "the URL \"\(request.urlString)\" is not valid")
+            throw APIError(.invalidRequest, localized: "the URL \"\(request.urlString)\" is not valid")
         }
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method.rawValue
@@ -106,8 +106,7 @@ public final class URLSessionTransport: Transport {
         if let proxy = transportRequest.proxy {
             throw APIError.notSent(
                 .invalidRequest,
-                "URLSessionTransport on Linux cannot go through the proxy \(proxy) (FoundationNetworking ignores proxy settings); "
-                    + "use AsyncHTTPClientTransport, the default on Linux")
+                "URLSessionTransport on Linux cannot go through the proxy \(proxy) (FoundationNetworking ignores proxy settings); use AsyncHTTPClientTransport, the default on Linux")
         }
         #endif
         let (session, delegate) = session(through: transportRequest.proxy)
@@ -181,7 +180,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
             return table[dataTask.taskIdentifier]?.head
         }
         guard let http = response as? HTTPURLResponse else {
-            head?.resume(throwing: APIError(.invalidResponse, "the response is not an HTTP response"))
+            head?.resume(throwing: APIError(.invalidResponse, localized: "the response is not an HTTP response"))
             completionHandler(.cancel)
             return
         }
@@ -200,7 +199,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
             entry.head?.resume(throwing: error)
             entry.body.finish(throwing: error)
         } else {
-            entry.head?.resume(throwing: APIError(.invalidResponse, "the server closed the connection without a response"))
+            entry.head?.resume(throwing: APIError(.invalidResponse, localized: "the server closed the connection without a response"))
             entry.body.finish()
         }
     }

@@ -125,7 +125,7 @@ struct FieldParsingTests {
         #expect(!JSONDepth.exceeds(Data("[[[]]]".utf8), limit: 3))
         #expect(JSONDepth.exceeds(Data("[[[[]]]]".utf8), limit: 3))
         #expect(!JSONDepth.exceeds(Data(#"{"a":"[[[[[[\"[[[["}"#.utf8), limit: 1))
-        #expect(throws: APIError.self) { try JSONDepth.check(Data("[[[[]]]]".utf8), limit: 3, what: "the body") }
+        #expect(throws: APIError.self) { try JSONDepth.check(Data("[[[[]]]]".utf8), limit: 3) }
     }
 
     @Test("HTTP statuses from outside are checked before HTTPTypes sees them")

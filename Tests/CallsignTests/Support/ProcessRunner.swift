@@ -11,6 +11,9 @@ enum ProcessRunner {
         var standardError: String
     }
 
+    /// The variables that choose a program's language.
+    static let localeVariables: Set<String> = ["LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"]
+
     static let proxyVariables: Set<String> = ["http_proxy", "https_proxy", "all_proxy", "no_proxy"]
 
     static func run(
@@ -21,7 +24,11 @@ enum ProcessRunner {
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         // The machine's proxy variables never leak into a test: a test that wants a proxy sets them.
-        let inherited = ProcessInfo.processInfo.environment.filter { !Self.proxyVariables.contains($0.key.lowercased()) }
+        // Nor its language: every run speaks English unless the test asks for another (LANG=…).
+        var inherited = ProcessInfo.processInfo.environment.filter {
+            !Self.proxyVariables.contains($0.key.lowercased()) && !Self.localeVariables.contains($0.key)
+        }
+        inherited["LANG"] = "C.UTF-8"
         process.environment = inherited.merging(environment) { _, new in new }
         if let directory { process.currentDirectoryURL = directory }
         let output = Pipe()
