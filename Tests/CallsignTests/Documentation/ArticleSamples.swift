@@ -1,0 +1,136 @@
+import Callsign
+import Foundation
+import HTTPTypes
+
+// Every ```swift block of the DocC articles, written here inside the context it needs, so the
+// compiler checks each one against the API. ArticleSamplesTests checks that every block of every
+// article appears here line for line: change an article and its sample together.
+// (Package manifest fragments, which start with `.package(`, are checked by SwiftPM instead.)
+
+/// What the samples call but do not define: the app's own code.
+private enum AppStubs {
+    struct Keychain { func token() async throws -> AccessToken { AccessToken("t") } }
+    struct Auth { func refresh(_ stale: AccessToken) async throws -> AccessToken { stale } }
+}
+
+private let keychain = AppStubs.Keychain()
+private let auth = AppStubs.Auth()
+private func showLogin() async {}
+private func show(_ text: String) {}
+
+/// A middleware of the app's own, as ThePipeline.md inserts one.
+private struct RequestSigner: Middleware {
+    func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
+        try await next(request)
+    }
+}
+
+// SendingCredentials.md
+extension ArticleSamples {
+struct SessionTokens: TokenProvider {
+    func initialToken() async throws -> AccessToken { try await keychain.token() }
+    func refreshToken(replacing stale: AccessToken) async throws -> AccessToken { try await auth.refresh(stale) }
+}
+}
+
+// Migrating-from-Moya.md
+extension ArticleSamples {
+enum Boards: Endpoint {
+    case show(id: Int)
+    static let baseURL = URL(string: "https://api.example.com/")
+    var request: Request {
+        switch self { case .show(let id): .get("boards/{id}", parameters: ["id": .int(id)]) }
+    }
+}
+}
+
+/// Compiled, never run: each function holds the samples of one article.
+enum ArticleSamples {
+    static func callsign(apiFile: URL) async throws {
+        let client = APIClient(definitions: try APIDefinitions(contentsOf: apiFile))
+        let profile = try await client.call("UserProfile", parameters: ["user_id": 42], as: Profile.self)
+        _ = profile
+    }
+
+    static func gettingStarted() async throws {
+        let client = APIClient(definitions: try APIDefinitions(contentsOf: URL(fileURLWithPath: "api.yaml")))
+        let profile = try await client.call("UserProfile", parameters: ["user_id": 42], as: Profile.self)
+        let topics = try await client.call("TopicListRecommended", parameters: ["page": 1, "page_size": 20],
+                                           as: [Topic].self)
+        _ = (profile, topics)
+    }
+
+    static func languages(definitions: APIDefinitions, userLocale: Locale) async {
+        let client = APIClient(definitions: definitions, configuration: .init {
+            $0.locale = Locale(identifier: "zh-Hans")
+        })
+        do {
+            _ = try await Task { try await client.call("UserProfile") }.value
+        }
+        catch let error as APIError {
+            show(error.localizedMessage(in: userLocale))   // English or Simplified Chinese
+        }
+        catch {}
+    }
+
+    static func moya(client: APIClient) async throws {
+        let board = try await client.send(Boards.show(id: 7)).validate().decode(Board.self)
+        _ = board
+    }
+
+    static func rfapi() throws {
+        let client = APIClient(definitions: try APIDefinitions(contentsOf: Bundle.main.url(forResource: "APIDefine", withExtension: "plist")!))
+        _ = client
+    }
+
+    static func xapi() async throws {
+        let client = APIClient(configuration: .init {
+            $0.responses.envelope = .standard
+            $0.common.parameters = { tag in tag == "system1" ? ["app": "demo"] : [:] }
+        })
+        let user = try await client.get("/v1/me").tag("system1").decode(User.self)   // decodes "data"
+        _ = user
+    }
+
+    static func mocks(definitions: APIDefinitions, fixtures: URL, harFile: URL) throws {
+        let client = APIClient(definitions: definitions, configuration: .init {
+            $0.mocks = Mocks(directory: fixtures) { request in
+                switch request.apiName {
+                case "UserProfile": .json(["id": 1, "name": "Ann"])
+                case "Flaky": .sequence([.json([:], status: 503), .json(["ok": true])])
+                default: nil                                            // a real request
+                }
+            }
+            $0.observability.recorder = HARRecorder(fileURL: URL(fileURLWithPath: "session.har"))
+        })
+        let archive = try HARReplay(contentsOf: harFile)
+        let replay = APIClient(definitions: definitions, configuration: .init { $0.mocks = Mocks(replaying: archive) })
+        _ = (client, replay)
+    }
+
+    static func retries() {
+        let client = APIClient(configuration: .init {
+            $0.retry = RetryPolicy(maximumAttempts: 4, baseDelay: .milliseconds(200))
+            $0.timeouts = .init(attempt: .seconds(10), deadline: .seconds(30))   // per attempt; whole call
+        })
+        _ = client
+    }
+
+    static func credentials(definitions: APIDefinitions, token: String) {
+        let client = APIClient(definitions: definitions, configuration: .init {
+            $0.authentication = .bearer(token)                  // or .basic(username:password:), .authorization(_:)
+        })
+        var configuration = APIClient.Configuration()
+        configuration.authentication = .tokens(SessionTokens()) { _ in await showLogin() }
+        _ = (client, configuration)
+    }
+
+    static func pipeline(definitions: APIDefinitions) {
+        let client = APIClient(definitions: definitions, configuration: .init {
+            $0.common.parameters = { tag in tag == "system1" ? ["app": "surf"] : [:] }
+            $0.authentication = .tokens(SessionTokens()) { _ in await showLogin() }
+            $0.insert(RequestSigner(), after: .authentication)
+        })
+        _ = client
+    }
+}
