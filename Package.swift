@@ -30,6 +30,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
+        // CallsignTesting's TLS server: HTTP/2 by ALPN, and certificates made at run time.
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.0"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         // Only for `scripts/docs`: a command plugin, built when documentation is generated.
@@ -53,6 +57,10 @@ let package = Package(
                     condition: .when(platforms: [.linux, .android, .windows])),
                 // AsyncHTTPClient's TLS, named only to tell its errors apart (certificate, handshake).
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: [.linux, .android, .windows])),
+                // The TLS check that tells an expired certificate from an untrusted one connects by itself.
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows])),
             ],
             resources: [.process("Resources")]
         ),
@@ -74,6 +82,11 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .executableTarget(

@@ -20,6 +20,8 @@ public struct ServerRequest: Sendable {
     public var serverURL: URL
     /// For `/upload/…`: how many body bytes arrived and their CRC-32, computed as they streamed in.
     public var streamedBody: (bytes: Int, crc32: UInt32)?
+    /// The protocol the request came over: `HTTP/1.1`, or `HTTP/2` on a TLS server that negotiated it.
+    public var httpVersion: String = "HTTP/1.1"
 
     /// The path split into percent-decoded segments (`/a%2Fb/c` → `["a/b", "c"]`).
     public var pathSegments: [String] {

@@ -1,7 +1,10 @@
+public import Callsign
 public import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
+import NIOSSL
 import Synchronization
 import CCallsignZlib
 
@@ -20,8 +23,11 @@ import CCallsignZlib
 /// }
 /// ```
 ///
-/// ``withRunning(host:_:)`` stops the server on every path; if you call ``start(host:port:)``
-/// yourself, call ``stop()``.
+/// With ``TLS`` settings it serves HTTPS instead, speaking HTTP/2 or HTTP/1.1 as the client's ALPN
+/// chooses, with a certificate from ``TestCertificates``.
+///
+/// ``withRunning(host:tls:_:)`` stops the server on every path; if you call
+/// ``start(host:port:tls:)`` yourself, call ``stop()``.
 public final class TestServer: Sendable {
     /// The route handler type: gets the request, returns the response.
     public typealias Handler = @Sendable (ServerRequest) async -> ServerResponse
@@ -30,10 +36,49 @@ public final class TestServer: Sendable {
     public let host: String
     /// The port the operating system chose.
     public let port: Int
-    /// `http://host:port/`.
+    /// `http://host:port/`, or `https://…` for a TLS server.
     public let baseURL: URL
 
-    private let channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
+    /// How a TLS server identifies itself and whom it accepts.
+    public struct TLS: Sendable {
+        /// The server's certificate chain and key.
+        public var identity: TestCertificates.Identity
+        /// The protocols offered by ALPN, preferred first. Default: HTTP/2, then HTTP/1.1.
+        public var protocols: [String] = ["h2", "http/1.1"]
+        /// When set, the server asks for a client certificate and accepts only one issued by this
+        /// authority (PEM): mutual TLS.
+        public var clientAuthorityPEM: String? = nil
+        /// The highest TLS version the server speaks; `nil` for the highest it can.
+        public var maximumVersion: Callsign.TLSVersion? = nil
+
+        public init(
+            identity: TestCertificates.Identity, protocols: [String] = ["h2", "http/1.1"], clientAuthorityPEM: String? = nil,
+            maximumVersion: Callsign.TLSVersion? = nil
+        ) {
+            self.identity = identity
+            self.protocols = protocols
+            self.clientAuthorityPEM = clientAuthorityPEM
+            self.maximumVersion = maximumVersion
+        }
+
+        func context() throws -> NIOSSLContext {
+            let chain = try NIOSSLCertificate.fromPEMBytes(Array(identity.certificateChainPEM.utf8)).map { NIOSSLCertificateSource.certificate($0) }
+            let key = try NIOSSLPrivateKey(bytes: Array(identity.privateKeyPEM.utf8), format: .pem)
+            var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+            configuration.applicationProtocols = protocols
+            if let maximumVersion { configuration.maximumTLSVersion = maximumVersion == .tls12 ? .tlsv12 : .tlsv13 }
+            if let clientAuthorityPEM {
+                configuration.certificateVerification = .noHostnameVerification
+                configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(clientAuthorityPEM.utf8)))
+            }
+            return try NIOSSLContext(configuration: configuration)
+        }
+    }
+
+    private typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
+    
+    /// The listening socket.
+    private let listener: any Channel
     private let state: Mutex<State>
     private let serving: Mutex<Task<Void, Never>?>
 
@@ -44,6 +89,7 @@ public final class TestServer: Sendable {
         var routes: [(prefix: String, handler: Handler)] = []
         var inFlight = 0
         var maxInFlight = 0
+        var connections = 0
         var stopped = false
     }
 
@@ -52,57 +98,95 @@ public final class TestServer: Sendable {
     /// - Parameters:
     ///   - host: a loopback address. Default `127.0.0.1`.
     ///   - port: the port; `0` (the default) lets the system choose a free one.
-    public static func start(host: String = "127.0.0.1", port: Int = 0) async throws -> TestServer {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+    ///   - tls: serve HTTPS with these settings; `nil` (the default) for plain HTTP.
+    public static func start(host: String = "127.0.0.1", port: Int = 0, tls: TLS? = nil) async throws -> TestServer {
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             // A test can hold its port with a bound, non-listening socket that refuses connections
             // until this server starts, so that no parallel test takes the port in between.
             .serverChannelOption(.socketOption(NIOBSDSocket.Option(rawValue: SO_REUSEPORT)), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .bind(host: host, port: port) { child in
+        let server: TestServer
+        if let tls {
+            let context = try tls.context()
+            let channel = try await bootstrap.bind(host: host, port: port) { child in
                 child.eventLoop.makeCompletedFuture {
-                    try child.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(
-                        wrappingChannelSynchronously: child)
+                    try child.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                }.flatMap {
+                    child.configureAsyncHTTPServerPipeline(
+                        // NIOHTTP2 has already added the HTTP/1.1 handlers.
+                        http1ConnectionInitializer: { connection in
+                            connection.eventLoop.makeCompletedFuture { try Connection(wrappingChannelSynchronously: connection) }
+                        },
+                        http2ConnectionInitializer: { connection in connection.eventLoop.makeSucceededFuture(connection) },
+                        http2StreamInitializer: { stream in
+                            stream.eventLoop.makeCompletedFuture {
+                                try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                                return try Connection(wrappingChannelSynchronously: stream)
+                            }
+                        })
                 }
             }
-        guard let boundPort = channel.channel.localAddress?.port else {
-            try? await channel.channel.close()
-            throw TestServerError("the server did not report its port")
+            server = try TestServer(host: host, listener: channel.channel, scheme: "https")
+            server.serve(channel) { negotiation, group in
+                switch try await negotiation.get() {
+                case .http1_1(let connection):
+                    await server.handle(connection)
+                case .http2((_, let multiplexer)):
+                    for try await stream in multiplexer.inbound { group.addTask { await server.handle(stream) } }
+                }
+            }
+        } else {
+            let channel = try await bootstrap.bind(host: host, port: port) { child in
+                child.eventLoop.makeCompletedFuture {
+                    try child.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    return try Connection(wrappingChannelSynchronously: child)
+                }
+            }
+            server = try TestServer(host: host, listener: channel.channel, scheme: "http")
+            server.serve(channel) { connection, _ in await server.handle(connection) }
         }
-        let server = TestServer(host: host, port: boundPort, channel: channel)
-        server.serve()
         return server
     }
 
     /// Starts a server, runs `body` with it, and stops it whether `body` returns or throws.
     public static func withRunning<T>(
-        host: String = "127.0.0.1", _ body: (TestServer) async throws -> T
+        host: String = "127.0.0.1", tls: TLS? = nil, _ body: (TestServer) async throws -> T
     ) async throws -> T {
-        try await runThenStop(try await start(host: host), body)
+        try await runThenStop(try await start(host: host, tls: tls), body)
     }
 
-    private init(
-        host: String, port: Int,
-        channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
-    ) {
+    private init(host: String, listener: any Channel, scheme: String) throws {
+        guard let port = listener.localAddress?.port else {
+            listener.close(promise: nil)
+            throw TestServerError("the server did not report its port")
+        }
         self.host = host
         self.port = port
         let printableHost = host.contains(":") ? "[\(host)]" : host
-        self.baseURL = URL(string: "http://\(printableHost):\(port)/") ?? URL(fileURLWithPath: "/")
-        self.channel = channel
+        self.baseURL = URL(string: "\(scheme)://\(printableHost):\(port)/") ?? URL(fileURLWithPath: "/")
+        self.listener = listener
         self.state = Mutex(State())
         self.serving = Mutex(nil)
     }
 
-    private func serve() {
+    /// Accepts connections until the listener closes, each handled in a child task by `handle`.
+    private func serve<Accepted: Sendable>(
+        _ channel: NIOAsyncChannel<Accepted, Never>,
+        handle: @escaping @Sendable (Accepted, inout DiscardingTaskGroup) async throws -> Void
+    ) {
         let task = Task { [self] in
             await withDiscardingTaskGroup { group in
                 do {
                     try await channel.executeThenClose { connections in
                         for try await connection in connections {
-                            group.addTask { await self.handle(connection) }
+                            state.withLock { $0.connections += 1 }
+                            group.addTask {
+                                await withDiscardingTaskGroup { streams in
+                                    try? await handle(connection, &streams)
+                                }
+                            }
                         }
                     }
                 } catch {
@@ -121,7 +205,7 @@ public final class TestServer: Sendable {
             return state.stopped
         }
         guard !alreadyStopped else { return }
-        try? await channel.channel.close()
+        try? await listener.close()
         let task = serving.withLock { $0 }
         task?.cancel()
         await task?.value
@@ -131,6 +215,9 @@ public final class TestServer: Sendable {
 
     /// Every request received, oldest first (the last 10,000).
     public var requests: [ServerRequest] { state.withLock { $0.requests } }
+
+    /// How many connections the server accepted (an HTTP/2 connection carries many requests).
+    public var connectionCount: Int { state.withLock { $0.connections } }
 
     /// How many requests arrived for this exact path (without the query).
     public func hits(_ path: String) -> Int { state.withLock { $0.hits[path] ?? 0 } }
@@ -164,13 +251,13 @@ public final class TestServer: Sendable {
 
     /// A URL on this server: `server.url("/get")`.
     public func url(_ path: String) -> URL {
-        URL(string: "http://\(host.contains(":") ? "[\(host)]" : host):\(port)\(path.hasPrefix("/") ? path : "/" + path)")
-            ?? baseURL
+        // Joined as text, so a test can send any path exactly (dot segments, `//`, escapes).
+        URL(string: baseURL.absoluteString.dropLast() + (path.hasPrefix("/") ? path : "/" + path)) ?? baseURL
     }
 
     // MARK: - Connections
 
-    private func handle(_ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
+    private func handle(_ connection: Connection) async {
         do {
             try await connection.executeThenClose { inbound, outbound in
                 var head: HTTPRequestHead?
@@ -191,6 +278,7 @@ public final class TestServer: Sendable {
                     case .end:
                         guard let received = head else { continue }
                         var request = makeRequest(received, body: body)
+                        request.httpVersion = received.version.major == 2 ? "HTTP/2" : "HTTP/\(received.version.major).\(received.version.minor)"
                         request.streamedBody = upload.map { ($0.count, $0.crc) }
                         let keepGoing = try await respond(to: request, keepAlive: received.isKeepAlive, connection: connection, outbound: outbound)
                         head = nil

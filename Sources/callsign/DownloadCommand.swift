@@ -41,6 +41,7 @@ struct DownloadCommand: AsyncParsableCommand {
     @OptionGroup var credentials: CredentialOptions
 
     @OptionGroup var proxy: ProxyOptions
+    @OptionGroup var tls: TLSOptions
 
     @Flag(name: .customLong("continue"), help: .localized("Resume an interrupted download instead of starting again."))
     var resume = false
@@ -55,6 +56,7 @@ struct DownloadCommand: AsyncParsableCommand {
             let explicit = try credentials.authentication(sendingTo: target)
             configuration.authentication = try explicit ?? loaded?.authenticationSource?.authentication()
             configuration.proxy = try proxy.settings()
+            configuration.tls = try tls.settings()
             var request: Request
             if target.hasPrefix("http://") || target.hasPrefix("https://") {
                 request = .get(target, parameters: try ParameterArguments.parse(parameters))

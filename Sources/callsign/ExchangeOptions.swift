@@ -113,6 +113,7 @@ struct ExchangeOptions: ParsableArguments {
     @OptionGroup var queue: QueueOption
 
     @OptionGroup var proxy: ProxyOptions
+    @OptionGroup var tls: TLSOptions
 
     /// Sends `request` with a client made from these options and prints the answer. Credentials
     /// given on the command line go to the request's own origin too: naming both is asking for it.
@@ -155,6 +156,7 @@ struct ExchangeOptions: ParsableArguments {
         if verbose { AttemptPrinter.install(in: &configuration) }
         configuration.authentication = try explicit ?? definitions.authenticationSource?.authentication()
         configuration.proxy = try proxy.settings()
+        configuration.tls = try tls.settings()
         if let har { configuration.observability.recorder = HARRecorder(fileURL: URL(fileURLWithPath: har)) }
         if let mock { configuration.mocks = try MockArgument.mocks(mock, definitions: definitions) }
         if let cache {

@@ -56,7 +56,8 @@ enum ExitStatus {
           7   could not connect: refused, unreachable, or the host name did not resolve
           22  the status is not one the API accepts (curl's --fail; see --no-fail)
           28  a timeout or deadline passed
-          35  TLS failed (certificate or handshake)
+          35  TLS failed: an untrusted, expired, wrong-host or unpinned certificate,
+              or the handshake
           47  too many redirects, or a redirect Callsign refuses
           56  the connection broke after the request was sent
           63  the response is larger than the limit
@@ -75,7 +76,7 @@ enum ExitStatus {
         case .transport: error.requestSent ? 56 : 7
         case .unacceptableStatus, .envelope: 22
         case .timedOut: 28
-        case .tls: 35
+        case .tls, .certificateUntrusted, .certificateExpired, .certificateHostMismatch, .certificatePinMismatch: 35
         case .redirect: 47
         case .responseTooLarge: 63
         case .invalidDefinition, .invalidRequest, .unknownAPI, .encoding: 65

@@ -142,6 +142,7 @@ struct QueueReplayCommand: AsyncParsableCommand {
     @OptionGroup var queue: QueueOption
     @OptionGroup var credentials: CredentialOptions
     @OptionGroup var proxy: ProxyOptions
+    @OptionGroup var tls: TLSOptions
 
     @Option(name: [.customShort("D"), .long], help: .localized("A definitions file whose DEFAULT authentication applies to the replayed requests."))
     var definitions: String?
@@ -158,12 +159,14 @@ struct QueueReplayCommand: AsyncParsableCommand {
             let loaded = try definitions.map { path throws(APIError) in try DefinitionsArgument.load(path, baseURL: nil) }
             let authentication = try credentials.authentication() ?? loaded?.authenticationSource?.authentication()
             let proxySettings = try proxy.settings()
+            let tlsSettings = try tls.settings()
             let client = APIClient(
                 definitions: loaded ?? APIDefinitions(),
                 configuration: .init {
                     $0.offline.queue = queue.storage
                     $0.authentication = authentication
                     $0.proxy = proxySettings
+                    $0.tls = tlsSettings
                 })
             guard lease.isFinite, lease >= 0.1, lease <= 86_400 else { throw ValidationError(localized("--lease takes 0.1 to 86400 seconds")) }
             let report = try await client.replay(lease: .milliseconds(Int64((lease * 1000).rounded())))

@@ -57,6 +57,14 @@ extension APIClient {
         /// configuration.proxy = ProxySettings(all: Proxy(host: "proxy.internal", port: 3128), bypass: ["localhost"])
         /// ```
         public var proxy: ProxySettings? = nil
+        /// Trust roots, a client certificate, the lowest TLS version, certificate pins and
+        /// HTTP/2 for HTTPS connections. Default: the system's roots, TLS 1.2+, no pins.
+        ///
+        /// ```swift
+        /// configuration.tls.trustRoots = .only(try TLSCertificate.load(pemFile: privateCA))
+        /// configuration.tls.clientIdentity = try TLSClientIdentity(certificatePEM: cert, privateKeyPEM: key)
+        /// ```
+        public var tls: TLSSettings = TLSSettings()
 
         // MARK: Reliability
 

@@ -35,6 +35,7 @@ public struct APIError: BoxedFields, Error, Sendable {
             case envelope, decoding, encoding, invalidRequest, invalidDefinition, unknownAPI
             case responseTooLarge, invalidResponse, queuedOffline, redirect, authentication, cacheMiss, storage
             case tls, deliveryUnknown
+            case certificateUntrusted, certificateExpired, certificateHostMismatch, certificatePinMismatch
         }
 
         private let base: Base
@@ -46,6 +47,16 @@ public struct APIError: BoxedFields, Error, Sendable {
         /// root), or the handshake broke. Final: never retried and never queued offline, since
         /// trying again cannot make an untrusted server trusted.
         public static let tls = Code(.tls)
+        /// The server's certificate does not lead to a trusted root (a self-signed certificate,
+        /// a private CA that ``TLSSettings/trustRoots`` does not name). Final, like ``tls``.
+        public static let certificateUntrusted = Code(.certificateUntrusted)
+        /// The server's certificate (or one in its chain) has expired or is not valid yet. Final.
+        public static let certificateExpired = Code(.certificateExpired)
+        /// The server's certificate is valid, but for another host name. Final.
+        public static let certificateHostMismatch = Code(.certificateHostMismatch)
+        /// The server's certificate is valid, but its public key is none of those pinned for the
+        /// host (``TLSSettings/pins``). Final: nothing was sent on that connection.
+        public static let certificatePinMismatch = Code(.certificatePinMismatch)
         /// A request stored for offline delivery was sent, and no answer came (a timeout or a
         /// broken connection after it was written): the server may have acted on it. Without an
         /// `Idempotency-Key` the server honours, queuing it could do the same thing twice, so it

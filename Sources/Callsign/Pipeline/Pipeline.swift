@@ -109,7 +109,7 @@ struct Pipeline: Sendable {
         if let mocks = configuration.mocks {
             stages[.mocks] = MocksStage(mocks: mocks)
         }
-        stages[.transport] = TransportStage(transport: transport, limits: configuration.limits, proxy: configuration.proxy)
+        stages[.transport] = TransportStage(transport: transport, limits: configuration.limits, proxy: configuration.proxy, tls: configuration.tls)
         return stages
     }
 

@@ -190,6 +190,8 @@ struct TransportStage: Middleware {
     let limits: Limits
     /// Which proxy each request goes through; `nil` for direct connections.
     let proxy: ProxySettings?
+    /// Trust, client identity and pins for HTTPS.
+    let tls: TLSSettings
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         guard let wire = context.call.wire else {
@@ -227,7 +229,7 @@ struct TransportStage: Middleware {
                 TransportRequest(
                     head: wire.head, body: body, bodyReading: collects ? .collect(limit: limits.maximumResponseBodySize) : .stream,
                     deadline: context.call.attemptDeadline, receiveProgress: receiveProgress,
-                    proxy: proxy?.proxy(for: wire.url)))
+                    proxy: proxy?.proxy(for: wire.url), tls: tls))
         } catch {
             throw Self.failure(error, request: request)
         }
@@ -250,6 +252,7 @@ struct TransportStage: Middleware {
             duration: duration, settings: .standard)
         response.bodyStream = sent.body
         response.sentBody = wire.body
+        response.httpVersion = sent.httpVersion
         return response
     }
 

@@ -70,7 +70,7 @@ public final class HARRecorder: Middleware {
         let requestBody: Data? = sentBody.flatMap { body in body.isReplayable ? body.inMemoryData : nil }
         let requestType = request.headers["Content-Type"] ?? "application/octet-stream"
         let harRequest = HARFile.HARRequest(
-            method: request.method.rawValue, url: url,
+            method: request.method.rawValue, url: url, httpVersion: response?.httpVersion ?? "HTTP/1.1",
             headers: request.headers.fields.map { .init(name: $0.name, value: mask.header($0.name, $0.value)) },
             queryString: URLComponents(string: url)?.queryItems?.map { .init(name: $0.name, value: $0.value ?? "") } ?? [],
             postData: requestBody.map { body in
@@ -92,7 +92,7 @@ public final class HARRecorder: Middleware {
             }
             if redactedBody.count > maximumBodySize { content.comment = "cut to \(maximumBodySize) of \(redactedBody.count) bytes" }
             harResponse = HARFile.HARResponse(
-                status: response.status.code, statusText: response.status.reasonPhrase,
+                status: response.status.code, statusText: response.status.reasonPhrase, httpVersion: response.httpVersion,
                 headers: response.headers.map {
                     .init(name: $0.name.rawName, value: $0.name == .location ? mask.url($0.value) : mask.header($0.name.rawName, $0.value))
                 },

@@ -133,6 +133,7 @@ struct CallLog {
         guard let logger, logger.logLevel <= .debug else { return }
         var metadata = identity(response.request, mask: SecretMask(configuration: configuration, request: response.request))
         metadata["callsign.status"] = .stringConvertible(response.status.code)
+        metadata["callsign.http_version"] = .string(response.httpVersion)
         metadata["callsign.duration_ms"] = .stringConvertible(response.duration.wholeMilliseconds)
         logger.debug("request finished", metadata: metadata)
     }

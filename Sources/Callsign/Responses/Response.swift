@@ -28,6 +28,8 @@ public struct Response: BoxedFields, Sendable {
         public var duration: Duration
         /// Whether this came from the network, the cache, or the cache after a `304`.
         public var source: ResponseSource = .network
+        /// The protocol the response came over: `HTTP/1.1`, or `HTTP/2` when TLS negotiated it.
+        public var httpVersion: String = "HTTP/1.1"
         /// For a download, the file that holds the body (``body`` is then empty).
         public var fileURL: URL? = nil
         /// Settings from the client that decide how this response is validated and decoded.

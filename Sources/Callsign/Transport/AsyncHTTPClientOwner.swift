@@ -1,21 +1,25 @@
 #if canImport(AsyncHTTPClient)
 import AsyncHTTPClient
+import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
+import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// Owns the `HTTPClient` and guarantees it is shut down exactly once — by ``shutdown()`` or,
 /// failing that, when the last reference goes — so the client's "not shut down" check can never fire.
 ///
-/// A client reaches one proxy (AsyncHTTPClient sets it per client), so an owned transport keeps
-/// one more client per proxy it is asked for, made from the same settings on the same event
-/// loops, and shuts them down with the first.
+/// AsyncHTTPClient sets a proxy and TLS per client, so an owned transport keeps one more client
+/// per ``ConnectionOptions`` it is asked for (a proxy, TLS settings, a pinned host's keys), made
+/// from the same settings on the same event loops, and shuts them down with the first.
 final class ClientOwner: Sendable {
     let client: HTTPClient
     let owned: Bool
     let executor: EventLoopGroupTaskExecutor
     /// The settings `client` was made with, when the transport made it.
     private let configuration: HTTPClient.Configuration?
-    private let proxied = Mutex<[Proxy: HTTPClient]>([:])
+    private let others = Mutex<[ConnectionOptions: HTTPClient]>([:])
     private let isShutDown = Mutex(false)
 
     init(client: HTTPClient, owned: Bool, configuration: HTTPClient.Configuration? = nil) {
@@ -25,22 +29,26 @@ final class ClientOwner: Sendable {
         self.executor = EventLoopGroupTaskExecutor(group: client.eventLoopGroup)
     }
 
-    /// The client that connects through `proxy`, or directly for `nil`.
-    func client(through proxy: Proxy?) throws(APIError) -> HTTPClient {
-        guard let proxy else { return client }
-        guard owned, var settings = configuration else {
+    /// The client for `request`: the first one for the defaults, else the one made for its
+    /// proxy, TLS settings and pins.
+    func client(for request: TransportRequest) throws(APIError) -> HTTPClient {
+        let options = ConnectionOptions(request)
+        guard !options.isDefault else { return client }
+        guard owned, let configuration else {
+            if let proxy = options.proxy {
+                throw APIError(
+                    .invalidRequest,
+                    localized: "this AsyncHTTPClientTransport borrows its HTTPClient, so it cannot go through the proxy \(proxy): set the proxy in that HTTPClient's configuration, or let the transport make its own client")
+            }
             throw APIError(
                 .invalidRequest,
-                localized: "this AsyncHTTPClientTransport borrows its HTTPClient, so it cannot go through the proxy \(proxy): set the proxy in that HTTPClient's configuration, or let the transport make its own client")
+                localized: "this AsyncHTTPClientTransport borrows its HTTPClient, so it cannot apply configuration.tls: set TLS in that HTTPClient's configuration, or let the transport make its own client")
         }
-        return try proxied.withLock { (clients: inout [Proxy: HTTPClient]) throws(APIError) -> HTTPClient in
-            if let existing = clients[proxy] { return existing }
+        return try others.withLock { (clients: inout [ConnectionOptions: HTTPClient]) throws(APIError) -> HTTPClient in
+            if let existing = clients[options] { return existing }
             guard !isShutDown.withLock({ $0 }) else { throw APIError(.cancelled, localized: "the transport has been shut down") }
-            settings.proxy = .server(
-                host: proxy.host, port: proxy.port,
-                authorization: proxy.credentials.map { .basic(username: $0.username, password: $0.password) })
-            let made = HTTPClient(eventLoopGroup: client.eventLoopGroup, configuration: settings)
-            clients[proxy] = made
+            let made = HTTPClient(eventLoopGroup: client.eventLoopGroup, configuration: try options.applied(to: configuration))
+            clients[options] = made
             return made
         }
     }
@@ -51,7 +59,7 @@ final class ClientOwner: Sendable {
             return !done
         }
         guard first else { return }
-        let extra = proxied.withLock { Array($0.values) }
+        let extra = others.withLock { Array($0.values) }
         for client in extra { try await client.shutdown() }
         try await client.shutdown()
     }
@@ -60,8 +68,132 @@ final class ClientOwner: Sendable {
         guard owned, !isShutDown.withLock({ $0 }) else { return }
         // Non-blocking: the returned future keeps the client alive until it is shut down,
         // and it is safe to call from any thread, including an event loop.
-        for extra in proxied.withLock({ Array($0.values) }) { _ = extra.shutdown() }
+        for extra in others.withLock({ Array($0.values) }) { _ = extra.shutdown() }
         _ = client.shutdown()
+    }
+}
+
+/// What sets a request's connection apart from the transport's default one: its proxy, its TLS
+/// settings (for https only) and, for a pinned host, the public keys its certificate must have.
+struct ConnectionOptions: Hashable {
+    var proxy: Proxy?
+    /// Without pins: those that apply are in `pinnedDigests`.
+    var tls: TLSSettings
+    var pinnedDigests: Set<String>?
+
+    init(_ request: TransportRequest) {
+        proxy = request.proxy
+        let secure = request.head.scheme?.lowercased() == "https"
+        var tls = secure ? request.tls : TLSSettings()
+        pinnedDigests = secure ? tls.pins?.activeDigests(for: Self.host(of: request.head.authority ?? "")) : nil
+        tls.pins = nil
+        self.tls = tls
+    }
+
+    var isDefault: Bool { proxy == nil && tls.isDefault && pinnedDigests == nil }
+
+    /// `authority` without its port.
+    static func host(of authority: String) -> String {
+        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
+            return String(authority[authority.index(after: authority.startIndex)..<close])
+        }
+        return String(authority.split(separator: ":", maxSplits: 1).first ?? "")
+    }
+
+    /// `authority` as host and port (`defaultPort` when it names none); `nil` for a bad port.
+    static func hostAndPort(of authority: String, defaultPort: Int) -> (String, Int)? {
+        let host = host(of: authority)
+        let rest = authority.hasPrefix("[") ? authority.drop { $0 != "]" }.dropFirst() : authority.drop { $0 != ":" }
+        guard rest.hasPrefix(":") else { return (host, defaultPort) }
+        guard let port = Int(rest.dropFirst()), (1...65_535).contains(port) else { return nil }
+        return (host, port)
+    }
+
+    /// `base` with these options.
+    func applied(to base: HTTPClient.Configuration) throws(APIError) -> HTTPClient.Configuration {
+        var settings = base
+        if let proxy {
+            settings.proxy = .server(
+                host: proxy.host, port: proxy.port,
+                authorization: proxy.credentials.map { .basic(username: $0.username, password: $0.password) })
+        }
+        guard !tls.isDefault || pinnedDigests != nil else { return settings }
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        do {
+            switch tls.trustRoots {
+            case .system: break
+            case .adding(let roots): configuration.additionalTrustRoots = [.certificates(try roots.map(Self.certificate))]
+            case .only(let roots): configuration.trustRoots = .certificates(try roots.map(Self.certificate))
+            }
+            if let identity = tls.clientIdentity {
+                configuration.certificateChain = try identity.certificateChain.map { .certificate(try Self.certificate($0)) }
+                configuration.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(identity.privateKeyPEM.utf8), format: .pem))
+            }
+        } catch {
+            throw APIError(.invalidRequest, localized: "configuration.tls holds a certificate or key that TLS cannot use: \(error)", underlyingError: error)
+        }
+        configuration.minimumTLSVersion = tls.minimumVersion == .tls13 ? .tlsv13 : .tlsv12
+        settings.tlsConfiguration = configuration
+        settings.httpVersion = tls.allowsHTTP2 ? .automatic : .http1Only
+        if let pinnedDigests {
+            // AsyncHTTPClient's only hook between the handshake and the first request: a
+            // connection whose key is not pinned never carries a byte of a request.
+            let check: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
+                channel.pipeline.handler(type: NIOSSLHandler.self).flatMapThrowing { handler in
+                    guard let certificate = handler.peerCertificate,
+                        let spki = try? certificate.extractPublicKey().toSPKIBytes(),
+                        pinnedDigests.contains(CertificatePins.digest(ofSubjectPublicKeyInfo: spki))
+                    else { throw PinMismatch() }
+                }
+            }
+            settings.http1_1ConnectionDebugInitializer = check
+            settings.http2ConnectionDebugInitializer = check
+        }
+        return settings
+    }
+
+    private static func certificate(_ certificate: TLSCertificate) throws -> NIOSSLCertificate {
+        try NIOSSLCertificate(bytes: Array(certificate.der), format: .der)
+    }
+}
+
+/// The server's certificate has none of the keys pinned for its host.
+struct PinMismatch: Error {}
+
+/// Why a server's certificate did not verify, found by looking at what it presents.
+enum CertificateDiagnosis {
+    /// Connects to `host`, reads the certificates the server presents and ends the handshake
+    /// before anything is sent; `true` when one of them is outside its validity period. Gives up
+    /// (`false`) after five seconds.
+    static func presentsCertificateOutsideValidity(host: String, port: Int, group: any EventLoopGroup) async -> Bool {
+        let presented = NIOLockedValueBox<[NIOSSLCertificate]>([])
+        guard let context = try? NIOSSLContext(configuration: .makeClientConfiguration()) else { return false }
+        let isAddress = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
+        let bootstrap = ClientBootstrap(group: group)
+            .connectTimeout(.seconds(5))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let handler = try NIOSSLClientHandler(
+                        context: context, serverHostname: isAddress ? nil : host,
+                        customVerificationCallback: { certificates, promise in
+                            presented.withLockedValue { $0 = certificates }
+                            promise.succeed(.failed)
+                        })
+                    try channel.pipeline.syncOperations.addHandler(handler)
+                }
+            }
+        do {
+            let channel = try await bootstrap.connect(host: host, port: port).get()
+            let timer = channel.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
+            try? await channel.closeFuture.get()
+            timer.cancel()
+        } catch {
+            return false
+        }
+        let now = time_t(Date().timeIntervalSince1970.rounded(.down))
+        return presented.withLockedValue { certificates in
+            certificates.contains { $0.notValidAfter < now || $0.notValidBefore > now }
+        }
     }
 }
 

@@ -104,12 +104,13 @@ public final class AsyncHTTPClientTransport: Transport {
         }
         let response: HTTPClientResponse
         do {
-            response = try await owner.client(through: request.proxy).execute(outbound, deadline: .distantFuture)
+            response = try await owner.client(for: request).execute(outbound, deadline: .distantFuture)
         } catch {
-            throw Self.classify(error, authority: head.authority, proxy: request.proxy) ?? error
+            throw await failure(error, request: request)
         }
         return TransportResponse(
-            head: Self.responseHead(response.status, response.headers), body: ResponseBodyStream(ByteBufferChunks(body: response.body)))
+            head: Self.responseHead(response.status, response.headers), body: ResponseBodyStream(ByteBufferChunks(body: response.body)),
+            httpVersion: Self.harVersion(response.version))
     }
 
     /// Reads head and body in one step on the event loop, under the deadline.
@@ -120,7 +121,7 @@ public final class AsyncHTTPClientTransport: Transport {
             headers: Self.nioHeaders(head.headerFields),
             body: request.body?.inMemoryData.map { .byteBuffer(ByteBuffer(bytes: $0)) })
         let delegate = CollectingDelegate(limit: limit, progress: request.receiveProgress)
-        let task = try owner.client(through: request.proxy).execute(
+        let task = try owner.client(for: request).execute(
             request: outbound, delegate: delegate, deadline: Self.nioDeadline(request.deadline))
         let (responseHead, buffer): (HTTPResponseHead, ByteBuffer)
         do {
@@ -138,15 +139,18 @@ public final class AsyncHTTPClientTransport: Transport {
             // body that fails as it did, so the caller's error still holds status and headers.
             guard let arrived = delegate.arrivedHead else {
                 if error is APIError { throw error }
-                throw Self.classify(error, authority: head.authority, proxy: request.proxy) ?? error
+                throw await failure(error, request: request)
             }
             var failure = APIError.wrap(error, request: nil)
             if failure.code == .transport, !(error is APIError) { failure.text = "the connection broke while the body arrived: \(error)" }
             failure.responseStarted = true
-            return TransportResponse(head: Self.responseHead(arrived.status, arrived.headers), body: ResponseBodyStream(failing: failure))
+            return TransportResponse(
+                head: Self.responseHead(arrived.status, arrived.headers), body: ResponseBodyStream(failing: failure),
+                httpVersion: Self.harVersion(arrived.version))
         }
         return TransportResponse(
-            head: Self.responseHead(responseHead.status, responseHead.headers), body: ResponseBodyStream(data: Data(buffer.readableBytesView)))
+            head: Self.responseHead(responseHead.status, responseHead.headers), body: ResponseBodyStream(data: Data(buffer.readableBytesView)),
+            httpVersion: Self.harVersion(responseHead.version))
     }
 
     /// A continuous-clock instant as NIO's deadline, clamped so that no arithmetic can overflow.
@@ -173,6 +177,26 @@ public final class AsyncHTTPClientTransport: Transport {
         return HTTPResponse(status: HTTPResponse.Status(code: Int(status.code), reasonPhrase: status.reasonPhrase), headerFields: fields)
     }
 
+    /// A protocol version as HAR writes it.
+    static func harVersion(_ version: HTTPVersion) -> String {
+        version.major >= 2 ? "HTTP/\(version.major)" : "HTTP/\(version.major).\(version.minor)"
+    }
+
+    /// ``classify(_:authority:proxy:)``, and for a chain that did not verify, a look at why: a
+    /// second handshake that only reads the server's certificates tells an expired certificate
+    /// from an untrusted one (AsyncHTTPClient does not say which check failed).
+    private func failure(_ error: any Error, request: TransportRequest) async -> any Error {
+        guard var classified = Self.classify(error, authority: request.head.authority, proxy: request.proxy) else { return error }
+        if classified.code == .certificateUntrusted, request.proxy == nil, let authority = request.head.authority,
+            let (host, port) = ConnectionOptions.hostAndPort(of: authority, defaultPort: 443),
+            await CertificateDiagnosis.presentsCertificateOutsideValidity(host: host, port: port, group: owner.client.eventLoopGroup)
+        {
+            classified.code = .certificateExpired
+            classified.text = "the certificate of \(authority) has expired or is not valid yet" as LocalizedMessage
+        }
+        return classified
+    }
+
     /// AsyncHTTPClient's failures in words, with what is known of delivery: a refused or
     /// unreachable connection and a failed TLS handshake sent nothing; TLS trust failures are
     /// ``APIError/Code/tls``. `nil` for anything else (mapped later as a transport failure that
@@ -197,7 +221,18 @@ public final class AsyncHTTPClientTransport: Transport {
             default:
                 return APIError(.transport, localized: "the connection failed (\(String(cString: strerror(error.errnoCode)))) (\(host))", underlyingError: error)
             }
+        case let error as PinMismatch:
+            return .notSent(
+                .certificatePinMismatch, "the certificate of \(host) has none of the public keys pinned for it (configuration.tls.pins)",
+                underlyingError: error)
+        case let error as NIOSSLExtraError where error == .failedToValidateHostname:
+            return .notSent(.certificateHostMismatch, "the certificate of \(host) is valid, but for another host name", underlyingError: error)
         case let error as NIOSSLError:
+            if case .handshakeFailed(let reason) = error, "\(reason)".contains("CERTIFICATE_VERIFY_FAILED") {
+                return .notSent(
+                    .certificateUntrusted, "the certificate of \(host) does not lead to a trusted root (configuration.tls.trustRoots)",
+                    underlyingError: error)
+            }
             return .notSent(.tls, "TLS with \(host) failed: \(error); the server's certificate or handshake was refused", underlyingError: error)
         case let error as NIOSSLExtraError:
             return .notSent(.tls, "TLS with \(host) failed: \(error)", underlyingError: error)

@@ -100,13 +100,17 @@ public struct TransportRequest: Sendable {
     /// or `nil` to connect directly. A transport that cannot use a proxy throws
     /// ``APIError/Code/invalidRequest`` rather than connecting around it.
     public var proxy: Proxy?
+    /// How to trust the server and identify the client over TLS
+    /// (``APIClient/Configuration/tls``). A transport that cannot apply settings other than the
+    /// defaults throws ``APIError/Code/invalidRequest`` rather than connecting with weaker ones.
+    public var tls: TLSSettings
 
     /// Creates a request.
     public init(
         head: HTTPRequest, body: HTTPBody? = nil, bodyReading: BodyReading = .stream,
         deadline: ContinuousClock.Instant? = nil,
         receiveProgress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)? = nil,
-        proxy: Proxy? = nil
+        proxy: Proxy? = nil, tls: TLSSettings = TLSSettings()
     ) {
         self.head = head
         self.body = body
@@ -114,6 +118,7 @@ public struct TransportRequest: Sendable {
         self.deadline = deadline
         self.receiveProgress = receiveProgress
         self.proxy = proxy
+        self.tls = tls
     }
 }
 
@@ -123,11 +128,14 @@ public struct TransportResponse: Sendable {
     public var head: HTTPResponse
     /// The body, read as it arrives.
     public var body: ResponseBodyStream
+    /// The protocol the response came over, as HAR writes it: `HTTP/1.1` or `HTTP/2`.
+    public var httpVersion: String
 
     /// Creates a response.
-    public init(head: HTTPResponse, body: ResponseBodyStream) {
+    public init(head: HTTPResponse, body: ResponseBodyStream, httpVersion: String = "HTTP/1.1") {
         self.head = head
         self.body = body
+        self.httpVersion = httpVersion
     }
 }
 

@@ -109,6 +109,21 @@ public final class URLSessionTransport: Transport {
                 "URLSessionTransport on Linux cannot go through the proxy \(proxy) (FoundationNetworking ignores proxy settings); use AsyncHTTPClientTransport, the default on Linux")
         }
         #endif
+        // Trust roots, client certificates, pins and a minimum version are not applied to
+        // URLSession yet: refuse rather than connect with weaker checks than the ones configured.
+        var tls = transportRequest.tls
+        tls.allowsHTTP2 = true  // URLSession negotiates by itself; nothing weaker either way
+        if transportRequest.head.scheme?.lowercased() == "https", !tls.isDefault {
+            #if canImport(FoundationNetworking)
+            throw APIError.notSent(
+                .invalidRequest,
+                "URLSessionTransport does not apply configuration.tls (trust roots, client certificates, pins, minimum version) yet; use AsyncHTTPClientTransport")
+            #else
+            throw APIError.notSent(
+                .invalidRequest,
+                "URLSessionTransport does not apply configuration.tls (trust roots, client certificates, pins, minimum version) on this platform yet")
+            #endif
+        }
         let (session, delegate) = session(through: transportRequest.proxy)
         let task = session.dataTask(with: urlRequest)
         let taskBox = TaskBox(task)

@@ -1,0 +1,70 @@
+import ArgumentParser
+import Callsign
+import Foundation
+
+/// `--cacert`, `--cert`/`--key`, `--pinnedpubkey` (and `--pin`), `--tlsv1.3`, `--http1.1` and
+/// `--http2`, named as curl names them. There is deliberately no `--insecure`: trust a private
+/// CA with `--cacert` instead of trusting everyone.
+struct TLSOptions: ParsableArguments {
+    @Option(name: .customLong("cacert"), help: .localized("Trust only the certificate authorities in this PEM file (a private CA), not the system's."))
+    var authorityFile: String?
+
+    @Option(name: .customLong("cert"), help: .localized("A client certificate (PEM) for servers that ask for one (mutual TLS); with --key."))
+    var certificateFile: String?
+
+    @Option(name: .customLong("key"), help: .localized("The private key (PEM) of --cert."))
+    var keyFile: String?
+
+    @Option(
+        name: .customLong("pinnedpubkey"),
+        help: .localized("Accept the server only if its certificate has one of these public keys: sha256//BASE64[;sha256//BASE64…], as curl writes them."))
+    var pinnedKeys: String?
+
+    @Option(name: .customLong("pin"), help: .localized("A public-key pin, sha256/BASE64; repeat it for backup keys."))
+    var pins: [String] = []
+
+    @Flag(name: .customLong("tlsv1.3"), help: .localized("Refuse servers that cannot speak TLS 1.3."))
+    var requiresTLS13 = false
+
+    @Flag(name: .customLong("http1.1"), help: .localized("Use HTTP/1.1 even where the server offers HTTP/2."))
+    var http1 = false
+
+    @Flag(name: .customLong("http2"), help: .localized("Let TLS negotiate HTTP/2 where the server offers it (the default)."))
+    var http2 = false
+
+    func validate() throws {
+        if http1 && http2 { throw ValidationError(localized("--http1.1 and --http2 cannot be used together")) }
+        if (certificateFile == nil) != (keyFile == nil) { throw ValidationError(localized("--cert and --key go together")) }
+    }
+
+    /// The TLS settings these options ask for.
+    func settings() throws -> TLSSettings {
+        var settings = TLSSettings()
+        if let authorityFile {
+            settings.trustRoots = .only(try TLSCertificate.load(pemFile: URL(fileURLWithPath: authorityFile)))
+        }
+        if let certificateFile, let keyFile {
+            settings.clientIdentity = try TLSClientIdentity(
+                certificatePEM: try Self.read(certificateFile, option: "--cert"), privateKeyPEM: try Self.read(keyFile, option: "--key"))
+        }
+        // curl's list separates pins with `;` and writes `sha256//`; Callsign's pins are `sha256/`.
+        let curlPins = (pinnedKeys ?? "").split(separator: ";").map { piece -> String in
+            let pin = piece.trimmingCharacters(in: .whitespaces)
+            return pin.hasPrefix("sha256//") ? "sha256/" + pin.dropFirst("sha256//".count) : pin
+        }
+        let all = pins + curlPins
+        // One command calls one host: its pins apply to whichever host that is.
+        if !all.isEmpty { settings.pins = try CertificatePins(["*": all]) }
+        if requiresTLS13 { settings.minimumVersion = .tls13 }
+        settings.allowsHTTP2 = !http1
+        return settings
+    }
+
+    private static func read(_ path: String, option: String) throws -> String {
+        do {
+            return try String(contentsOf: URL(fileURLWithPath: path), encoding: .utf8)
+        } catch {
+            throw cliError(.invalidRequest, "\(option): \(path) cannot be read", underlyingError: error)
+        }
+    }
+}
