@@ -163,9 +163,9 @@ extension APIClient {
         public init() {}
 
         /// Creates the default configuration adjusted by `configure`.
-        public init(_ configure: (inout Configuration) -> Void) {
+        public init<Failure: Error>(_ configure: (inout Configuration) throws(Failure) -> Void) throws(Failure) {
             self.init()
-            configure(&self)
+            try configure(&self)
         }
 
         /// A copy adjusted by `configure`.

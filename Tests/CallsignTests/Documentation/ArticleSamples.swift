@@ -125,6 +125,15 @@ enum ArticleSamples {
         _ = (client, configuration)
     }
 
+    static func tls(privateCA: URL, certificate: String, key: String, currentKeyPin: String, backupKeyPin: String, pinsExpire: Date) throws {
+        let client = try APIClient(configuration: .init {
+            $0.tls.trustRoots = .adding(try TLSCertificate.load(pemFile: privateCA))
+            $0.tls.clientIdentity = try TLSClientIdentity(certificatePEM: certificate, privateKeyPEM: key)
+            $0.tls.pins = try CertificatePins(["api.example.com": [currentKeyPin, backupKeyPin]], expires: pinsExpire)
+        })
+        _ = client
+    }
+
     static func pipeline(definitions: APIDefinitions) {
         let client = APIClient(definitions: definitions, configuration: .init {
             $0.common.parameters = { tag in tag == "system1" ? ["app": "surf"] : [:] }
