@@ -72,6 +72,7 @@ struct DemoTour {
         try await mockAndCacheSteps(definitions: definitions)
         let servedBefore = try await offlineSteps(definitions: definitions)
         try await downloadSteps(client: client)
+        try await tlsStep()
         step("Recording: the main client wrote every exchange to a HAR file (secrets redacted)")
         say("\(recorder.count) exchanges in \(recorder.fileURL.path)")
         say("open it in a browser's developer tools, or replay it: callsign call … --mock \(recorder.fileURL.lastPathComponent)")
@@ -313,6 +314,36 @@ struct DemoTour {
         let verdict = identical ? localized("yes") : localized("NO")
         say("saved \(archive.lastPathComponent): \(ByteCount.text(Int64(size))), identical to the server's bytes: \(verdict)")
 
+    }
+
+    /// HTTPS on a second demo server: a private CA, a pinned key, HTTP/2 by ALPN.
+    private mutating func tlsStep() async throws {
+        step("HTTPS: a private CA, a pinned public key, and HTTP/2 negotiated by ALPN")
+        let certificates = try TestCertificates()
+        let authority = try TLSCertificate.load(pem: certificates.authority.certificatePEM)
+        try await TestServer.withRunning(tls: .init(identity: certificates.localhost)) { secure in
+            let pinned = try APIClient(configuration: .init {
+                $0.baseURL = secure.baseURL
+                $0.tls.trustRoots = .only(authority)
+                $0.tls.pins = try CertificatePins([secure.host: [certificates.localhost.pin]])
+            })
+            let versions = try await withThrowingTaskGroup(of: String.self) { group in
+                for index in 1...3 { group.addTask { try await pinned.get("anything/\(index)").send().httpVersion } }
+                return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+            }
+            say("pin: \(certificates.localhost.pin)")
+            say("3 calls to \(secure.baseURL.absoluteString) over \(versions.sorted().joined(separator: ", ")), on \(secure.connectionCount) connection")
+            let before = secure.requests.count
+            let strict = try APIClient(configuration: .init {
+                $0.baseURL = secure.baseURL
+                $0.tls.trustRoots = .only(authority)
+                $0.tls.pins = try CertificatePins([secure.host: [certificates.authority.pin]])
+            })
+            if let error = await Self.failure({ () async throws(APIError) in _ = try await strict.get("get").send() }) {
+                say("✗ \(error.code): \(error.message)")
+            }
+            say("requests sent over the refused connection: \(secure.requests.count - before)")
+        }
     }
 
     private mutating func step(_ title: LocalizedMessage) {

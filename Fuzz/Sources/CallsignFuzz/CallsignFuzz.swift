@@ -107,6 +107,24 @@ let targets: [FuzzTarget] = [
         let value = AcceptLanguage(lines).headerValue ?? ""
         precondition(value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }, "Accept-Language must be a valid header value")
     },
+    // PEM certificate files, pins and the messages' templates: TLS settings read from files and
+    // command lines, and the localized sentences whose values come from servers.
+    FuzzTarget(name: "tls-text") { data in
+        let text = String(decoding: data, as: UTF8.self)
+        if let certificates = try? TLSCertificate.load(pem: text) {
+            precondition(!certificates.isEmpty && certificates.count <= PEMBlocks.maximumBlocks)
+        }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        if let pins = try? CertificatePins(["h": Array(lines.prefix(4))]) {
+            precondition(pins.hosts["h"]?.allSatisfy { Data(base64Encoded: $0)?.count == 32 } ?? true)
+        }
+        _ = ConnectionOptions.hostAndPort(of: text, defaultPort: 443)
+        // Templates are Callsign's own; values come from servers and must never be read as placeholders.
+        let values = Array(lines.dropFirst().prefix(4))
+        let filled = LocalizedMessage.fill("<%@|%@|%@|%@>", with: values)
+        precondition(filled == "<" + (values + Array(repeating: "", count: 4 - values.count)).joined(separator: "|") + ">")
+        _ = MessageLanguage.choose(fromEnvironment: ["LANG": lines.first ?? "", "LANGUAGE": lines.last ?? ""])
+    },
     // HTTP Archive files, as HAR replay reads them.
     FuzzTarget(name: "har") { data in
         _ = try? HARReplay(data: data)
