@@ -65,6 +65,14 @@ extension APIClient {
         /// configuration.tls.clientIdentity = try TLSClientIdentity(certificatePEM: cert, privateKeyPEM: key)
         /// ```
         public var tls: TLSSettings = TLSSettings()
+        /// The cookie jar: `Set-Cookie` answers are stored and `Cookie` sent back as RFC 6265
+        /// says, on every transport. Default `nil`: no cookies are kept (URLSession's own cookie
+        /// handling is always off, so there is never a second jar).
+        ///
+        /// ```swift
+        /// configuration.cookies = CookieJar()
+        /// ```
+        public var cookies: CookieJar? = nil
 
         // MARK: Reliability
 

@@ -167,6 +167,8 @@ public struct MiddlewareStage: Hashable, Sendable, CustomStringConvertible {
     public static let redirects = MiddlewareStage("redirects")
     /// Authentication.
     public static let authentication = MiddlewareStage("authentication")
+    /// The cookie jar: `Cookie` out, `Set-Cookie` in, on every redirect hop.
+    public static let cookies = MiddlewareStage("cookies")
     /// The HTTP cache.
     public static let cache = MiddlewareStage("cache")
     /// Each attempt's span, log lines and HAR entry.
@@ -188,8 +190,8 @@ public struct MiddlewareStage: Hashable, Sendable, CustomStringConvertible {
 
     /// The built-in stages in chain order.
     public static let order: [MiddlewareStage] = [
-        .observability, .commonParameters, .clientInfo, .offline, .deadline, .retry, .redirects, .authentication, .cache,
-        .recording, .timeout, .body, .decompression, .encoding, .preProcess, .mocks, .transport,
+        .observability, .commonParameters, .clientInfo, .offline, .deadline, .retry, .redirects, .authentication, .cookies,
+        .cache, .recording, .timeout, .body, .decompression, .encoding, .preProcess, .mocks, .transport,
     ]
 
     public var description: String { name }

@@ -94,6 +94,9 @@ struct Pipeline: Sendable {
         if let cache = configuration.cache {
             stages[.cache] = CacheMiddleware(cache: cache, factory: factory)
         }
+        if let cookies = configuration.cookies {
+            stages[.cookies] = CookieStage(jar: cookies)
+        }
         stages[.recording] = RecordingStage(telemetry: telemetry, recorder: observability.recorder)
         stages[.timeout] = TimeoutStage(
             attempt: configuration.timeouts.attempt, transportEnforcesDeadlines: transport.enforcesDeadlines)

@@ -36,11 +36,16 @@ public final class URLSessionTransport: Transport {
     /// Creates a transport with its own session.
     ///
     /// - Parameter configuration: the session configuration. Default `.ephemeral` (no cookies,
-    ///   cache or credentials on disk; Callsign brings its own cache).
+    ///   cache or credentials on disk; Callsign brings its own cache). Its URL cache and cookie
+    ///   handling are switched off: Callsign's cache and cookie jar are the only ones.
     public init(configuration: URLSessionConfiguration = .ephemeral) {
         let configuration = configuration
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        // One jar: Callsign's (configuration.cookies). URLSession neither sends nor stores cookies.
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
         delegate = SessionDelegate(proxyCredentials: nil)
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
         proxied = Mutex(ProxiedSessions(configuration: configuration))

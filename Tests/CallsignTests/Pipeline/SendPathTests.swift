@@ -187,7 +187,7 @@ struct SendPathTests {
         #expect(
             MiddlewareStage.order.map(\.description) == [
                 "observability", "commonParameters", "clientInfo", "offline", "deadline", "retry", "redirects", "authentication",
-                "cache", "recording", "timeout", "body", "decompression", "encoding", "preProcess", "mocks", "transport",
+                "cookies", "cache", "recording", "timeout", "body", "decompression", "encoding", "preProcess", "mocks", "transport",
             ])
     }
 }
