@@ -13,11 +13,13 @@ shift || true
 root="$(cd .. && pwd)"
 scratch="$root/.build-fuzz"
 
+# The build plan of a path dependency is not refreshed when Callsign gains a file: drop it.
+rm -f "$scratch/debug.yaml"
 swift build --package-path . --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address >&2
 binary="$scratch/debug/CallsignFuzz"
 
 targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then targets=(http-fields definitions path-template envelope content-decoding har json-text proxy-settings tls-text); fi
+if [ ${#targets[@]} -eq 0 ]; then targets=(http-fields definitions path-template envelope content-decoding har json-text proxy-settings tls-text cookies); fi
 
 # Swift's backtracer would hold every crash for 30 s; libFuzzer reports crashes itself.
 export SWIFT_BACKTRACE=enable=no

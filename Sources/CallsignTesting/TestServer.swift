@@ -157,15 +157,43 @@ public final class TestServer: Sendable {
         try await runThenStop(try await start(host: host, tls: tls), body)
     }
 
-    private init(host: String, listener: any Channel, scheme: String) throws {
+    /// Starts a plain HTTP server on a Unix domain socket at `path` (which must not exist);
+    /// its ``baseURL`` is `http+unix://<percent-encoded path>/`, and ``port`` is `0`.
+    ///
+    /// ```swift
+    /// let server = try await TestServer.start(unixSocketPath: folder.appendingPathComponent("api.sock").path)
+    /// ```
+    public static func start(unixSocketPath path: String) async throws -> TestServer {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false) { child in
+                child.eventLoop.makeCompletedFuture {
+                    try child.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    return try Connection(wrappingChannelSynchronously: child)
+                }
+            }
+        let encoded = path.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? path
+        let server = try TestServer(host: path, listener: channel.channel, baseURL: "http+unix://\(encoded)/")
+        server.serve(channel) { connection, _ in await server.handle(connection) }
+        return server
+    }
+
+    private convenience init(host: String, listener: any Channel, scheme: String) throws {
         guard let port = listener.localAddress?.port else {
             listener.close(promise: nil)
             throw TestServerError("the server did not report its port")
         }
+        let printableHost = host.contains(":") ? "[\(host)]" : host
+        try self.init(host: host, listener: listener, baseURL: "\(scheme)://\(printableHost):\(port)/", port: port)
+    }
+
+    private init(host: String, listener: any Channel, baseURL: String, port: Int = 0) throws {
         self.host = host
         self.port = port
-        let printableHost = host.contains(":") ? "[\(host)]" : host
-        self.baseURL = URL(string: "\(scheme)://\(printableHost):\(port)/") ?? URL(fileURLWithPath: "/")
+        guard let url = URL(string: baseURL) else {
+            listener.close(promise: nil)
+            throw TestServerError("the server's address \(baseURL) is not a URL")
+        }
+        self.baseURL = url
         self.listener = listener
         self.state = Mutex(State())
         self.serving = Mutex(nil)

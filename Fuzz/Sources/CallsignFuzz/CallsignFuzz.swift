@@ -125,6 +125,20 @@ let targets: [FuzzTarget] = [
         precondition(filled == "<" + (values + Array(repeating: "", count: 4 - values.count)).joined(separator: "|") + ">")
         _ = MessageLanguage.choose(fromEnvironment: ["LANG": lines.first ?? "", "LANGUAGE": lines.last ?? ""])
     },
+    // Set-Cookie fields as a hostile server sends them, and the Cookie header built back.
+    FuzzTarget(name: "cookies") { data in
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let jar = CookieJar()
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        for host in ["https://a.example.com/x/y", "http://127.0.0.1:8080/"] {
+            guard let url = URL(string: host) else { continue }
+            jar.store(setCookie: Array(lines.prefix(64)), from: url, now: now)
+            if let header = jar.cookieHeader(for: url, now: now) {
+                precondition(HTTPField.isValidValue(header), "the Cookie header must be a valid field value")
+            }
+        }
+        precondition(jar.all(now: now).count <= CookieJar.maximumCookiesPerDomain * 2)
+    },
     // HTTP Archive files, as HAR replay reads them.
     FuzzTarget(name: "har") { data in
         _ = try? HARReplay(data: data)

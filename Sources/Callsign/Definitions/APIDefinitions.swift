@@ -239,9 +239,9 @@ enum BaseURLRule {
     /// Why a base URL is unusable, or `nil` if it is fine.
     static func problem(with url: URL) -> LocalizedMessage? {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https"
+            URLScheme.isSupported(components.scheme)
         else {
-            return "the base URL \"\(url.absoluteString)\" must start with http:// or https://" as LocalizedMessage
+            return "the base URL \"\(url.absoluteString)\" must start with http://, https:// or http+unix://" as LocalizedMessage
         }
         guard let host = components.percentEncodedHost, !host.isEmpty else {  // no IDNA work per request
             return "the base URL \"\(url.absoluteString)\" has no host" as LocalizedMessage

@@ -79,7 +79,9 @@ struct RedirectMiddleware: Middleware {
                 let from = URL(string: current.path)
             else { return response }
             guard let target = URL(string: location, relativeTo: from)?.absoluteURL,
-                let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
+                let scheme = target.scheme?.lowercased(), URLScheme.isSupported(scheme), target.host != nil,
+                // A socket path is this machine's: only a server on a socket may send there.
+                !URLScheme.isUnixSocket(scheme) || URLScheme.isUnixSocket(from.scheme)
             else {
                 throw APIError(.redirect, localized: "the server redirected to \"\(location)\", which is not an http(s) URL", response: response)
             }

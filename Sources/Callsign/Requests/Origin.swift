@@ -20,3 +20,20 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
 
     var description: String { "\(scheme)://\(host):\(port)" }
 }
+
+/// The URL schemes Callsign sends requests to: `http`, `https`, and `http+unix`/`https+unix`
+/// for a server on a Unix domain socket (the Docker API), whose host is the percent-encoded
+/// socket path: `http+unix://%2Fvar%2Frun%2Fdocker.sock/v1.45/containers/json`.
+enum URLScheme {
+    static let supported: Set<String> = ["http", "https", "http+unix", "https+unix"]
+
+    /// Whether `scheme` (lower-cased) is one Callsign can send to.
+    static func isSupported(_ scheme: String?) -> Bool {
+        scheme.map { supported.contains($0.lowercased()) } ?? false
+    }
+
+    /// Whether `scheme` reaches its server over a Unix domain socket.
+    static func isUnixSocket(_ scheme: String?) -> Bool {
+        scheme?.lowercased().hasSuffix("+unix") ?? false
+    }
+}

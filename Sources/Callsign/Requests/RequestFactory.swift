@@ -345,8 +345,8 @@ struct RequestFactory: Sendable {
     private static let baseTargets = BoundedCache<String, Target>()
 
     private static func target(from components: URLComponents, described: String) throws(APIError) -> Target {
-        guard let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            throw APIError(.invalidRequest, localized: "the URL \"\(described)\" must use http or https")
+        guard let scheme = components.scheme?.lowercased(), URLScheme.isSupported(scheme) else {
+            throw APIError(.invalidRequest, localized: "the URL \"\(described)\" must use http, https or http+unix")
         }
         guard var host = components.percentEncodedHost, !host.isEmpty else {
             throw APIError(.invalidRequest, localized: "the URL \"\(described)\" has no host")

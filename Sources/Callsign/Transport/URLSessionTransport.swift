@@ -114,6 +114,10 @@ public final class URLSessionTransport: Transport {
                 "URLSessionTransport on Linux cannot go through the proxy \(proxy) (FoundationNetworking ignores proxy settings); use AsyncHTTPClientTransport, the default on Linux")
         }
         #endif
+        if URLScheme.isUnixSocket(transportRequest.head.scheme) {
+            throw APIError.notSent(
+                .invalidRequest, "URLSessionTransport cannot reach a Unix domain socket (\(transportRequest.head.authority ?? "")); use AsyncHTTPClientTransport")
+        }
         // Trust roots, client certificates, pins and a minimum version are not applied to
         // URLSession yet: refuse rather than connect with weaker checks than the ones configured.
         var tls = transportRequest.tls
