@@ -218,8 +218,8 @@ public struct APIError: BoxedFields, Error, Sendable {
     }
 
     /// A failure before the request could be written: connect refused, no host, no route.
-    static func notSent(_ code: Code, _ message: LocalizedMessage, underlyingError: (any Error)? = nil) -> APIError {
-        var error = APIError(code, localized: message, underlyingError: underlyingError)
+    static func notSent(_ code: Code, _ message: LocalizedMessage, request: Request? = nil, underlyingError: (any Error)? = nil) -> APIError {
+        var error = APIError(code, localized: message, request: request, underlyingError: underlyingError)
         error.requestSent = false
         return error
     }
@@ -272,17 +272,16 @@ extension APIError {
                 return APIError(.cancelled, localized: "the call was cancelled", request: request, underlyingError: error)
             case .timedOut:
                 return APIError(.timedOut, localized: "the server did not answer in time", request: request, underlyingError: error)
-            case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
-                .serverCertificateHasUnknownRoot, .clientCertificateRejected, .clientCertificateRequired, .secureConnectionFailed:
-                var tls = APIError(.tls, localized: "TLS failed (\(urlError.code.rawValue)): the server's certificate or handshake was refused", request: request, underlyingError: error)
-                tls.requestSent = false
-                return tls
+            case .serverCertificateUntrusted, .serverCertificateHasUnknownRoot:
+                return .notSent(.certificateUntrusted, "the server's certificate does not lead to a trusted root (\(urlError.code.rawValue))", request: request, underlyingError: error)
+            case .serverCertificateHasBadDate, .serverCertificateNotYetValid:
+                return .notSent(.certificateExpired, "the server's certificate has expired or is not valid yet (\(urlError.code.rawValue))", request: request, underlyingError: error)
+            case .clientCertificateRejected, .clientCertificateRequired, .secureConnectionFailed:
+                return .notSent(.tls, "TLS failed (\(urlError.code.rawValue)): the server's certificate or handshake was refused", request: request, underlyingError: error)
             case .unknown where Self.describesTLS(urlError):
                 // FoundationNetworking on Linux reports libcurl's TLS failures as "unknown",
                 // with OpenSSL's words in the description.
-                var tls = APIError(.tls, localized: "TLS failed: \(urlError.localizedDescription)", request: request, underlyingError: error)
-                tls.requestSent = false
-                return tls
+                return .notSent(Self.tlsCode(describedBy: Self.describe(urlError)), "TLS failed: \(Self.describe(urlError))", request: request, underlyingError: error)
             case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet:
                 var unreachable = APIError(.transport, localized: "the server could not be reached (\(urlError.code.rawValue))", request: request, underlyingError: error)
                 unreachable.requestSent = false
@@ -297,8 +296,25 @@ extension APIError {
     }
 
     private static func describesTLS(_ error: URLError) -> Bool {
-        let text = error.localizedDescription
-        return text.contains("SSL routines") || text.contains("OpenSSL") || text.contains("TLS") || text.contains("certificate")
+        let text = describe(error)
+        return text.contains("SSL") || text.contains("OpenSSL") || text.contains("TLS") || text.contains("certificate")
+    }
+
+    /// What FoundationNetworking says of a failure: its own description, else its underlying error's.
+    private static func describe(_ error: URLError) -> String {
+        let underlying = (error.userInfo[NSUnderlyingErrorKey] as? NSError)?.userInfo[NSLocalizedDescriptionKey] as? String
+        return (error.userInfo[NSLocalizedDescriptionKey] as? String) ?? underlying ?? error.localizedDescription
+    }
+
+    /// The certificate error OpenSSL's words name (libcurl on Linux), else ``Code/tls``.
+    private static func tlsCode(describedBy text: String) -> Code {
+        let text = text.lowercased()
+        if text.contains("has expired") || text.contains("not yet valid") { return .certificateExpired }
+        if text.contains("self-signed") || text.contains("self signed") || text.contains("local issuer") || text.contains("unknown ca") {
+            return .certificateUntrusted
+        }
+        if text.contains("subject name") || text.contains("does not match target host") { return .certificateHostMismatch }
+        return .tls
     }
 
     /// Maps an error from user code (a hook, a middleware) into an ``APIError``.

@@ -268,3 +268,24 @@ struct TLSCommandTests {
         }
     }
 }
+
+@Suite("TLS on URLSession (FoundationNetworking on Linux)", .timeLimit(.minutes(1)))
+struct URLSessionTLSTests {
+    @Test("a certificate from an unknown authority is certificateUntrusted on URLSession too, never retried")
+    func untrusted() async throws {
+        let certificates = try #require(TLSTests.certificates)
+        for identity in [certificates.localhost, certificates.selfSigned] {
+            try await TestServer.withRunning(tls: .init(identity: identity)) { server in
+                let client = APIClient(
+                    configuration: .init {
+                        $0.baseURL = server.baseURL
+                        $0.retry = RetryPolicy(maximumAttempts: 4, baseDelay: .milliseconds(1))
+                    }, transport: TransportKind.urlSession.make())
+                let error = await #expect(throws: APIError.self) { _ = try await client.get("get").send() }
+                #expect(error?.code == .certificateUntrusted, "\(String(describing: error))")
+                #expect(error?.requestSent == false)
+                #expect(server.requests.isEmpty)
+            }
+        }
+    }
+}
