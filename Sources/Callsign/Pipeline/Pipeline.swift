@@ -112,7 +112,8 @@ struct Pipeline: Sendable {
         if let mocks = configuration.mocks {
             stages[.mocks] = MocksStage(mocks: mocks)
         }
-        stages[.transport] = TransportStage(transport: transport, limits: configuration.limits, proxy: configuration.proxy, tls: configuration.tls)
+        stages[.transport] = TransportStage(transport: transport, limits: configuration.limits, proxy: configuration.proxy, tls: configuration.tls,
+            clientCaches: configuration.cache != nil)
         return stages
     }
 

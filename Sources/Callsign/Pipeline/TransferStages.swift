@@ -192,6 +192,8 @@ struct TransportStage: Middleware {
     let proxy: ProxySettings?
     /// Trust, client identity and pins for HTTPS.
     let tls: TLSSettings
+    /// Whether the client has an HTTP cache of its own.
+    let clientCaches: Bool
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         guard let wire = context.call.wire else {
@@ -229,7 +231,7 @@ struct TransportStage: Middleware {
                 TransportRequest(
                     head: wire.head, body: body, bodyReading: collects ? .collect(limit: limits.maximumResponseBodySize) : .stream,
                     deadline: context.call.attemptDeadline, receiveProgress: receiveProgress,
-                    proxy: proxy?.proxy(for: wire.url), tls: tls))
+                    proxy: proxy?.proxy(for: wire.url), tls: tls, clientCaches: clientCaches))
         } catch {
             throw Self.failure(error, request: request)
         }

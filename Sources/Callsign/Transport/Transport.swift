@@ -104,13 +104,17 @@ public struct TransportRequest: Sendable {
     /// (``APIClient/Configuration/tls``). A transport that cannot apply settings other than the
     /// defaults throws ``APIError/Code/invalidRequest`` rather than connecting with weaker ones.
     public var tls: TLSSettings
+    /// Whether the client's own HTTP cache (``APIClient/Configuration/cache``) handles this
+    /// request: a transport with a cache of its own (URLSession's `URLCache`) must then not cache
+    /// it a second time.
+    public var clientCaches: Bool
 
     /// Creates a request.
     public init(
         head: HTTPRequest, body: HTTPBody? = nil, bodyReading: BodyReading = .stream,
         deadline: ContinuousClock.Instant? = nil,
         receiveProgress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)? = nil,
-        proxy: Proxy? = nil, tls: TLSSettings = TLSSettings()
+        proxy: Proxy? = nil, tls: TLSSettings = TLSSettings(), clientCaches: Bool = false
     ) {
         self.head = head
         self.body = body
@@ -119,6 +123,7 @@ public struct TransportRequest: Sendable {
         self.receiveProgress = receiveProgress
         self.proxy = proxy
         self.tls = tls
+        self.clientCaches = clientCaches
     }
 }
 

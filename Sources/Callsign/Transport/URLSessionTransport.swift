@@ -33,15 +33,28 @@ public final class URLSessionTransport: Transport {
         var sessions: [Proxy: (session: URLSession, delegate: SessionDelegate)] = [:]
     }
 
-    /// Creates a transport with its own session.
-    ///
-    /// - Parameter configuration: the session configuration. Default `.ephemeral` (no cookies,
-    ///   cache or credentials on disk; Callsign brings its own cache). Its URL cache and cookie
-    ///   handling are switched off: Callsign's cache and cookie jar are the only ones.
-    public init(configuration: URLSessionConfiguration = .ephemeral) {
-        let configuration = configuration
+    /// Creates a transport with its own ephemeral session: no cookies, cache or credentials on
+    /// disk, and no `URLCache` (Callsign brings its own cache).
+    public convenience init() {
+        let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        self.init(configuration: configuration)
+    }
+
+    /// Creates a transport with a session made from your configuration: its timeouts, headers,
+    /// TLS and connection settings apply (Malibu's and APE's session options).
+    ///
+    /// Its `URLCache` is kept, and switched off for the requests of clients that use Callsign's
+    /// own cache (``APIClient/Configuration/cache``), so that answers are never cached twice.
+    /// Its cookie handling is switched off: Callsign's cookie jar is the only one.
+    ///
+    /// ```swift
+    /// let configuration = URLSessionConfiguration.default
+    /// configuration.urlCache = URLCache(memoryCapacity: 4 << 20, diskCapacity: 64 << 20)
+    /// let client = APIClient(definitions: definitions, transport: URLSessionTransport(configuration: configuration))
+    /// ```
+    public init(configuration: URLSessionConfiguration) {
+        let configuration = configuration.copy() as? URLSessionConfiguration ?? configuration
         // One jar: Callsign's (configuration.cookies). URLSession neither sends nor stores cookies.
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
@@ -88,6 +101,7 @@ public final class URLSessionTransport: Transport {
             throw APIError(.invalidRequest, localized: "the URL \"\(request.urlString)\" is not valid")
         }
         var urlRequest = URLRequest(url: url)
+        urlRequest.cachePolicy = transportRequest.clientCaches ? .reloadIgnoringLocalCacheData : .useProtocolCachePolicy
         urlRequest.httpMethod = request.method.rawValue
         // Callsign enforces its own time limits; URLSession's idle timeout should not fire first.
         urlRequest.timeoutInterval = 3600
