@@ -284,6 +284,9 @@ struct Benchmarks {
         if only == nil || only == "pipeline" {
             try await pipeline(definitions: definitions, body: body, scale: scale, rounds: rounds)
         }
+        if only == nil || only == "tls" {
+            try await TLSBenchmark.run(body: body, scale: scale, rounds: rounds)
+        }
         if only == "queued-mock" {
             let mocked = APIClient(
                 definitions: definitions,
