@@ -119,6 +119,7 @@ let targets: [FuzzTarget] = [
             precondition(pins.hosts["h"]?.allSatisfy { Data(base64Encoded: $0)?.count == 32 } ?? true)
         }
         _ = ConnectionOptions.hostAndPort(of: text, defaultPort: 443)
+        if let spki = CertificateDER.subjectPublicKeyInfo(of: data) { precondition(spki.count <= data.count) }
         // Templates are Callsign's own; values come from servers and must never be read as placeholders.
         let values = Array(lines.dropFirst().prefix(4))
         let filled = LocalizedMessage.fill("<%@|%@|%@|%@>", with: values)

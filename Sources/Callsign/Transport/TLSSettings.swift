@@ -205,3 +205,46 @@ enum PEMBlocks {
         return blocks
     }
 }
+
+/// Just enough DER to find a certificate's SubjectPublicKeyInfo, for pins on transports that
+/// hand over certificates as bytes (URLSession's server trust). Every length is bounded by the
+/// bytes there are; anything else is `nil`.
+enum CertificateDER {
+    /// The SubjectPublicKeyInfo of an X.509 certificate (RFC 5280 §4.1), as its DER bytes.
+    static func subjectPublicKeyInfo(of certificate: Data) -> Data? {
+        let bytes = [UInt8](certificate)
+        // Certificate ::= SEQUENCE { tbsCertificate SEQUENCE { … } … }
+        guard let outer = element(in: bytes, at: 0), outer.tag == 0x30,
+            let tbs = element(in: bytes, at: outer.contentStart), tbs.tag == 0x30
+        else { return nil }
+        var position = tbs.contentStart
+        // Optional [0] version, then serialNumber, signature, issuer, validity, subject.
+        if let version = element(in: bytes, at: position), version.tag == 0xA0 { position = version.end }
+        for _ in 0..<5 {
+            guard let skipped = element(in: bytes, at: position), skipped.end <= tbs.end else { return nil }
+            position = skipped.end
+        }
+        guard let spki = element(in: bytes, at: position), spki.tag == 0x30, spki.end <= tbs.end else { return nil }
+        return Data(bytes[position..<spki.end])
+    }
+
+    /// One TLV at `offset`: its tag, where its content starts and where it ends.
+    private static func element(in bytes: [UInt8], at offset: Int) -> (tag: UInt8, contentStart: Int, end: Int)? {
+        guard offset >= 0, offset + 2 <= bytes.count else { return nil }
+        let tag = bytes[offset]
+        let first = bytes[offset + 1]
+        var length = 0
+        var contentStart = offset + 2
+        if first < 0x80 {
+            length = Int(first)
+        } else {
+            let count = Int(first & 0x7F)
+            // At most four length bytes: no certificate is 4 GiB, and nothing can overflow.
+            guard (1...4).contains(count), contentStart + count <= bytes.count else { return nil }
+            for index in 0..<count { length = length << 8 | Int(bytes[contentStart + index]) }
+            contentStart += count
+        }
+        guard length <= bytes.count - contentStart else { return nil }
+        return (tag, contentStart, contentStart + length)
+    }
+}

@@ -1,6 +1,9 @@
 import Foundation
 import HTTPTypes
 import Synchronization
+#if canImport(Security)
+import Security
+#endif
 
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
@@ -24,13 +27,19 @@ public import FoundationNetworking
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let delegate: SessionDelegate
-    /// One more session per proxy asked for (a session's proxy is part of its configuration),
-    /// made from the same configuration.
+    /// One more session per proxy and TLS settings asked for (both are part of a session's
+    /// configuration or delegate), made from the same configuration.
     private let proxied: Mutex<ProxiedSessions>
 
     private struct ProxiedSessions {
         let configuration: URLSessionConfiguration
-        var sessions: [Proxy: (session: URLSession, delegate: SessionDelegate)] = [:]
+        var sessions: [SessionKey: (session: URLSession, delegate: SessionDelegate)] = [:]
+    }
+
+    /// What sets a session apart from the default one.
+    private struct SessionKey: Hashable {
+        var proxy: Proxy?
+        var tls: TLSSettings
     }
 
     /// Creates a transport with its own ephemeral session: no cookies, cache or credentials on
@@ -59,27 +68,37 @@ public final class URLSessionTransport: Transport {
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
         configuration.httpCookieAcceptPolicy = .never
-        delegate = SessionDelegate(proxyCredentials: nil)
+        delegate = SessionDelegate(proxyCredentials: nil, tls: TLSSettings())
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
         proxied = Mutex(ProxiedSessions(configuration: configuration))
     }
 
-    /// The session (and its delegate) that connects through `proxy`, or directly for `nil`.
-    private func session(through proxy: Proxy?) -> (session: URLSession, delegate: SessionDelegate) {
-        guard let proxy else { return (session, delegate) }
+    /// The session (and its delegate) for `proxy` and `tls`: the default one when both are the defaults.
+    private func session(through proxy: Proxy?, tls: TLSSettings) -> (session: URLSession, delegate: SessionDelegate) {
+        let key = SessionKey(proxy: proxy, tls: tls)
+        guard proxy != nil || !tls.isDefault else { return (session, delegate) }
         return proxied.withLock { state in
-            if let existing = state.sessions[proxy] { return existing }
-            // URLSession copies its configuration: set the proxy for this session only.
+            if let existing = state.sessions[key] { return existing }
+            // URLSession copies its configuration: change it for this session only.
             let configuration = state.configuration
-            let previous = configuration.connectionProxyDictionary
-            configuration.connectionProxyDictionary = [
-                "HTTPEnable": 1, "HTTPProxy": proxy.host, "HTTPPort": proxy.port,
-                "HTTPSEnable": 1, "HTTPSProxy": proxy.host, "HTTPSPort": proxy.port,
-            ]
-            let delegate = SessionDelegate(proxyCredentials: proxy.credentials)
+            let previousProxy = configuration.connectionProxyDictionary
+            if let proxy {
+                configuration.connectionProxyDictionary = [
+                    "HTTPEnable": 1, "HTTPProxy": proxy.host, "HTTPPort": proxy.port,
+                    "HTTPSEnable": 1, "HTTPSProxy": proxy.host, "HTTPSPort": proxy.port,
+                ]
+            }
+            #if !canImport(FoundationNetworking)
+            let previousMinimum = configuration.tlsMinimumSupportedProtocolVersion
+            if tls.minimumVersion == .tls13 { configuration.tlsMinimumSupportedProtocolVersion = .TLSv13 }
+            #endif
+            let delegate = SessionDelegate(proxyCredentials: proxy?.credentials, tls: tls)
             let made = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
-            configuration.connectionProxyDictionary = previous
-            state.sessions[proxy] = (made, delegate)
+            configuration.connectionProxyDictionary = previousProxy
+            #if !canImport(FoundationNetworking)
+            configuration.tlsMinimumSupportedProtocolVersion = previousMinimum
+            #endif
+            state.sessions[key] = (made, delegate)
             return (made, delegate)
         }
     }
@@ -132,22 +151,25 @@ public final class URLSessionTransport: Transport {
             throw APIError.notSent(
                 .invalidRequest, "URLSessionTransport cannot reach a Unix domain socket (\(transportRequest.head.authority ?? "")); use AsyncHTTPClientTransport")
         }
-        // Trust roots, client certificates, pins and a minimum version are not applied to
-        // URLSession yet: refuse rather than connect with weaker checks than the ones configured.
-        var tls = transportRequest.tls
-        tls.allowsHTTP2 = true  // URLSession negotiates by itself; nothing weaker either way
-        if transportRequest.head.scheme?.lowercased() == "https", !tls.isDefault {
-            #if canImport(FoundationNetworking)
+        // URLSession negotiates HTTP/2 by itself: `allowsHTTP2` changes nothing here.
+        var tls = transportRequest.head.scheme?.lowercased() == "https" ? transportRequest.tls : TLSSettings()
+        tls.allowsHTTP2 = true
+        #if canImport(FoundationNetworking)
+        // FoundationNetworking (libcurl) offers no server-trust challenge and no client
+        // certificate: refuse rather than connect with weaker checks than the ones configured.
+        if !tls.isDefault {
             throw APIError.notSent(
                 .invalidRequest,
                 "URLSessionTransport does not apply configuration.tls (trust roots, client certificates, pins, minimum version) yet; use AsyncHTTPClientTransport")
-            #else
+        }
+        #else
+        if tls.clientIdentity != nil {
             throw APIError.notSent(
                 .invalidRequest,
-                "URLSessionTransport does not apply configuration.tls (trust roots, client certificates, pins, minimum version) on this platform yet")
-            #endif
+                "URLSessionTransport does not send client certificates (configuration.tls.clientIdentity) on this platform yet")
         }
-        let (session, delegate) = session(through: transportRequest.proxy)
+        #endif
+        let (session, delegate) = session(through: transportRequest.proxy, tls: tls)
         let task = session.dataTask(with: urlRequest)
         let taskBox = TaskBox(task)
         let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
@@ -197,9 +219,14 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
     private let pending = Mutex<[Int: Pending]>([:])
     /// What to answer a proxy's challenge with, for a session that goes through a proxy.
     private let proxyCredentials: Proxy.Credentials?
+    /// The trust roots and pins the server-trust challenge checks (Apple platforms).
+    private let tls: TLSSettings
+    /// Why a task's server was refused, by task identifier, for the error its completion reports.
+    private let refusals = Mutex<[Int: APIError]>([:])
 
-    init(proxyCredentials: Proxy.Credentials?) {
+    init(proxyCredentials: Proxy.Credentials?, tls: TLSSettings) {
         self.proxyCredentials = proxyCredentials
+        self.tls = tls
     }
 
     func register(
@@ -232,8 +259,12 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let refusal = refusals.withLock { $0.removeValue(forKey: task.taskIdentifier) }
         guard let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        if let error {
+        if let refusal {
+            entry.head?.resume(throwing: refusal)
+            entry.body.finish(throwing: refusal)
+        } else if let error {
             entry.head?.resume(throwing: error)
             entry.body.finish(throwing: error)
         } else {
@@ -270,12 +301,65 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         completionHandler(.cancelAuthenticationChallenge, nil)
         #else
         if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust {
-            completionHandler(.performDefaultHandling, nil)  // TLS trust stays the system's decision
+            guard !tls.isDefault, let trust = challenge.protectionSpace.serverTrust else {
+                completionHandler(.performDefaultHandling, nil)  // the system's decision, as configured
+                return
+            }
+            if let refusal = Self.evaluate(trust, host: challenge.protectionSpace.host, settings: tls) {
+                refusals.withLock { $0[task.taskIdentifier] = refusal }
+                completionHandler(.cancelAuthenticationChallenge, nil)
+            } else {
+                completionHandler(.useCredential, URLCredential(trust: trust))
+            }
         } else {
             completionHandler(.rejectProtectionSpace, nil)
         }
         #endif
     }
+
+    #if !canImport(FoundationNetworking)
+    /// Checks a server's trust against ``TLSSettings/trustRoots``, then its chain against the
+    /// host's pins; returns why it is refused, or `nil` to accept it.
+    private static func evaluate(_ trust: SecTrust, host: String, settings: TLSSettings) -> APIError? {
+        let anchors: [TLSCertificate]?
+        switch settings.trustRoots {
+        case .system: anchors = nil
+        case .adding(let roots), .only(let roots): anchors = roots
+        }
+        if let anchors {
+            let certificates = anchors.compactMap { SecCertificateCreateWithData(nil, $0.der as CFData) }
+            SecTrustSetAnchorCertificates(trust, certificates as CFArray)
+            if case .only = settings.trustRoots {
+                SecTrustSetAnchorCertificatesOnly(trust, true)
+            } else {
+                SecTrustSetAnchorCertificatesOnly(trust, false)
+            }
+        }
+        var failure: CFError?
+        guard SecTrustEvaluateWithError(trust, &failure) else {
+            let code = failure.map { CFErrorGetCode($0) } ?? 0
+            // errSecCertificateExpired (-67818), errSecHostNameMismatch (-67602); else untrusted.
+            switch code {
+            case -67818, -67819:
+                return .notSent(.certificateExpired, "the certificate of \(host) has expired or is not valid yet")
+            case -67602:
+                return .notSent(.certificateHostMismatch, "the certificate of \(host) is valid, but for another host name")
+            default:
+                return .notSent(
+                    .certificateUntrusted, "the certificate of \(host) does not lead to a trusted root (configuration.tls.trustRoots)")
+            }
+        }
+        guard let digests = settings.pins?.activeDigests(for: host) else { return nil }
+        let chain = (SecTrustCopyCertificateChain(trust) as? [SecCertificate]) ?? []
+        let pinned = chain.contains { certificate in
+            CertificateDER.subjectPublicKeyInfo(of: SecCertificateCopyData(certificate) as Data)
+                .map { digests.contains(CertificatePins.digest(ofSubjectPublicKeyInfo: $0)) } ?? false
+        }
+        return pinned
+            ? nil
+            : .notSent(.certificatePinMismatch, "the certificate of \(host) has none of the public keys pinned for it (configuration.tls.pins)")
+    }
+    #endif
 
     func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,

@@ -4,6 +4,8 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import Callsign
+
 /// TLS against the in-process HTTPS server, with certificates made for each run.
 @Suite("TLS: trust roots, mutual TLS, versions, pins, certificate errors, HTTP/2", .timeLimit(.minutes(2)))
 struct TLSTests {
@@ -218,6 +220,14 @@ struct TLSTests {
         }
         #expect(throws: APIError.self) {
             try TLSClientIdentity(certificatePEM: certificates.client.certificatePEM, privateKeyPEM: "not a key")
+        }
+        // The SubjectPublicKeyInfo found in a certificate's DER is the one its pin hashes.
+        for identity in [certificates.localhost, certificates.authority, certificates.client] {
+            let der = try #require(try TLSCertificate.load(pem: identity.certificatePEM).first).der
+            #expect(CertificateDER.subjectPublicKeyInfo(of: der) == identity.subjectPublicKeyInfo)
+            for cut in [0, 1, 10, der.count / 2, der.count - 1] {
+                #expect(CertificateDER.subjectPublicKeyInfo(of: der.prefix(cut)) == nil)
+            }
         }
         let many = String(repeating: certificates.authority.certificatePEM, count: 1_001)
         #expect(throws: APIError.self) { try TLSCertificate.load(pem: many) }
