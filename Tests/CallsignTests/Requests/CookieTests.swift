@@ -95,4 +95,26 @@ struct CookieTests {
             #expect(server.requests.last?.header("Cookie") == nil)
         }
     }
+
+    @Test("cookies are part of the cache's private partition: a cached answer never reaches another session")
+    func cachePartition() async throws {
+        try await TestServer.withRunning { server in
+            let storage = MemoryCacheStorage()
+            func client(session: String) -> APIClient {
+                let jar = CookieJar()
+                jar.store(setCookie: ["session=\(session)"], from: server.baseURL)
+                return APIClient(configuration: .init {
+                    $0.baseURL = server.baseURL
+                    $0.cookies = jar
+                    $0.cache = HTTPCache(storage: storage)
+                })
+            }
+            let ann = client(session: "ann")
+            for _ in 0..<2 { _ = try await ann.get("cache/max-age/60/profile").send() }
+            #expect(server.hits("/cache/max-age/60/profile") == 1, "the same session is served from the cache")
+            _ = try await client(session: "bob").get("cache/max-age/60/profile").send()
+            #expect(server.hits("/cache/max-age/60/profile") == 2, "another session's cookie is another partition")
+            #expect(server.requests.last?.header("Cookie") == "session=bob")
+        }
+    }
 }
