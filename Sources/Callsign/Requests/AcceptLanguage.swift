@@ -20,9 +20,10 @@ public struct AcceptLanguage: Sendable, Hashable, CustomStringConvertible {
         self.languages = languages.compactMap(Self.tag).filter { seen.insert($0.lowercased()).inserted }
     }
 
-    /// The user's preferred languages (`Locale.preferredLanguages`; on Linux from `LANGUAGE`,
-    /// `LC_ALL`, `LC_MESSAGES` and `LANG`), read when the value is made.
-    public static var preferred: AcceptLanguage { AcceptLanguage(Locale.preferredLanguages) }
+    /// The user's preferred languages (`Locale.preferredLanguages` on Apple platforms; elsewhere
+    /// from `LANGUAGE`, `LC_ALL`, `LC_MESSAGES` and `LANG` as gettext reads them, since Linux
+    /// Foundation does not), read when the value is made. None in the C locale.
+    public static var preferred: AcceptLanguage { AcceptLanguage(MessageLanguage.preferredLanguageTags()) }
 
     /// No `Accept-Language` header.
     public static let none = AcceptLanguage([])

@@ -168,13 +168,37 @@ package enum MessageLanguage: String, Sendable, CaseIterable {
 
     /// The language the POSIX locale variables in `environment` ask for.
     package static func choose(fromEnvironment environment: [String: String]) -> MessageLanguage {
+        choose(from: preferredLocales(environment: environment))
+    }
+
+    /// The locales the POSIX variables name, preferred first, as gettext reads them: `LANGUAGE`'s
+    /// list (ignored in the C locale: a program run with `LANG=C` wants plain output), then the
+    /// first set of `LC_ALL`, `LC_MESSAGES`, `LANG`. `C` and `POSIX` are left out.
+    static func preferredLocales(environment: [String: String]) -> [String] {
         let locale = ["LC_ALL", "LC_MESSAGES", "LANG"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty } ?? "C"
+        func isC(_ name: String) -> Bool { ["C", "POSIX"].contains(name.prefix { $0 != "." && $0 != "@" }) }
         var candidates = [locale]
-        // gettext ignores LANGUAGE in the C locale: a program run with LANG=C wants plain output.
-        if locale != "C", locale != "POSIX", let list = environment["LANGUAGE"], !list.isEmpty {
+        if !isC(locale), let list = environment["LANGUAGE"], !list.isEmpty {
             candidates = list.split(separator: ":").map(String.init) + candidates
         }
-        return choose(from: candidates)
+        return candidates.filter { !isC($0) }
+    }
+
+    /// The user's preferred languages as BCP 47 tags (`zh-CN`, `en`): Foundation's on Apple
+    /// platforms; elsewhere the POSIX variables', which Foundation on Linux does not read.
+    package static func preferredLanguageTags(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+        #if canImport(Darwin)
+        return Locale.preferredLanguages
+        #else
+        var seen = Set<String>()
+        return preferredLocales(environment: environment).compactMap { name -> String? in
+            let tag = name.prefix { $0 != "." && $0 != "@" }.replacingOccurrences(of: "_", with: "-")
+            guard !tag.isEmpty, tag.count <= 35, tag.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }),
+                seen.insert(tag.lowercased()).inserted
+            else { return nil }
+            return tag
+        }
+        #endif
     }
 }
 

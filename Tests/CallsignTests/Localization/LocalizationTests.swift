@@ -85,6 +85,13 @@ struct LocalizationTests {
             #expect(MessageLanguage.choose(fromEnvironment: environment) == .english, "\(environment)")
         }
         #expect(MessageLanguage(Locale(identifier: "zh-Hans-CN")) == .simplifiedChinese)
+        #if !canImport(Darwin)
+        // Accept-Language follows the same variables (Linux Foundation ignores them).
+        #expect(MessageLanguage.preferredLanguageTags(environment: ["LANG": "zh_CN.UTF-8"]) == ["zh-CN"])
+        #expect(MessageLanguage.preferredLanguageTags(environment: ["LANGUAGE": "fr:de_AT", "LANG": "en_US.UTF-8"]) == ["fr", "de-AT", "en-US"])
+        #expect(MessageLanguage.preferredLanguageTags(environment: ["LANG": "C.UTF-8", "LANGUAGE": "fr"]).isEmpty)
+        #expect(MessageLanguage.preferredLanguageTags(environment: ["LANG": "x\r\ny"]).isEmpty)
+        #endif
         #expect(MessageLanguage(Locale(identifier: "zh-Hant")) == .english)
     }
 
