@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Callsign", targets: ["Callsign"]),
         .library(name: "CallsignSQLite", targets: ["CallsignSQLite"]),
         .library(name: "CallsignTesting", targets: ["CallsignTesting"]),
+        .library(name: "CallsignOpenAPI", targets: ["CallsignOpenAPI"]),
         .executable(name: "callsign", targets: ["callsign"]),
     ],
     dependencies: [
@@ -34,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.0"),
+        // CallsignOpenAPI: OpenAPI 3.0/3.1 documents as definitions.
+        .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         // Only for `scripts/docs`: a command plugin, built when documentation is generated.
@@ -74,6 +77,18 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
+        // OpenAPI documents as definitions: its own product, so apps that do not read OpenAPI
+        // never build OpenAPIKit.
+        .target(
+            name: "CallsignOpenAPI",
+            dependencies: [
+                "Callsign",
+                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
+                .product(name: "OpenAPIKit30", package: "OpenAPIKit"),
+                .product(name: "OpenAPIKitCompat", package: "OpenAPIKit"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         .target(
             name: "CallsignTesting",
             dependencies: [
@@ -95,6 +110,7 @@ let package = Package(
                 "Callsign",
                 "CallsignSQLite",
                 "CallsignTesting",
+                "CallsignOpenAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
@@ -118,7 +134,7 @@ let package = Package(
         .testTarget(
             name: "CallsignTests",
             dependencies: [
-                "Callsign", "CallsignSQLite", "CallsignTesting", "callsign",
+                "Callsign", "CallsignSQLite", "CallsignTesting", "CallsignOpenAPI", "callsign",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],

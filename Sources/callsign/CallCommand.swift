@@ -1,5 +1,6 @@
 import ArgumentParser
 import Callsign
+import CallsignOpenAPI
 import Foundation
 
 struct CallCommand: AsyncParsableCommand {
@@ -43,9 +44,12 @@ struct CallCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let definitions = try DefinitionsArgument.load(self.definitions, baseURL: baseURL)
-            let request = try definitions.definition(named: name).request(parameters: try ParameterArguments.parse(parameters))
-            try await exchange.perform(request, definitions: definitions)
+            let loaded = try DefinitionsArgument.loaded(self.definitions, baseURL: baseURL)
+            let given = try ParameterArguments.parse(parameters)
+            // An OpenAPI operation places and checks its parameters as its document says.
+            let request = try loaded.openAPI.map { operations throws(APIError) in try operations.request(name, parameters: given) }
+                ?? loaded.definitions.definition(named: name).request(parameters: given)
+            try await exchange.perform(request, definitions: loaded.definitions)
         }
     }
 }
@@ -66,7 +70,12 @@ struct ListCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let loaded = try DefinitionsArgument.load(definitions, baseURL: baseURL)
+            let file = try DefinitionsArgument.loaded(definitions, baseURL: baseURL)
+            let loaded = file.definitions
+            if let operations = file.openAPI {
+                printOperations(operations)
+                return
+            }
             var rows: [(name: String, method: String, url: String)] = []
             for name in loaded.names {
                 let definition = try loaded.definition(named: name)
@@ -79,6 +88,54 @@ struct ListCommand: AsyncParsableCommand {
             Terminal.out("\(pad("NAME", nameWidth))  \(pad("METHOD", methodWidth))  URL")
             for row in rows { Terminal.out("\(pad(row.name, nameWidth))  \(pad(row.method, methodWidth))  \(row.url)") }
             for warning in loaded.warnings { Terminal.error(localized("warning: \(warning)")) }
+        }
+    }
+
+    /// An OpenAPI document's operations: name, method, path and summary.
+    private func printOperations(_ operations: OpenAPIOperations) {
+        let nameWidth = max(9, operations.operations.map(\.name.count).max() ?? 0)
+        let methodWidth = max(6, operations.operations.map(\.method.count).max() ?? 0)
+        let pathWidth = max(4, operations.operations.map(\.path.count).max() ?? 0)
+        func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
+        Terminal.out("\(pad("OPERATION", nameWidth))  \(pad("METHOD", methodWidth))  \(pad("PATH", pathWidth))  SUMMARY")
+        for operation in operations.operations {
+            Terminal.out("\(pad(operation.name, nameWidth))  \(pad(operation.method, methodWidth))  \(pad(operation.path, pathWidth))  \(operation.summary ?? "")")
+        }
+        for warning in operations.warnings { Terminal.error(localized("warning: \(warning)")) }
+    }
+}
+
+/// `callsign describe NAME`: what an OpenAPI operation takes.
+struct DescribeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "describe",
+        abstract: localized("Print an OpenAPI operation's parameters and request body schema."))
+
+    @Argument(help: .localized("The operation, by operationId."))
+    var name: String
+
+    @Option(
+        name: [.customShort("D"), .long],
+        help: .localized("The definitions file (.json, .plist, .yaml or .yml). Default: $CALLSIGN_DEFINITIONS, else callsign.yaml or callsign.json here."))
+    var definitions: String?
+
+    func run() async throws {
+        try await reportingErrors {
+            guard let operations = try DefinitionsArgument.loaded(definitions, baseURL: nil).openAPI else {
+                throw cliError(.invalidDefinition, "describe reads OpenAPI documents; this definitions file is not one")
+            }
+            let operation = try operations.operation(named: name)
+            Terminal.out("\(operation.name): \(operation.method) \(operation.path)")
+            if let summary = operation.summary { Terminal.out(summary) }
+            for parameter in operation.parameters {
+                let type = parameter.type ?? "any"
+                let allowed = parameter.allowedValues.map { " one of " + $0.joined(separator: "|") } ?? ""
+                Terminal.out("  \(parameter.name)  \(parameter.location.rawValue) \(type)\(parameter.required ? " required" : "")\(allowed)")
+            }
+            if let type = operation.bodyContentType {
+                Terminal.out("  body  \(type)\(operation.bodyRequired ? " required" : "")")
+                if let schema = operation.bodySchema { Terminal.out("  \(schema)") }
+            }
         }
     }
 }

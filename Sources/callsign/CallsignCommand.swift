@@ -15,7 +15,7 @@ struct CallsignCommand: AsyncParsableCommand {
         version: APIClient.version,
         subcommands: [
             CallCommand.self, GetCommand.self, PostCommand.self, PutCommand.self, PatchCommand.self, DeleteCommand.self,
-            HeadCommand.self, DownloadCommand.self, ListCommand.self, QueueCommand.self, DemoCommand.self,
+            HeadCommand.self, DownloadCommand.self, ListCommand.self, DescribeCommand.self, QueueCommand.self, DemoCommand.self,
         ]
     )
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Callsign
+import CallsignOpenAPI
 import Foundation
 import Synchronization
 
@@ -212,14 +213,38 @@ enum DefinitionsArgument {
     }
 
     static func load(_ path: String, baseURL: String?) throws(APIError) -> APIDefinitions {
-        var definitions = try APIDefinitions(contentsOf: URL(fileURLWithPath: path))
+        try loaded(path, baseURL: baseURL).definitions
+    }
+
+    /// A definitions file, or an OpenAPI document (recognised by its `openapi` key) with its operations.
+    struct Loaded {
+        var definitions: APIDefinitions
+        var openAPI: OpenAPIOperations?
+    }
+
+    static func loaded(_ given: String?, baseURL: String?) throws(APIError) -> Loaded {
+        try loaded(path(given), baseURL: baseURL)
+    }
+
+    static func loaded(_ path: String, baseURL: String?) throws(APIError) -> Loaded {
+        let url = URL(fileURLWithPath: path)
+        var loaded: Loaded
+        if let data = try? Data(contentsOf: url), let format = APIDefinitions.Format(pathExtension: url.pathExtension),
+            format != .plist, OpenAPIOperations.isOpenAPI(data, format: format)
+        {
+            let operations = try OpenAPIOperations(data: data, format: format)
+            loaded = Loaded(definitions: operations.definitions, openAPI: operations)
+        } else {
+            loaded = Loaded(definitions: try APIDefinitions(contentsOf: url), openAPI: nil)
+        }
         if let baseURL {
-            guard let url = URL(string: baseURL), url.scheme != nil else {
+            guard let base = URL(string: baseURL), base.scheme != nil else {
                 throw cliError(.invalidRequest, "--base-url must be an absolute http(s) URL, not \(baseURL)")
             }
-            definitions.defaultDefinition.baseURL = url
+            loaded.definitions.defaultDefinition.baseURL = base
+            loaded.openAPI?.baseURL = base
         }
-        return definitions
+        return loaded
     }
 }
 

@@ -123,6 +123,11 @@ public struct APIDefinitions: Sendable {
     ///   - limits: How deep and how large the file may expand. Default ``Limits/default``.
     public init(data: Data, format: Format, limits: Limits = .default) throws(APIError) {
         let document = try DefinitionDocument(data: data, format: format, limits: limits)
+        if document.root["openapi"]?.stringValue != nil {
+            throw APIError(
+                .invalidDefinition,
+                localized: "this is an OpenAPI document: read it with OpenAPIOperations (import CallsignOpenAPI), whose definitions are these APIs")
+        }
         try self.init(document: document)
     }
 

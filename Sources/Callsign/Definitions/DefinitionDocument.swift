@@ -1,10 +1,10 @@
-import Foundation
+package import Foundation
 import Yams
 
 /// A definitions file read into values, with the line of each API and key where known.
-struct DefinitionDocument {
+package struct DefinitionDocument {
     /// API name → its fields.
-    var root: [String: JSONValue]
+    package var root: [String: JSONValue]
     /// API name → key → line (1-based); the key `""` holds the line of the API name itself.
     var lines: [String: [String: Int]]
 
@@ -13,7 +13,7 @@ struct DefinitionDocument {
         self.lines = lines
     }
 
-    init(data: Data, format: APIDefinitions.Format, limits: Limits = .default) throws(APIError) {
+    package init(data: Data, format: APIDefinitions.Format, limits: Limits = .default) throws(APIError) {
         switch format {
         case .json: try self.init(json: data, limits: limits)
         case .plist: try self.init(plist: data, limits: limits)

@@ -1,0 +1,376 @@
+public import Callsign
+public import Foundation
+import HTTPTypes
+import OpenAPIKit
+import OpenAPIKit30
+import OpenAPIKitCompat
+
+/// An OpenAPI 3.0 or 3.1 document as Callsign definitions: every operation is an API you call by
+/// its `operationId`, with no code generation.
+///
+/// ```swift
+/// let petstore = try OpenAPIOperations(contentsOf: URL(fileURLWithPath: "petstore.yaml"))
+/// let client = APIClient(definitions: petstore.definitions)
+/// let pet = try await client.send(petstore.request("showPetById", parameters: ["petId": 1]))
+/// ```
+///
+/// `servers[0]` (variables at their defaults) is the base URL; paths keep their templates;
+/// query, header and cookie parameters go where the document says (arrays as `form`,
+/// `spaceDelimited` or `pipeDelimited`, objects as `deepObject`); the request body's media type
+/// is the content type; documented 2xx codes are the accepted status codes; a JSON array or
+/// object response is `objects` or `object`; an operation with security requirements needs
+/// authorization. ``request(_:parameters:)`` checks required parameters, primitive types and
+/// `enum` values before a byte is sent.
+public struct OpenAPIOperations: Sendable {
+    /// Where a parameter goes.
+    public enum Location: String, Sendable, Hashable {
+        case path, query, header, cookie
+    }
+
+    /// One parameter of an operation.
+    public struct Parameter: Sendable, Hashable {
+        public let name: String
+        public let location: Location
+        public let required: Bool
+        /// The JSON type the schema names (`integer`, `string`, `array`…), if one.
+        public let type: String?
+        /// The allowed values (`enum`), as text.
+        public let allowedValues: [String]?
+        /// The serialization style (`form`, `simple`, `spaceDelimited`, `pipeDelimited`, `deepObject`).
+        public let style: String
+        public let explode: Bool
+        public let summary: String?
+    }
+
+    /// One operation.
+    public struct Operation: Sendable {
+        /// Its `operationId`, or a name made from its method and path.
+        public let name: String
+        public let method: String
+        public let path: String
+        public let summary: String?
+        public let parameters: [Parameter]
+        /// The request body's media type, if it has one.
+        public let bodyContentType: String?
+        public let bodyRequired: Bool
+        /// The request body's schema as JSON text, for `callsign describe`.
+        public let bodySchema: String?
+        public let needsAuthorization: Bool
+    }
+
+    /// The definitions, one per operation, with the document's first server as the base URL
+    /// (``baseURL`` chooses another).
+    public private(set) var definitions: APIDefinitions
+
+    /// The base URL requests go to: the document's first server, variables at their defaults,
+    /// until you choose another (a staging server, a local mock).
+    ///
+    /// ```swift
+    /// petstore.baseURL = URL(string: "http://127.0.0.1:8080/v1/")
+    /// ```
+    public var baseURL: URL? {
+        get { definitions.defaultDefinition.baseURL }
+        set { definitions.defaultDefinition.baseURL = newValue }
+    }
+    /// The operations in document order.
+    public let operations: [Operation]
+    /// What the load noticed (operations without an `operationId`), in the process's language.
+    public let warnings: [String]
+
+    /// Whether `data` is an OpenAPI document (has a top-level `openapi` key).
+    public static func isOpenAPI(_ data: Data, format: APIDefinitions.Format) -> Bool {
+        guard let document = try? DefinitionDocument(data: data, format: format) else { return false }
+        return document.root["openapi"]?.stringValue != nil
+    }
+
+    /// Reads a document from a `.json`, `.yaml` or `.yml` file.
+    public init(contentsOf url: URL, limits: Limits = .default) throws(APIError) {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw APIError(.invalidDefinition, localized: "the OpenAPI document \"\(url.lastPathComponent)\" cannot be read")
+        }
+        try self.init(data: data, format: url.pathExtension.lowercased() == "json" ? .json : .yaml, limits: limits)
+    }
+
+    /// Reads a document. YAML and JSON are read by Callsign's bounded reader (nesting depth, value
+    /// count) before OpenAPIKit sees them, so a hostile document cannot exhaust memory.
+    public init(data: Data, format: APIDefinitions.Format, limits: Limits = .default) throws(APIError) {
+        let root = try DefinitionDocument(data: data, format: format, limits: limits).root
+        guard let version = root["openapi"]?.stringValue else {
+            throw APIError(.invalidDefinition, localized: "the document has no \"openapi\" version: it is not an OpenAPI document")
+        }
+        let json = JSONValue.object(root).jsonData()
+        let document: OpenAPIKit.OpenAPI.Document
+        do {
+            if version.hasPrefix("3.0") {
+                document = try JSONDecoder().decode(OpenAPIKit30.OpenAPI.Document.self, from: json).convert(to: .v3_1_0)
+            } else if version.hasPrefix("3.1") || version.hasPrefix("3.2") {
+                document = try JSONDecoder().decode(OpenAPIKit.OpenAPI.Document.self, from: json)
+            } else {
+                throw APIError(.invalidDefinition, localized: "OpenAPI \(version) is not supported (3.0 and 3.1 are)")
+            }
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError(.invalidDefinition, localized: "the OpenAPI document is not valid: \(Self.describe(error))")
+        }
+        let resolved: OpenAPIKit.ResolvedDocument
+        do {
+            resolved = try document.locallyDereferenced().resolved()
+        } catch {
+            throw APIError(.invalidDefinition, localized: "a $ref of the OpenAPI document cannot be resolved: \(Self.describe(error))")
+        }
+        var warnings: [String] = []
+        let baseURL = Self.baseURL(document.servers.first, warnings: &warnings)
+        var operations: [Operation] = []
+        var definitions: [APIDefinition] = []
+        var names = Set<String>()
+        for endpoint in resolved.endpoints {
+            let method = endpoint.method.rawValue.uppercased()
+            let path = endpoint.path.rawValue
+            var name = endpoint.operationId ?? ""
+            if name.isEmpty || names.contains(name) {
+                let made = method.lowercased() + path.split(separator: "/").map { $0.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "") }
+                    .map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+                warnings.append(("\(method) \(path) has no operationId; it is called \"\(made)\"" as LocalizedMessage).description)
+                name = made
+            }
+            guard names.insert(name).inserted else { continue }
+            let operation = Self.operation(endpoint, name: name)
+            operations.append(operation)
+            var definition = APIDefinition()
+            definition.name = name
+            definition.method = HTTPRequestMethod(method)
+            definition.path = path.hasPrefix("/") ? String(path.dropFirst()) : path
+            if let server = endpoint.servers.first, endpoint.servers != document.servers {
+                definition.baseURL = Self.baseURL(server, warnings: &warnings)
+            }
+            definition.contentType = operation.bodyContentType.map(Self.contentType)
+            definition.responseType = Self.responseType(endpoint)
+            let codes = endpoint.responses.keys.compactMap { Int($0.rawValue) }.filter { (200..<300).contains($0) }
+            if !codes.isEmpty { definition.acceptedStatusCodes = StatusCodes(codes) }
+            definition.needsAuthorization = operation.needsAuthorization
+            definition.notes = operation.summary
+            definitions.append(definition)
+        }
+        var defaults = APIDefinition()
+        defaults.baseURL = baseURL
+        self.definitions = try APIDefinitions(default: defaults, definitions)
+        self.operations = operations
+        self.warnings = warnings
+    }
+
+    /// The operation named `name`.
+    public func operation(named name: String) throws(APIError) -> Operation {
+        guard let found = operations.first(where: { $0.name == name }) else {
+            throw APIError(.unknownAPI, localized: "the OpenAPI document has no operation \"\(name)\"")
+        }
+        return found
+    }
+
+    /// A request for operation `name`, its parameters placed where the document says and checked
+    /// first: a missing required parameter, a value of the wrong type or outside the `enum` is an
+    /// ``APIError`` (``APIError/Code/invalidRequest``) naming the parameter. Values that are not
+    /// parameters go into the body.
+    ///
+    /// Text values are read as the schema's type (`"7"` for an integer), as a command line gives them.
+    public func request(_ name: String, parameters: Parameters = [:]) throws(APIError) -> Request {
+        let operation = try operation(named: name)
+        var values = parameters
+        var request = try definitions.definition(named: name).request()
+        var pathValues: Parameters = [:]
+        for parameter in operation.parameters {
+            guard let given = values[parameter.name] else {
+                if parameter.required {
+                    throw APIError(
+                        .invalidRequest,
+                        localized: "\(name) needs the \(parameter.location.rawValue) parameter \"\(parameter.name)\"")
+                }
+                continue
+            }
+            values[parameter.name] = nil
+            let value = try Self.checked(given, for: parameter, operation: name)
+            switch parameter.location {
+            case .path:
+                pathValues[parameter.name] = value
+            case .query:
+                for (key, item) in Self.queryPairs(value, for: parameter) { request.query[key] = item }
+            case .header:
+                request.headers[parameter.name] = Self.text(value, separator: ",")
+            case .cookie:
+                let pair = "\(parameter.name)=\(Self.text(value, separator: ","))"
+                request.headers["Cookie"] = request.headers["Cookie"].map { $0 + "; " + pair } ?? pair
+            }
+        }
+        if operation.bodyContentType == nil, !values.isEmpty, let extra = values.keys.sorted().first {
+            throw APIError(.invalidRequest, localized: "\(name) has no parameter \"\(extra)\" and takes no body")
+        }
+        if operation.bodyRequired && values.isEmpty {
+            throw APIError(.invalidRequest, localized: "\(name) needs a request body")
+        }
+        request.parameters = pathValues.merging(values) { path, _ in path }
+        return request
+    }
+
+    // MARK: - Reading the document
+
+    private static func operation(_ endpoint: OpenAPIKit.ResolvedEndpoint, name: String) -> Operation {
+        let parameters = endpoint.parameters.compactMap { parameter -> Parameter? in
+            let location: Location
+            switch parameter.context {
+            case .path: location = .path
+            case .query: location = .query
+            case .header: location = .header
+            case .cookie: location = .cookie
+            default: return nil
+            }
+            var type: String?
+            var allowed: [String]?
+            var style = location == .query || location == .cookie ? "form" : "simple"
+            var explode = style == "form"
+            if case .a(let context) = parameter.schemaOrContent {
+                type = context.schema.jsonType?.rawValue
+                allowed = context.schema.allowedValues?.map { "\($0.value)" }
+                style = context.style.rawValue
+                explode = context.explode
+            }
+            return Parameter(
+                name: parameter.name, location: location, required: parameter.required, type: type, allowedValues: allowed,
+                style: style, explode: explode, summary: parameter.description)
+        }
+        let body = endpoint.requestBody
+        let bodyType = body.flatMap { body in
+            let types = body.content.keys.map { $0.rawValue }
+            return types.first { $0.contains("json") } ?? types.first
+        }
+        var bodySchema: String?
+        if let body, let bodyType, let content = body.content.first(where: { $0.key.rawValue == bodyType })?.value,
+            let schema = content.schema, let data = try? JSONEncoder().encode(schema.jsonSchema)
+        {
+            bodySchema = String(decoding: data, as: UTF8.self)
+        }
+        return Operation(
+            name: name, method: endpoint.method.rawValue.uppercased(), path: endpoint.path.rawValue,
+            summary: endpoint.endpointSummary ?? endpoint.routeSummary, parameters: parameters, bodyContentType: bodyType,
+            bodyRequired: body?.required ?? false, bodySchema: bodySchema,
+            needsAuthorization: !endpoint.security.isEmpty)
+    }
+
+    private static func responseType(_ endpoint: OpenAPIKit.ResolvedEndpoint) -> ResponseType? {
+        let success = endpoint.responses.first { Int($0.key.rawValue).map { (200..<300).contains($0) } ?? false }?.value
+        guard let content = success?.content.first(where: { $0.key.rawValue.contains("json") })?.value, let schema = content.schema
+        else { return nil }
+        switch schema.jsonType {
+        case .array?: return .objects
+        case .object?: return .object
+        default: return nil
+        }
+    }
+
+    private static func contentType(_ mediaType: String) -> ContentType {
+        if mediaType.contains("json") { return .json }
+        if mediaType == "application/x-www-form-urlencoded" { return .formURLEncoded }
+        if mediaType.hasPrefix("multipart/") { return .multipartFormData }
+        return .custom(mediaType)
+    }
+
+    private static func baseURL(_ server: OpenAPIKit.OpenAPI.Server?, warnings: inout [String]) -> URL? {
+        guard let server else { return nil }
+        var text = server.urlTemplate.absoluteString
+        for (name, variable) in server.variables {
+            text = text.replacingOccurrences(of: "{\(name)}", with: variable.default)
+        }
+        if !text.hasSuffix("/") { text += "/" }
+        return URL(string: text)
+    }
+
+    // MARK: - Checking and placing values
+
+    private static func checked(_ value: JSONValue, for parameter: Parameter, operation: String) throws(APIError) -> JSONValue {
+        var value = value
+        switch (parameter.type, value) {
+        case ("integer"?, .string(let text)):
+            guard let number = Int(text) else {
+                throw APIError(.invalidRequest, localized: "\(operation): the parameter \"\(parameter.name)\" must be an integer, not \"\(text)\"")
+            }
+            value = .int(number)
+        case ("integer"?, .int), ("number"?, .int), ("number"?, .double), ("string"?, .string), ("boolean"?, .bool), ("array"?, .array),
+            ("object"?, .object), (nil, _):
+            break
+        case ("number"?, .string(let text)):
+            guard let number = Double(text), number.isFinite else {
+                throw APIError(.invalidRequest, localized: "\(operation): the parameter \"\(parameter.name)\" must be a number, not \"\(text)\"")
+            }
+            value = .double(number)
+        case ("boolean"?, .string(let text)) where text == "true" || text == "false":
+            value = .bool(text == "true")
+        case ("array"?, .string(let text)):
+            value = .array(text.split(separator: ",").map { .string(String($0)) })
+        case ("string"?, .int(let number)):
+            value = .string(String(number))
+        default:
+            throw APIError(
+                .invalidRequest, localized: "\(operation): the parameter \"\(parameter.name)\" must be \(parameter.type ?? "a value"), not \(value.description)")
+        }
+        if let allowed = parameter.allowedValues, !allowed.contains(text(value, separator: ",")) {
+            throw APIError(
+                .invalidRequest,
+                localized: "\(operation): the parameter \"\(parameter.name)\" must be one of \(allowed.joined(separator: ", ")), not \(text(value, separator: ","))")
+        }
+        return value
+    }
+
+    /// The query entries of a value, by the parameter's style. An exploded `form` array stays an
+    /// array: the client's query encoder writes it (``QueryEncoder/ArrayStyle/repeatedKey`` writes
+    /// `id=1&id=2`, as OpenAPI means; ``OpenAPIOperations/clientConfiguration(_:)`` sets it).
+    private static func queryPairs(_ value: JSONValue, for parameter: Parameter) -> [(String, JSONValue)] {
+        switch value {
+        case .array(let items):
+            let texts = items.map { text($0, separator: ",") }
+            switch (parameter.style, parameter.explode) {
+            case ("spaceDelimited", _): return [(parameter.name, .string(texts.joined(separator: " ")))]
+            case ("pipeDelimited", _): return [(parameter.name, .string(texts.joined(separator: "|")))]
+            case (_, false): return [(parameter.name, .string(texts.joined(separator: ",")))]
+            default: return [(parameter.name, .array(texts.map(JSONValue.string)))]
+            }
+        case .object(let members):
+            let keys = members.keys.sorted()
+            if parameter.style == "deepObject" {
+                return keys.map { ("\(parameter.name)[\($0)]", .string(text(members[$0] ?? .null, separator: ","))) }
+            }
+            if parameter.explode { return keys.map { ($0, .string(text(members[$0] ?? .null, separator: ","))) } }
+            let flat = keys.flatMap { [$0, text(members[$0] ?? .null, separator: ",")] }.joined(separator: ",")
+            return [(parameter.name, .string(flat))]
+        default:
+            return [(parameter.name, .string(text(value, separator: ",")))]
+        }
+    }
+
+    /// `configuration` as OpenAPI's serialization asks: exploded query arrays as repeated keys.
+    ///
+    /// ```swift
+    /// let client = APIClient(definitions: petstore.definitions, configuration: OpenAPIOperations.clientConfiguration(.init()))
+    /// ```
+    public static func clientConfiguration(_ configuration: APIClient.Configuration) -> APIClient.Configuration {
+        var configuration = configuration
+        configuration.encoders.queryEncoder.arrayStyle = .repeatedKey
+        return configuration
+    }
+
+    private static func text(_ value: JSONValue, separator: String) -> String {
+        switch value {
+        case .string(let text): text
+        case .array(let items): items.map { text($0, separator: separator) }.joined(separator: separator)
+        default: value.description
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        String(describing: error).prefix(300).description
+    }
+}
+
+/// `HTTPRequest.Method` from a method name OpenAPI allows.
+private func HTTPRequestMethod(_ name: String) -> HTTPRequest.Method? { HTTPRequest.Method(name) }

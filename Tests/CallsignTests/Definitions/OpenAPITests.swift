@@ -1,0 +1,140 @@
+import Callsign
+import CallsignOpenAPI
+import CallsignTesting
+import Foundation
+import Synchronization
+import Testing
+
+@Suite("OpenAPI documents as definitions (CallsignOpenAPI)")
+struct OpenAPITests {
+    static let versions = ["petstore-3.0.yaml", "petstore-3.1.yaml"]
+
+    private func petstore(_ file: String) throws -> OpenAPIOperations {
+        try OpenAPIOperations(data: Fixture.data("openapi/\(file)"), format: .yaml)
+    }
+
+    /// The petstore, served for real: list, create, show and delete photos.
+    private func servePetstore(_ server: TestServer) {
+        let pets = Mutex<[Int: JSONValue]>([1: ["id": 1, "name": "Rex"], 2: ["id": 2, "name": "Tom", "tag": "cat"]])
+        server.route("/v1/pets") { request in
+            let segments = request.pathSegments
+            if segments.count == 4, segments[3] == "photos", request.method == "DELETE" {
+                return request.header("Authorization") == nil ? .json(["code": 401, "message": "sign in"], status: 401) : ServerResponse(status: 204)
+            }
+            if segments.count == 3, let id = Int(segments[2]) {
+                guard let pet = pets.withLock({ $0[id] }) else { return .json(["code": 404, "message": "no pet"], status: 404) }
+                return .json(pet)
+            }
+            if request.method == "POST" {
+                guard let body = try? JSONValue(parsing: request.body), let id = body["id"]?.intValue else {
+                    return .json(["code": 400, "message": "bad pet"], status: 400)
+                }
+                pets.withLock { $0[id] = body }
+                return ServerResponse(status: 201)
+            }
+            let limit = request.rawQuery.flatMap { query in
+                query.split(separator: "&").first { $0.hasPrefix("limit=") }.flatMap { Int($0.dropFirst(6)) }
+            } ?? 100
+            let all = pets.withLock { $0.keys.sorted().compactMap { $0 } }.prefix(limit)
+            return .json(.array(all.compactMap { id in pets.withLock { $0[id] } }))
+        }
+    }
+
+    @Test("every operation of the petstore becomes an API, in 3.0 and 3.1", arguments: versions)
+    func mapping(file: String) throws {
+        let petstore = try petstore(file)
+        #expect(Set(petstore.operations.map(\.name)) == ["listPets", "createPets", "showPetById", "deletePetsPetIdPhotos"])
+        #expect(petstore.warnings.contains { $0.contains("no operationId") })
+        #expect(petstore.definitions.defaultDefinition.baseURL?.absoluteString == "http://petstore.swagger.io/v1/")
+        let list = try petstore.definitions.definition(named: "listPets")
+        #expect(list.responseType == .objects)
+        #expect(list.acceptedStatusCodes?.contains(200) == true)
+        let show = try petstore.definitions.definition(named: "showPetById")
+        #expect(show.path == "pets/{petId}")
+        #expect(show.responseType == .object)
+        let create = try petstore.definitions.definition(named: "createPets")
+        #expect(create.method == .post && create.contentType == .json && create.acceptedStatusCodes?.contains(201) == true)
+        #expect(try petstore.definitions.definition(named: "deletePetsPetIdPhotos").needsAuthorization == true)
+        #expect(try petstore.operation(named: "listPets").parameters.map(\.name) == ["limit", "tags", "sort"])
+    }
+
+    @Test("every petstore operation is called for real, parameters placed as the document says", arguments: versions)
+    func calls(file: String) async throws {
+        var petstore = try petstore(file)
+        try await TestServer.withRunning { server in
+            servePetstore(server)
+            petstore.baseURL = server.url("/v1/")
+            let client = APIClient(
+                definitions: petstore.definitions,
+                configuration: OpenAPIOperations.clientConfiguration(.init {
+                    $0.authentication = .bearer("t0ken")
+                    $0.authentication?.additionalOrigins = [server.baseURL]
+                }))
+            let pets = try await client.send(petstore.request("listPets", parameters: ["limit": "1", "tags": ["a", "b"], "sort": "name"]))
+            #expect(try pets.json().arrayValue?.count == 1)
+            #expect(server.requests.last?.rawQuery?.contains("limit=1") == true)
+            #expect(server.requests.last?.rawQuery?.contains("tags=a&tags=b") == true, "\(server.requests.last?.rawQuery ?? "")")
+
+            let created = try await client.send(petstore.request("createPets", parameters: ["id": 3, "name": "Kit"]))
+            #expect(created.status.code == 201)
+            let shown = try await client.send(petstore.request("showPetById", parameters: ["petId": "3", "X-Request-ID": "r-1"]))
+            #expect(try shown.json()["name"] == "Kit")
+            #expect(server.requests.last?.rawPath == "/v1/pets/3")
+            #expect(server.requests.last?.header("X-Request-ID") == "r-1")
+            let deleted = try await client.send(petstore.request("deletePetsPetIdPhotos", parameters: ["petId": 3]))
+            #expect(deleted.status.code == 204)
+            #expect(server.requests.last?.header("Authorization") == "Bearer t0ken")
+        }
+    }
+
+    @Test("missing required parameters, wrong types and values outside an enum fail before a byte is sent, naming the parameter")
+    func validation() throws {
+        let petstore = try petstore("petstore-3.0.yaml")
+        let cases: [(String, Parameters, String)] = [
+            ("showPetById", [:], "petId"),
+            ("showPetById", ["petId": "seven"], "petId"),
+            ("listPets", ["limit": "many"], "limit"),
+            ("listPets", ["sort": "age"], "sort"),
+            ("createPets", [:], "body"),
+            ("listPets", ["unknown": 1], "unknown"),
+        ]
+        for (operation, parameters, named) in cases {
+            let error = #expect(throws: APIError.self, "\(operation) \(parameters)") { try petstore.request(operation, parameters: parameters) }
+            #expect(error?.code == .invalidRequest)
+            #expect(error?.message.contains(named) == true, "\(error?.message ?? "")")
+        }
+        #expect(throws: APIError.self) { try petstore.request("noSuchOperation") }
+    }
+
+    @Test("hostile or foreign documents are refused with a clear error")
+    func refusals() throws {
+        #expect(throws: APIError.self) { try OpenAPIOperations(data: Data("DEFAULT:\n  baseURL: http://x/\n".utf8), format: .yaml) }
+        #expect(throws: APIError.self) { try OpenAPIOperations(data: Data("openapi: \"2.0\"\n".utf8), format: .yaml) }
+        #expect(throws: APIError.self) { try OpenAPIOperations(data: Data("openapi: \"3.0.0\"\npaths: 7\n".utf8), format: .yaml) }
+        // A YAML alias bomb goes through Callsign's bounded reader first.
+        var bomb = "openapi: \"3.0.0\"\na: &a [x, x, x, x, x, x, x, x, x, x]\n"
+        for level in 1...9 { bomb += "b\(level): &b\(level) [" + Array(repeating: level == 1 ? "*a" : "*b\(level - 1)", count: 10).joined(separator: ", ") + "]\n" }
+        #expect(throws: APIError.self) { try OpenAPIOperations(data: Data(bomb.utf8), format: .yaml) }
+        #expect(!OpenAPIOperations.isOpenAPI(Data("Users:\n  path: users\n".utf8), format: .yaml))
+    }
+
+    @Test("the CLI lists, describes and calls operations of an OpenAPI document")
+    func commandLine() async throws {
+        try CLIRunner.requireBuilt()
+        let file = Fixture.url("openapi/petstore-3.0.yaml").path
+        let list = try await CLIRunner.run(["list", "-D", file])
+        #expect(list.status == 0)
+        #expect(list.standardOutput.contains("showPetById") && list.standardOutput.contains("/pets/{petId}") && list.standardOutput.contains("Info for a specific pet"))
+        let describe = try await CLIRunner.run(["describe", "listPets", "-D", file])
+        #expect(describe.standardOutput.contains("sort  query string one of name|id"), "\(describe.standardOutput)")
+        try await TestServer.withRunning { server in
+            servePetstore(server)
+            let call = try await CLIRunner.run(["call", "showPetById", "-D", file, "-p", "petId=1", "--base-url", server.url("/v1/").absoluteString])
+            #expect(call.status == 0, "\(call.standardError)")
+            #expect(call.standardOutput.contains("Rex"))
+            let bad = try await CLIRunner.run(["call", "showPetById", "-D", file, "-p", "petId=x", "--base-url", server.url("/v1/").absoluteString])
+            #expect(bad.status == 65)
+            #expect(bad.standardError.contains("petId"))
+        }
+    }
+}
