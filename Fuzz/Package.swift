@@ -15,6 +15,7 @@ let package = Package(
             name: "CallsignFuzz",
             dependencies: [
                 .product(name: "Callsign", package: "Callsign"),
+                .product(name: "CallsignOpenAPI", package: "Callsign"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             // No Swift entry point: libFuzzer's driver is the program's main.

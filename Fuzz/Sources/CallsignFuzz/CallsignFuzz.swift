@@ -1,4 +1,5 @@
 @testable import Callsign
+import CallsignOpenAPI
 import Foundation
 import HTTPTypes
 
@@ -139,6 +140,15 @@ let targets: [FuzzTarget] = [
             }
         }
         precondition(jar.all(now: now).count <= CookieJar.maximumCookiesPerDomain * 2)
+    },
+    // OpenAPI documents from outside, in both formats, and requests built from their operations.
+    FuzzTarget(name: "openapi") { data in
+        for format in [APIDefinitions.Format.yaml, .json] {
+            guard let operations = try? OpenAPIOperations(data: data, format: format) else { continue }
+            for operation in operations.operations.prefix(8) {
+                _ = try? operations.request(operation.name, parameters: ["id": "1", "limit": "x", "tags": ["a"]])
+            }
+        }
     },
     // HTTP Archive files, as HAR replay reads them.
     FuzzTarget(name: "har") { data in
