@@ -124,6 +124,7 @@ let package = Package(
                 "Callsign",
                 "CallsignSQLite",
                 "CallsignTesting",
+                "CallsignOpenAPI",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

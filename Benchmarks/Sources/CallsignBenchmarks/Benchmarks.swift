@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Callsign
+import CallsignOpenAPI
 import CallsignSQLite
 import CallsignTesting
 import Foundation
@@ -286,6 +287,20 @@ struct Benchmarks {
         }
         if only == nil || only == "tls" {
             try await TLSBenchmark.run(body: body, scale: scale, rounds: rounds)
+        }
+        if only == nil || only == "openapi" {
+            // An OpenAPI document of 1,000 operations whose responses go through $ref chains 20 deep.
+            let document = OpenAPIFixtures.large(operations: 1_000, depth: 20)
+            var seconds: [Double] = []
+            for _ in 0..<rounds {
+                let clock = ContinuousClock()
+                let start = clock.now
+                let operations = try OpenAPIOperations(data: document, format: .yaml)
+                seconds.append((clock.now - start).secondsValue)
+                precondition(operations.operations.count == 1_000)
+            }
+            print("")
+            print("OpenAPI: \(document.count / 1024) KiB YAML, 1,000 operations, $ref chains 20 deep: loaded in \(format(median(seconds) * 1000, 0)) ms (median of \(rounds))")
         }
         if only == "queued-mock" {
             let mocked = APIClient(

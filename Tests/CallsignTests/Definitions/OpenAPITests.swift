@@ -1,5 +1,5 @@
 import Callsign
-import CallsignOpenAPI
+@testable import CallsignOpenAPI
 import CallsignTesting
 import Foundation
 import Synchronization
@@ -116,6 +116,18 @@ struct OpenAPITests {
         for level in 1...9 { bomb += "b\(level): &b\(level) [" + Array(repeating: level == 1 ? "*a" : "*b\(level - 1)", count: 10).joined(separator: ", ") + "]\n" }
         #expect(throws: APIError.self) { try OpenAPIOperations(data: Data(bomb.utf8), format: .yaml) }
         #expect(!OpenAPIOperations.isOpenAPI(Data("Users:\n  path: users\n".utf8), format: .yaml))
+    }
+
+    @Test("a document with 1,000 operations and $ref chains 20 deep loads, every operation callable by name")
+    func large() throws {
+        let operations = try OpenAPIOperations(data: OpenAPIFixtures.large(operations: 1_000, depth: 20), format: .yaml)
+        #expect(operations.operations.count == 1_000)
+        #expect(try operations.definitions.definition(named: "getItem999").responseType == .object)
+        let request = try operations.request("getItem7", parameters: ["id": "7", "q": "a"])
+        #expect(request.query["q"] == "a")
+        let definitions = try APIDefinitions(openAPI: OpenAPIFixtures.large(operations: 3, depth: 2), format: .yaml)
+        #expect(definitions.names.count == 3)
+        #expect(throws: APIError.self) { try APIDefinitions(data: OpenAPIFixtures.large(operations: 1, depth: 1), format: .yaml) }
     }
 
     @Test("the CLI lists, describes and calls operations of an OpenAPI document")
