@@ -103,11 +103,16 @@ public struct OpenAPIOperations: Sendable {
         }
         let json = JSONValue.object(root).jsonData()
         let document: OpenAPIKit.OpenAPI.Document
+        // Vendor extensions (`x-…`) mean nothing to Callsign, and looking for them decodes every
+        // object of the document a second time: more than half of the load.
+        let decoder = JSONDecoder()
+        decoder.userInfo[OpenAPIKit.VendorExtensionsConfiguration.enabledKey] = false
+        decoder.userInfo[OpenAPIKit30.VendorExtensionsConfiguration.enabledKey] = false
         do {
             if version.hasPrefix("3.0") {
-                document = try JSONDecoder().decode(OpenAPIKit30.OpenAPI.Document.self, from: json).convert(to: .v3_1_0)
+                document = try decoder.decode(OpenAPIKit30.OpenAPI.Document.self, from: json).convert(to: .v3_1_0)
             } else if version.hasPrefix("3.1") || version.hasPrefix("3.2") {
-                document = try JSONDecoder().decode(OpenAPIKit.OpenAPI.Document.self, from: json)
+                document = try decoder.decode(OpenAPIKit.OpenAPI.Document.self, from: json)
             } else {
                 throw APIError(.invalidDefinition, localized: "OpenAPI \(version) is not supported (3.0 and 3.1 are)")
             }

@@ -49,7 +49,7 @@ struct CallCommand: AsyncParsableCommand {
             // An OpenAPI operation places and checks its parameters as its document says.
             let request = try loaded.openAPI.map { operations throws(APIError) in try operations.request(name, parameters: given) }
                 ?? loaded.definitions.definition(named: name).request(parameters: given)
-            try await exchange.perform(request, definitions: loaded.definitions)
+            try await exchange.perform(request, definitions: loaded.definitions, openAPI: loaded.openAPI != nil)
         }
     }
 }
