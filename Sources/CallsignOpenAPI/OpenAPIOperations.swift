@@ -267,11 +267,19 @@ public struct OpenAPIOperations: Sendable {
         let success = endpoint.responses.first { Int($0.key.rawValue).map { (200..<300).contains($0) } ?? false }?.value
         guard let content = success?.content.first(where: { $0.key.rawValue.contains("json") })?.value, let schema = content.schema
         else { return nil }
-        switch schema.jsonType {
+        switch kind(of: schema) {
         case .array?: return .objects
         case .object?: return .object
         default: return nil
         }
+    }
+
+    /// A schema's JSON type, and for `allOf` the one type all its parts share.
+    private static func kind(of schema: OpenAPIKit.DereferencedJSONSchema) -> OpenAPIKit.JSONType? {
+        if let type = schema.jsonType { return type }
+        guard case .all(of: let parts, core: _) = schema else { return nil }
+        let kinds = Set(parts.map { kind(of: $0) })
+        return kinds.count == 1 ? kinds.first ?? nil : nil
     }
 
     private static func contentType(_ mediaType: String) -> ContentType {

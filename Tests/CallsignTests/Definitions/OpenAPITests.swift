@@ -118,6 +118,32 @@ struct OpenAPITests {
         #expect(!OpenAPIOperations.isOpenAPI(Data("Users:\n  path: users\n".utf8), format: .yaml))
     }
 
+    @Test(
+        "the OpenAPI Initiative's other examples load: allOf, path-level parameters, callbacks, links",
+        arguments: ["petstore-expanded-3.0.yaml", "petstore-expanded-3.1.yaml", "callback-example-3.0.yaml", "link-example-3.0.yaml"])
+    func examples(file: String) throws {
+        let operations = try OpenAPIOperations(data: Fixture.data("openapi/\(file)"), format: .yaml)
+        switch file {
+        case let name where name.hasPrefix("petstore-expanded"):
+            #expect(Set(operations.operations.map(\.name)) == ["findPets", "addPet", "find pet by id", "deletePet"])
+            #expect(try operations.definitions.definition(named: "findPets").responseType == .objects)
+            #expect(try operations.definitions.definition(named: "find pet by id").responseType == .object, "allOf of objects is an object")
+            let delete = try operations.request("deletePet", parameters: ["id": 7])
+            #expect(delete.method == .delete)
+            #expect(throws: APIError.self) { try operations.request("deletePet") }
+            #expect(operations.definitions.defaultDefinition.baseURL?.absoluteString == "https://petstore.swagger.io/v2/")
+        case "callback-example-3.0.yaml":
+            // The callback is for the server to call: the one operation is the subscription.
+            #expect(operations.operations.map(\.name) == ["postStreams"])
+            #expect(throws: APIError.self) { try operations.request("postStreams") }
+            #expect(try operations.request("postStreams", parameters: ["callbackUrl": "https://example.com"]).query["callbackUrl"] == "https://example.com")
+        default:
+            #expect(operations.operations.count == 3)
+            #expect(throws: APIError.self) { try operations.request("getPullRequestsByRepository", parameters: ["username": "a", "slug": "b", "state": "closed"]) }
+            #expect(try operations.definitions.definition(named: "getRepositoriesByOwner").responseType == .objects)
+        }
+    }
+
     @Test("a document with 1,000 operations and $ref chains 20 deep loads, every operation callable by name")
     func large() throws {
         let operations = try OpenAPIOperations(data: OpenAPIFixtures.large(operations: 1_000, depth: 20), format: .yaml)
