@@ -29,10 +29,7 @@ struct CallCommand: AsyncParsableCommand {
     @Argument(help: .localized("The API name, as defined in the definitions file."))
     var name: String
 
-    @Option(
-        name: [.customShort("D"), .long],
-        help: .localized("The definitions file (.json, .plist, .yaml or .yml). Default: $CALLSIGN_DEFINITIONS, else callsign.yaml or callsign.json here."))
-    var definitions: String?
+    @OptionGroup var file: DefinitionsFileOption
 
     @Option(name: [.customShort("p"), .customLong("param")], help: .localized("A parameter: key=value or key:=json. Repeatable."))
     var parameters: [String] = []
@@ -44,7 +41,7 @@ struct CallCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let loaded = try DefinitionsArgument.loaded(self.definitions, baseURL: baseURL)
+            let loaded = try DefinitionsArgument.loaded(file.definitions, baseURL: baseURL)
             let given = try ParameterArguments.parse(parameters)
             // An OpenAPI operation places and checks its parameters as its document says.
             let request = try loaded.openAPI.map { operations throws(APIError) in try operations.request(name, parameters: given) }
@@ -60,19 +57,16 @@ struct ListCommand: AsyncParsableCommand {
         abstract: localized("List the APIs of a definitions file with their method and URL.")
     )
 
-    @Option(
-        name: [.customShort("D"), .long],
-        help: .localized("The definitions file (.json, .plist, .yaml or .yml). Default: $CALLSIGN_DEFINITIONS, else callsign.yaml or callsign.json here."))
-    var definitions: String?
+    @OptionGroup var file: DefinitionsFileOption
 
     @Option(name: .customLong("base-url"), help: .localized("Replace the DEFAULT definition's base URL."))
     var baseURL: String?
 
     func run() async throws {
         try await reportingErrors {
-            let file = try DefinitionsArgument.loaded(definitions, baseURL: baseURL)
-            let loaded = file.definitions
-            if let operations = file.openAPI {
+            let document = try DefinitionsArgument.loaded(file.definitions, baseURL: baseURL)
+            let loaded = document.definitions
+            if let operations = document.openAPI {
                 printOperations(operations)
                 return
             }
@@ -114,14 +108,11 @@ struct DescribeCommand: AsyncParsableCommand {
     @Argument(help: .localized("The operation, by operationId."))
     var name: String
 
-    @Option(
-        name: [.customShort("D"), .long],
-        help: .localized("The definitions file (.json, .plist, .yaml or .yml). Default: $CALLSIGN_DEFINITIONS, else callsign.yaml or callsign.json here."))
-    var definitions: String?
+    @OptionGroup var file: DefinitionsFileOption
 
     func run() async throws {
         try await reportingErrors {
-            guard let operations = try DefinitionsArgument.loaded(definitions, baseURL: nil).openAPI else {
+            guard let operations = try DefinitionsArgument.loaded(file.definitions, baseURL: nil).openAPI else {
                 throw cliError(.invalidDefinition, "describe reads OpenAPI documents; this definitions file is not one")
             }
             let operation = try operations.operation(named: name)
@@ -138,4 +129,12 @@ struct DescribeCommand: AsyncParsableCommand {
             }
         }
     }
+}
+
+/// `-D/--definitions FILE`: the definitions file (or OpenAPI document) of `call`, `list` and `describe`.
+struct DefinitionsFileOption: ParsableArguments {
+    @Option(
+        name: [.customShort("D"), .long],
+        help: .localized("The definitions file (.json, .plist, .yaml or .yml). Default: $CALLSIGN_DEFINITIONS, else callsign.yaml or callsign.json here."))
+    var definitions: String?
 }
