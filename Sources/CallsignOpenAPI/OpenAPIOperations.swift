@@ -74,6 +74,25 @@ public struct OpenAPIOperations: Sendable {
     }
     /// The operations in document order.
     public let operations: [Operation]
+    /// The document's security schemes by name, as Callsign can send them.
+    public let securitySchemes: [String: SecurityScheme]
+
+    /// How a security scheme sends its secret.
+    public enum SecurityScheme: Sendable, Hashable {
+        /// `Authorization: Bearer <secret>`.
+        case bearer
+        /// `Authorization: Basic`, the secret being `user:password`.
+        case basic
+        /// An API key in this header.
+        case headerKey(String)
+        /// An API key in this query parameter.
+        case queryKey(String)
+        /// An API key in this cookie.
+        case cookieKey(String)
+        /// OAuth 2, OpenID Connect, mutual TLS or another HTTP scheme: give the client an
+        /// ``Authentication`` (a token provider, ``TLSSettings/clientIdentity``) yourself.
+        case unsupported(String)
+    }
     /// What the load noticed (operations without an `operationId`), in the process's language.
     public let warnings: [String]
 
@@ -163,8 +182,50 @@ public struct OpenAPIOperations: Sendable {
         var defaults = APIDefinition()
         defaults.baseURL = baseURL
         self.definitions = try APIDefinitions(default: defaults, definitions)
+        var schemes: [String: SecurityScheme] = [:]
+        for (name, entry) in document.components.securitySchemes {
+            guard case .b(let scheme) = entry else { continue }
+            switch scheme.type {
+            case .http(scheme: let kind, bearerFormat: _):
+                schemes[name.rawValue] = kind.lowercased() == "bearer" ? .bearer : kind.lowercased() == "basic" ? .basic : .unsupported("http \(kind)")
+            case .apiKey(name: let key, location: .header): schemes[name.rawValue] = .headerKey(key)
+            case .apiKey(name: let key, location: .query): schemes[name.rawValue] = .queryKey(key)
+            case .apiKey(name: let key, location: .cookie): schemes[name.rawValue] = .cookieKey(key)
+            case .oauth2: schemes[name.rawValue] = .unsupported("oauth2")
+            case .openIdConnect: schemes[name.rawValue] = .unsupported("openIdConnect")
+            case .mutualTLS: schemes[name.rawValue] = .unsupported("mutualTLS")
+            }
+        }
+        self.securitySchemes = schemes
         self.operations = operations
         self.warnings = warnings
+    }
+
+    /// The ``Authentication`` that sends `secret` as the document's security scheme `scheme`
+    /// says, for operations that need authorization. The secret is yours to supply, as for any API.
+    ///
+    /// ```swift
+    /// configuration.authentication = try petstore.authentication(scheme: "api_key", secret: apiKey)
+    /// ```
+    ///
+    /// - Throws: ``APIError`` (``APIError/Code/authentication``) for a scheme the document does
+    ///   not define or Callsign cannot send from a secret (OAuth 2, OpenID Connect, mutual TLS).
+    public func authentication(scheme: String, secret: String) throws(APIError) -> Authentication {
+        switch securitySchemes[scheme] {
+        case .bearer?: return .bearer(secret)
+        case .basic?:
+            guard let colon = secret.firstIndex(of: ":") else {
+                throw APIError(.authentication, localized: "the basic scheme \"\(scheme)\" takes its secret as user:password")
+            }
+            return .basic(username: String(secret[..<colon]), password: String(secret[secret.index(after: colon)...]))
+        case .headerKey(let name)?: return .headers(Headers([name: secret]))
+        case .queryKey(let name)?: return .headers(Headers(), parameters: [name: .string(secret)])
+        case .cookieKey(let name)?: return .headers(Headers(["Cookie": "\(name)=\(secret)"]))
+        case .unsupported(let kind)?:
+            throw APIError(.authentication, localized: "the security scheme \"\(scheme)\" is \(kind): give the client an Authentication for it yourself")
+        case nil:
+            throw APIError(.authentication, localized: "the OpenAPI document defines no security scheme \"\(scheme)\"")
+        }
     }
 
     /// The operation named `name`.

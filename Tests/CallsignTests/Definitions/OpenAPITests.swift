@@ -87,6 +87,34 @@ struct OpenAPITests {
         }
     }
 
+    @Test("security schemes send the secret you give as the document says: bearer, basic, API keys in header, query or cookie", arguments: versions)
+    func security(file: String) async throws {
+        var petstore = try petstore(file)
+        #expect(petstore.securitySchemes["api_key"] == .headerKey("X-API-Key"))
+        #expect(petstore.securitySchemes["oidc"] == .unsupported("openIdConnect"))
+        try await TestServer.withRunning { server in
+            servePetstore(server)
+            petstore.baseURL = server.url("/v1/")
+            let cases: [(String, String, (ServerRequest) -> Bool)] = [
+                ("bearerAuth", "t1", { $0.header("Authorization") == "Bearer t1" }),
+                ("basicAuth", "ann:pw", { $0.header("Authorization") == "Basic " + Data("ann:pw".utf8).base64EncodedString() }),
+                ("api_key", "k1", { $0.header("X-API-Key") == "k1" }),
+                ("query_key", "k2", { $0.rawQuery == "key=k2" }),
+                ("cookie_key", "s3", { $0.header("Cookie") == "session=s3" }),
+            ]
+            for (scheme, secret, check) in cases {
+                let authentication = try petstore.authentication(scheme: scheme, secret: secret)
+                let client = APIClient(definitions: petstore.definitions, configuration: .init { $0.authentication = authentication })
+                _ = try? await client.send(petstore.request("deletePetsPetIdPhotos", parameters: ["petId": 1]))
+                let last = try #require(server.requests.last)
+                #expect(check(last), "\(scheme): \(last.headers) \(last.rawQuery ?? "")")
+            }
+        }
+        #expect(throws: APIError.self) { try petstore.authentication(scheme: "oidc", secret: "x") }
+        #expect(throws: APIError.self) { try petstore.authentication(scheme: "nope", secret: "x") }
+        #expect(throws: APIError.self) { try petstore.authentication(scheme: "basicAuth", secret: "no-colon") }
+    }
+
     @Test("missing required parameters, wrong types and values outside an enum fail before a byte is sent, naming the parameter")
     func validation() throws {
         let petstore = try petstore("petstore-3.0.yaml")
