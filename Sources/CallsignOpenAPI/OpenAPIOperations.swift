@@ -76,6 +76,9 @@ public struct OpenAPIOperations: Sendable {
     public let operations: [Operation]
     /// The document's security schemes by name, as Callsign can send them.
     public let securitySchemes: [String: SecurityScheme]
+    /// Checks answers against their operation's response schema; off until you add it to
+    /// ``APIClient/Configuration/Responses/validators``.
+    public let responseValidator: OpenAPIResponseValidator
 
     /// How a security scheme sends its secret.
     public enum SecurityScheme: Sendable, Hashable {
@@ -150,6 +153,7 @@ public struct OpenAPIOperations: Sendable {
         let baseURL = Self.baseURL(document.servers.first, warnings: &warnings)
         var operations: [Operation] = []
         var definitions: [APIDefinition] = []
+        var responseSchemas: [String: [String: SchemaRule]] = [:]
         var names = Set<String>()
         for endpoint in resolved.endpoints {
             let method = endpoint.method.rawValue.uppercased()
@@ -164,6 +168,11 @@ public struct OpenAPIOperations: Sendable {
             guard names.insert(name).inserted else { continue }
             let operation = Self.operation(endpoint, name: name)
             operations.append(operation)
+            for (status, response) in endpoint.responses {
+                guard let schema = response.content.first(where: { $0.key.rawValue.contains("json") })?.value.schema else { continue }
+                let key = status.rawValue.lowercased() == "default" ? "default" : status.rawValue.uppercased()
+                responseSchemas[name, default: [:]][key] = SchemaRule(schema)
+            }
             var definition = APIDefinition()
             definition.name = name
             definition.method = HTTPRequestMethod(method)
@@ -197,6 +206,7 @@ public struct OpenAPIOperations: Sendable {
             }
         }
         self.securitySchemes = schemes
+        self.responseValidator = OpenAPIResponseValidator(schemas: responseSchemas)
         self.operations = operations
         self.warnings = warnings
     }

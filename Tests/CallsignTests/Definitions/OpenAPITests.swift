@@ -115,6 +115,32 @@ struct OpenAPITests {
         #expect(throws: APIError.self) { try petstore.authentication(scheme: "basicAuth", secret: "no-colon") }
     }
 
+    @Test("responses are checked against their schema when asked: types, required properties, items", arguments: versions)
+    func responseValidation(file: String) async throws {
+        var petstore = try petstore(file)
+        try await TestServer.withRunning { server in
+            servePetstore(server)
+            server.route("/v1/pets/9") { _ in .json(["id": "nine", "name": "Odd"]) }
+            server.route("/v1/pets/8") { _ in .json(["id": 8]) }
+            petstore.baseURL = server.url("/v1/")
+            let checking = APIClient(
+                definitions: petstore.definitions, configuration: .init { $0.responses.validators = [petstore.responseValidator] })
+            let good = try await checking.send(petstore.request("showPetById", parameters: ["petId": 1])).validate()
+            #expect(good.status.code == 200)
+            _ = try await checking.send(petstore.request("listPets")).validate()
+            for (id, problem) in [(9, "$.id is not of type integer"), (8, "$.name is missing")] {
+                let error = await #expect(throws: APIError.self) {
+                    _ = try await checking.send(petstore.request("showPetById", parameters: ["petId": .int(id)])).validate()
+                }
+                #expect(error?.code == .invalidResponse)
+                #expect(error?.message.contains(problem) == true, "\(error?.message ?? "")")
+            }
+            // Off by default: the same answer passes a client without the validator.
+            let plain = APIClient(definitions: petstore.definitions)
+            #expect(try await plain.send(petstore.request("showPetById", parameters: ["petId": 9])).validate().status.code == 200)
+        }
+    }
+
     @Test("missing required parameters, wrong types and values outside an enum fail before a byte is sent, naming the parameter")
     func validation() throws {
         let petstore = try petstore("petstore-3.0.yaml")
