@@ -174,7 +174,10 @@ struct OpenAPITests {
 
     @Test(
         "the OpenAPI Initiative's other examples load: allOf, path-level parameters, callbacks, links",
-        arguments: ["petstore-expanded-3.0.yaml", "petstore-expanded-3.1.yaml", "callback-example-3.0.yaml", "link-example-3.0.yaml"])
+        arguments: [
+            "petstore-expanded-3.0.yaml", "petstore-expanded-3.1.yaml", "callback-example-3.0.yaml", "link-example-3.0.yaml",
+            "uspto-3.0.yaml", "api-with-examples-3.0.yaml",
+        ])
     func examples(file: String) throws {
         let operations = try OpenAPIOperations(data: Fixture.data("openapi/\(file)"), format: .yaml)
         switch file {
@@ -186,6 +189,18 @@ struct OpenAPITests {
             #expect(delete.method == .delete)
             #expect(throws: APIError.self) { try operations.request("deletePet") }
             #expect(operations.definitions.defaultDefinition.baseURL?.absoluteString == "https://petstore.swagger.io/v2/")
+        case "uspto-3.0.yaml":
+            // Server variables at their defaults; a form body; path parameters that must be given.
+            #expect(operations.definitions.defaultDefinition.baseURL?.absoluteString == "https://developer.uspto.gov/ds-api/")
+            #expect(try operations.definitions.definition(named: "perform-search").contentType == .formURLEncoded)
+            #expect(try operations.definitions.definition(named: "list-data-sets").responseType == .object)
+            let search = try operations.request("perform-search", parameters: ["dataset": "oa_citations", "version": "v1", "criteria": "*:*"])
+            #expect(search.parameters["criteria"] == "*:*")
+            #expect(throws: APIError.self) { try operations.request("list-searchable-fields", parameters: ["dataset": "x"]) }
+        case "api-with-examples-3.0.yaml":
+            #expect(Set(operations.operations.map(\.name)) == ["listVersionsv2", "getVersionDetailsv2"])
+            #expect(try operations.definitions.definition(named: "getVersionDetailsv2").acceptedStatusCodes == [200, 203])
+            #expect(operations.definitions.defaultDefinition.baseURL == nil, "no servers: the client's base URL applies")
         case "callback-example-3.0.yaml":
             // The callback is for the server to call: the one operation is the subscription.
             #expect(operations.operations.map(\.name) == ["postStreams"])
