@@ -72,7 +72,7 @@ public struct OpenAPIOperations: Sendable {
         get { definitions.defaultDefinition.baseURL }
         set { definitions.defaultDefinition.baseURL = newValue }
     }
-    /// The operations in document order.
+    /// The operations, by path and then method.
     public let operations: [Operation]
     /// The document's security schemes by name, as Callsign can send them.
     public let securitySchemes: [String: SecurityScheme]
@@ -155,7 +155,16 @@ public struct OpenAPIOperations: Sendable {
         var definitions: [APIDefinition] = []
         var responseSchemas: [String: [String: SchemaRule]] = [:]
         var names = Set<String>()
-        for endpoint in resolved.endpoints {
+        // By path, then method: the document's own order does not survive the bounded reader,
+        // and `list` and generated names must not change from one run to the next.
+        let methodOrder = ["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE", "QUERY"]
+        let endpoints = resolved.endpoints.sorted { left, right in
+            if left.path.rawValue != right.path.rawValue { return left.path.rawValue < right.path.rawValue }
+            let leftIndex = methodOrder.firstIndex(of: left.method.rawValue.uppercased()) ?? methodOrder.count
+            let rightIndex = methodOrder.firstIndex(of: right.method.rawValue.uppercased()) ?? methodOrder.count
+            return leftIndex < rightIndex
+        }
+        for endpoint in endpoints {
             let method = endpoint.method.rawValue.uppercased()
             let path = endpoint.path.rawValue
             var name = endpoint.operationId ?? ""
@@ -169,7 +178,7 @@ public struct OpenAPIOperations: Sendable {
             let operation = Self.operation(endpoint, name: name)
             operations.append(operation)
             for (status, response) in endpoint.responses {
-                guard let schema = response.content.first(where: { $0.key.rawValue.contains("json") })?.value.schema else { continue }
+                guard let schema = Self.jsonSchema(of: response.content) else { continue }
                 let key = status.rawValue.lowercased() == "default" ? "default" : status.rawValue.uppercased()
                 responseSchemas[name, default: [:]][key] = SchemaRule(schema)
             }
@@ -182,7 +191,7 @@ public struct OpenAPIOperations: Sendable {
             }
             definition.contentType = operation.bodyContentType.map(Self.contentType)
             definition.responseType = Self.responseType(endpoint)
-            let codes = endpoint.responses.keys.compactMap { Int($0.rawValue) }.filter { (200..<300).contains($0) }
+            let codes = endpoint.responses.keys.compactMap { Int($0.rawValue) }.filter { (200..<300).contains($0) }.sorted()
             if !codes.isEmpty { definition.acceptedStatusCodes = StatusCodes(codes) }
             definition.needsAuthorization = operation.needsAuthorization
             definition.notes = operation.summary
@@ -317,10 +326,7 @@ public struct OpenAPIOperations: Sendable {
                 style: style, explode: explode, summary: parameter.description)
         }
         let body = endpoint.requestBody
-        let bodyType = body.flatMap { body in
-            let types = body.content.keys.map { $0.rawValue }
-            return types.first { $0.contains("json") } ?? types.first
-        }
+        let bodyType = body.flatMap { body in preferredMediaType(body.content.keys.map { $0.rawValue }) }
         var bodySchema: String?
         if let body, let bodyType, let content = body.content.first(where: { $0.key.rawValue == bodyType })?.value,
             let schema = content.schema, let data = try? JSONEncoder().encode(schema.jsonSchema)
@@ -335,9 +341,10 @@ public struct OpenAPIOperations: Sendable {
     }
 
     private static func responseType(_ endpoint: OpenAPIKit.ResolvedEndpoint) -> ResponseType? {
-        let success = endpoint.responses.first { Int($0.key.rawValue).map { (200..<300).contains($0) } ?? false }?.value
-        guard let content = success?.content.first(where: { $0.key.rawValue.contains("json") })?.value, let schema = content.schema
-        else { return nil }
+        // The lowest documented 2xx code, and its JSON media type.
+        let success = endpoint.responses.compactMap { entry in Int(entry.key.rawValue).map { ($0, entry.value) } }
+            .filter { (200..<300).contains($0.0) }.min { $0.0 < $1.0 }?.1
+        guard let success, let schema = jsonSchema(of: success.content) else { return nil }
         switch kind(of: schema) {
         case .array?: return .objects
         case .object?: return .object
@@ -351,6 +358,21 @@ public struct OpenAPIOperations: Sendable {
         guard case .all(of: let parts, core: _) = schema else { return nil }
         let kinds = Set(parts.map { kind(of: $0) })
         return kinds.count == 1 ? kinds.first ?? nil : nil
+    }
+
+    /// Which media type of several to send: JSON, then a form, then multipart, then the first
+    /// by name. (The document's own order does not survive the bounded reader.)
+    private static func preferredMediaType(_ types: [String]) -> String? {
+        let sorted = types.sorted()
+        return sorted.first { $0 == "application/json" } ?? sorted.first { $0.contains("json") }
+            ?? sorted.first { $0 == "application/x-www-form-urlencoded" } ?? sorted.first { $0.hasPrefix("multipart/") } ?? sorted.first
+    }
+
+    /// The schema of the JSON media type of `content`, `application/json` first.
+    private static func jsonSchema(of content: OpenAPIKit.DereferencedContent.Map) -> OpenAPIKit.DereferencedJSONSchema? {
+        let types = content.keys.map { $0.rawValue }.filter { $0.contains("json") }
+        guard let chosen = preferredMediaType(types) else { return nil }
+        return content.first { $0.key.rawValue == chosen }?.value.schema
     }
 
     private static func contentType(_ mediaType: String) -> ContentType {
