@@ -119,7 +119,11 @@ public struct OpenAPIOperations: Sendable {
     /// Reads a document. YAML and JSON are read by Callsign's bounded reader (nesting depth, value
     /// count) before OpenAPIKit sees them, so a hostile document cannot exhaust memory.
     public init(data: Data, format: APIDefinitions.Format, limits: Limits = .default) throws(APIError) {
-        let root = try DefinitionDocument(data: data, format: format, limits: limits).root
+        try self.init(root: DefinitionDocument(data: data, format: format, limits: limits).root)
+    }
+
+    /// A document already read by Callsign's bounded reader.
+    package init(root: [String: JSONValue]) throws(APIError) {
         guard let version = root["openapi"]?.stringValue else {
             throw APIError(.invalidDefinition, localized: "the document has no \"openapi\" version: it is not an OpenAPI document")
         }
@@ -184,7 +188,7 @@ public struct OpenAPIOperations: Sendable {
             }
             var definition = APIDefinition()
             definition.name = name
-            definition.method = HTTPRequestMethod(method)
+            definition.method = HTTPRequest.Method(method)
             definition.path = path.hasPrefix("/") ? String(path.dropFirst()) : path
             if let server = endpoint.servers.first, endpoint.servers != document.servers {
                 definition.baseURL = Self.baseURL(server, warnings: &warnings)
@@ -253,50 +257,6 @@ public struct OpenAPIOperations: Sendable {
             throw APIError(.unknownAPI, localized: "the OpenAPI document has no operation \"\(name)\"")
         }
         return found
-    }
-
-    /// A request for operation `name`, its parameters placed where the document says and checked
-    /// first: a missing required parameter, a value of the wrong type or outside the `enum` is an
-    /// ``APIError`` (``APIError/Code/invalidRequest``) naming the parameter. Values that are not
-    /// parameters go into the body.
-    ///
-    /// Text values are read as the schema's type (`"7"` for an integer), as a command line gives them.
-    public func request(_ name: String, parameters: Parameters = [:]) throws(APIError) -> Request {
-        let operation = try operation(named: name)
-        var values = parameters
-        var request = try definitions.definition(named: name).request()
-        var pathValues: Parameters = [:]
-        for parameter in operation.parameters {
-            guard let given = values[parameter.name] else {
-                if parameter.required {
-                    throw APIError(
-                        .invalidRequest,
-                        localized: "\(name) needs the \(parameter.location.rawValue) parameter \"\(parameter.name)\"")
-                }
-                continue
-            }
-            values[parameter.name] = nil
-            let value = try Self.checked(given, for: parameter, operation: name)
-            switch parameter.location {
-            case .path:
-                pathValues[parameter.name] = value
-            case .query:
-                for (key, item) in Self.queryPairs(value, for: parameter) { request.query[key] = item }
-            case .header:
-                request.headers[parameter.name] = Self.text(value, separator: ",")
-            case .cookie:
-                let pair = "\(parameter.name)=\(Self.text(value, separator: ","))"
-                request.headers["Cookie"] = request.headers["Cookie"].map { $0 + "; " + pair } ?? pair
-            }
-        }
-        if operation.bodyContentType == nil, !values.isEmpty, let extra = values.keys.sorted().first {
-            throw APIError(.invalidRequest, localized: "\(name) has no parameter \"\(extra)\" and takes no body")
-        }
-        if operation.bodyRequired && values.isEmpty {
-            throw APIError(.invalidRequest, localized: "\(name) needs a request body")
-        }
-        request.parameters = pathValues.merging(values) { path, _ in path }
-        return request
     }
 
     // MARK: - Reading the document
@@ -392,123 +352,4 @@ public struct OpenAPIOperations: Sendable {
         return URL(string: text)
     }
 
-    // MARK: - Checking and placing values
-
-    private static func checked(_ value: JSONValue, for parameter: Parameter, operation: String) throws(APIError) -> JSONValue {
-        var value = value
-        switch (parameter.type, value) {
-        case ("integer"?, .string(let text)):
-            guard let number = Int(text) else {
-                throw APIError(.invalidRequest, localized: "\(operation): the parameter \"\(parameter.name)\" must be an integer, not \"\(text)\"")
-            }
-            value = .int(number)
-        case ("integer"?, .int), ("number"?, .int), ("number"?, .double), ("string"?, .string), ("boolean"?, .bool), ("array"?, .array),
-            ("object"?, .object), (nil, _):
-            break
-        case ("number"?, .string(let text)):
-            guard let number = Double(text), number.isFinite else {
-                throw APIError(.invalidRequest, localized: "\(operation): the parameter \"\(parameter.name)\" must be a number, not \"\(text)\"")
-            }
-            value = .double(number)
-        case ("boolean"?, .string(let text)) where text == "true" || text == "false":
-            value = .bool(text == "true")
-        case ("array"?, .string(let text)):
-            value = .array(text.split(separator: ",").map { .string(String($0)) })
-        case ("string"?, .int(let number)):
-            value = .string(String(number))
-        default:
-            throw APIError(
-                .invalidRequest, localized: "\(operation): the parameter \"\(parameter.name)\" must be \(parameter.type ?? "a value"), not \(value.description)")
-        }
-        if let allowed = parameter.allowedValues, !allowed.contains(text(value, separator: ",")) {
-            throw APIError(
-                .invalidRequest,
-                localized: "\(operation): the parameter \"\(parameter.name)\" must be one of \(allowed.joined(separator: ", ")), not \(text(value, separator: ","))")
-        }
-        return value
-    }
-
-    /// The query entries of a value, by the parameter's style. An exploded `form` array stays an
-    /// array: the client's query encoder writes it (``QueryEncoder/ArrayStyle/repeatedKey`` writes
-    /// `id=1&id=2`, as OpenAPI means; ``OpenAPIOperations/clientConfiguration(_:)`` sets it).
-    private static func queryPairs(_ value: JSONValue, for parameter: Parameter) -> [(String, JSONValue)] {
-        switch value {
-        case .array(let items):
-            let texts = items.map { text($0, separator: ",") }
-            switch (parameter.style, parameter.explode) {
-            case ("spaceDelimited", _): return [(parameter.name, .string(texts.joined(separator: " ")))]
-            case ("pipeDelimited", _): return [(parameter.name, .string(texts.joined(separator: "|")))]
-            case (_, false): return [(parameter.name, .string(texts.joined(separator: ",")))]
-            default: return [(parameter.name, .array(texts.map(JSONValue.string)))]
-            }
-        case .object(let members):
-            let keys = members.keys.sorted()
-            if parameter.style == "deepObject" {
-                return keys.map { ("\(parameter.name)[\($0)]", .string(text(members[$0] ?? .null, separator: ","))) }
-            }
-            if parameter.explode { return keys.map { ($0, .string(text(members[$0] ?? .null, separator: ","))) } }
-            let flat = keys.flatMap { [$0, text(members[$0] ?? .null, separator: ",")] }.joined(separator: ",")
-            return [(parameter.name, .string(flat))]
-        default:
-            return [(parameter.name, .string(text(value, separator: ",")))]
-        }
-    }
-
-    /// `configuration` as OpenAPI's serialization asks: exploded query arrays as repeated keys.
-    ///
-    /// ```swift
-    /// let client = APIClient(definitions: petstore.definitions, configuration: OpenAPIOperations.clientConfiguration(.init()))
-    /// ```
-    public static func clientConfiguration(_ configuration: APIClient.Configuration) -> APIClient.Configuration {
-        var configuration = configuration
-        configuration.encoders.queryEncoder.arrayStyle = .repeatedKey
-        return configuration
-    }
-
-    private static func text(_ value: JSONValue, separator: String) -> String {
-        switch value {
-        case .string(let text): text
-        case .array(let items): items.map { text($0, separator: separator) }.joined(separator: separator)
-        default: value.description
-        }
-    }
-
-    private static func describe(_ error: any Error) -> String {
-        String(describing: error).prefix(300).description
-    }
-}
-
-/// `HTTPRequest.Method` from a method name OpenAPI allows.
-private func HTTPRequestMethod(_ name: String) -> HTTPRequest.Method? { HTTPRequest.Method(name) }
-
-extension APIDefinitions {
-    /// The definitions of an OpenAPI document: one API per operation (see ``OpenAPIOperations``).
-    /// Calls by name then send what the call gives; ``OpenAPIOperations/request(_:parameters:)``
-    /// also places and checks parameters as the document says.
-    ///
-    /// ```swift
-    /// let definitions = try APIDefinitions(openAPI: Data(contentsOf: petstoreFile), format: .yaml)
-    /// ```
-    public init(openAPI data: Data, format: Format, limits: Limits = .default) throws(APIError) {
-        self = try OpenAPIOperations(data: data, format: format, limits: limits).definitions
-    }
-}
-
-/// A document with `operations` operations, each answering a schema that refers to the next
-/// through `depth` `$ref`s: for load-time benchmarks and tests.
-package enum OpenAPIFixtures {
-    package static func large(operations: Int, depth: Int) -> Data {
-        var text = "openapi: \"3.1.0\"\ninfo: {title: Large, version: \"1\"}\nservers: [{url: \"http://127.0.0.1/\"}]\npaths:\n"
-        for index in 0..<operations {
-            text += "  /items\(index)/{id}:\n    get:\n      operationId: getItem\(index)\n"
-            text += "      parameters: [{name: id, in: path, required: true, schema: {type: integer}}, {name: q, in: query, schema: {type: string, enum: [a, b]}}]\n"
-            text += "      responses: {'200': {description: ok, content: {application/json: {schema: {$ref: '#/components/schemas/S\(index % depth)'}}}}}\n"
-        }
-        text += "components:\n  schemas:\n"
-        for level in 0..<depth {
-            let next = level + 1 < depth ? "{$ref: '#/components/schemas/S\(level + 1)'}" : "{type: string}"
-            text += "    S\(level): {type: object, properties: {value: {type: integer}, next: \(next)}}\n"
-        }
-        return Data(text.utf8)
-    }
 }

@@ -1,4 +1,4 @@
-public import Callsign
+import Callsign
 public import Foundation
 import NIOCore
 import NIOHTTP1
@@ -6,7 +6,6 @@ import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import Synchronization
-import CCallsignZlib
 
 /// A real HTTP/1.1 server, in-process on 127.0.0.1 with an ephemeral port, for tests and demos.
 ///
@@ -39,41 +38,6 @@ public final class TestServer: Sendable {
     /// `http://host:port/`, or `https://…` for a TLS server.
     public let baseURL: URL
 
-    /// How a TLS server identifies itself and whom it accepts.
-    public struct TLS: Sendable {
-        /// The server's certificate chain and key.
-        public var identity: TestCertificates.Identity
-        /// The protocols offered by ALPN, preferred first. Default: HTTP/2, then HTTP/1.1.
-        public var protocols: [String] = ["h2", "http/1.1"]
-        /// When set, the server asks for a client certificate and accepts only one issued by this
-        /// authority (PEM): mutual TLS.
-        public var clientAuthorityPEM: String? = nil
-        /// The highest TLS version the server speaks; `nil` for the highest it can.
-        public var maximumVersion: Callsign.TLSVersion? = nil
-
-        public init(
-            identity: TestCertificates.Identity, protocols: [String] = ["h2", "http/1.1"], clientAuthorityPEM: String? = nil,
-            maximumVersion: Callsign.TLSVersion? = nil
-        ) {
-            self.identity = identity
-            self.protocols = protocols
-            self.clientAuthorityPEM = clientAuthorityPEM
-            self.maximumVersion = maximumVersion
-        }
-
-        func context() throws -> NIOSSLContext {
-            let chain = try NIOSSLCertificate.fromPEMBytes(Array(identity.certificateChainPEM.utf8)).map { NIOSSLCertificateSource.certificate($0) }
-            let key = try NIOSSLPrivateKey(bytes: Array(identity.privateKeyPEM.utf8), format: .pem)
-            var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
-            configuration.applicationProtocols = protocols
-            if let maximumVersion { configuration.maximumTLSVersion = maximumVersion == .tls12 ? .tlsv12 : .tlsv13 }
-            if let clientAuthorityPEM {
-                configuration.certificateVerification = .noHostnameVerification
-                configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(clientAuthorityPEM.utf8)))
-            }
-            return try NIOSSLContext(configuration: configuration)
-        }
-    }
 
     private typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
     
@@ -422,92 +386,5 @@ public final class TestServer: Sendable {
             try await outbound.write(.end(nil))
             return !closing
         }
-    }
-}
-
-/// Deterministic bytes for `/bytes/{n}`: byte `i` depends only on `i`, so any chunking of
-/// the same count gives the same content.
-struct BodyGenerator {
-    private var offset: Int
-
-    init(offset: UInt64 = 0) { self.offset = Int(offset % UInt64(Self.period)) }
-
-    /// The pattern repeats every `period` bytes, a prime just under 1 MiB, so that any shift
-    /// smaller than that — a resume at the wrong offset — changes the bytes.
-    static let period = 1_048_573
-    /// One period of the pattern, computed once: generating is then copying.
-    private static let pattern: [UInt8] = (0..<period).map { position in
-        var mixed = UInt64(position) &* 0x9E37_79B9_7F4A_7C15
-        mixed ^= mixed >> 29
-        return UInt8(truncatingIfNeeded: mixed >> 24)
-    }
-
-    mutating func next(_ count: Int) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(count)
-        var remaining = count
-        while remaining > 0 {
-            let run = min(remaining, Self.period - offset)
-            bytes += Self.pattern[offset..<offset + run]
-            offset = (offset + run) % Self.period
-            remaining -= run
-        }
-        return bytes
-    }
-}
-
-/// A running count and CRC-32 of an upload's bytes.
-struct UploadDigest {
-    var count = 0
-    var crc: UInt32 = 0
-
-    mutating func add(_ bytes: ByteBufferView) {
-        count += bytes.count
-        crc = TestServer.crc32(bytes, continuing: crc)
-    }
-}
-
-extension TestServer {
-    /// The CRC-32 (as zlib and gzip compute it) of `bytes`, continuing from an earlier value.
-    public static func crc32(_ bytes: some Collection<UInt8>, continuing previous: UInt32 = 0) -> UInt32 {
-        // Contiguous bytes (Data, arrays, NIO buffers) are read in place; anything else is copied once.
-        if let crc = bytes.withContiguousStorageIfAvailable({ crc32($0, continuing: previous) }) { return crc }
-        return Array(bytes).withUnsafeBufferPointer { crc32($0, continuing: previous) }
-    }
-
-    private static func crc32(_ buffer: UnsafeBufferPointer<UInt8>, continuing previous: UInt32) -> UInt32 {
-        UInt32(CCallsignZlib.crc32(uLong(previous), buffer.baseAddress, uInt(buffer.count)))
-    }
-
-    /// The bytes `/bytes/{count}` serves, for comparing in tests.
-    public static func expectedBytes(count: Int, offset: Int = 0) -> Data {
-        var generator = BodyGenerator(offset: UInt64(offset))
-        return Data(generator.next(count))
-    }
-}
-
-/// An error starting the test server.
-public struct TestServerError: Error, CustomStringConvertible {
-    /// What went wrong.
-    public let description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// A server the testing helpers can stop.
-protocol StoppableServer: Sendable {
-    func stop() async
-}
-
-extension TestServer: StoppableServer {}
-
-/// Runs `body` with a started server and stops the server whether `body` returns or throws.
-func runThenStop<Server: StoppableServer, T>(_ server: Server, _ body: (Server) async throws -> T) async throws -> T {
-    do {
-        let result = try await body(server)
-        await server.stop()
-        return result
-    } catch {
-        await server.stop()
-        throw error
     }
 }

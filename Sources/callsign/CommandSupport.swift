@@ -227,16 +227,8 @@ enum DefinitionsArgument {
     }
 
     static func loaded(_ path: String, baseURL: String?) throws(APIError) -> Loaded {
-        let url = URL(fileURLWithPath: path)
-        var loaded: Loaded
-        if let data = try? Data(contentsOf: url), let format = APIDefinitions.Format(pathExtension: url.pathExtension),
-            format != .plist, OpenAPIOperations.isOpenAPI(data, format: format)
-        {
-            let operations = try OpenAPIOperations(data: data, format: format)
-            loaded = Loaded(definitions: operations.definitions, openAPI: operations)
-        } else {
-            loaded = Loaded(definitions: try APIDefinitions(contentsOf: url), openAPI: nil)
-        }
+        let file = try DefinitionsFile.load(contentsOf: URL(fileURLWithPath: path))
+        var loaded = Loaded(definitions: file.definitions, openAPI: file.openAPI)
         if let baseURL {
             guard let base = URL(string: baseURL), base.scheme != nil else {
                 throw cliError(.invalidRequest, "--base-url must be an absolute http(s) URL, not \(baseURL)")

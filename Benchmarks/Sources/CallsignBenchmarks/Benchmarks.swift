@@ -1,6 +1,5 @@
 import AsyncHTTPClient
 import Callsign
-import CallsignOpenAPI
 import CallsignSQLite
 import CallsignTesting
 import Foundation
@@ -41,85 +40,6 @@ let itemJSON: JSONValue = [
     "scores": [9.5, 8.75, 9.0, 7.25, 8.5, 9.25, 6.75, 8.0], "createdAt": "2026-11-22T10:00:00Z", "active": true,
 ]
 
-struct Sample {
-    var seconds: Double
-    var cpuMicroseconds: Double
-    var serverCPUMicroseconds: Double
-    var requests: Int
-    var requestsPerSecond: Double { Double(requests) / seconds }
-    var cpuPerRequest: Double { cpuMicroseconds / Double(requests) }
-    var serverCPUPerRequest: Double { serverCPUMicroseconds / Double(requests) }
-}
-
-enum Measure {
-    static func cpuMicroseconds() -> Double {
-        var usage = rusage()
-        #if canImport(Glibc)
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        #else
-        getrusage(RUSAGE_SELF, &usage)
-        #endif
-        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
-    }
-
-    /// Peak resident set size in MiB since the last reset (Linux: VmHWM).
-    static func peakRSS() -> Double { statusValue("VmHWM") / 1024 }
-    static func currentRSS() -> Double { statusValue("VmRSS") / 1024 }
-
-    /// Resets the peak to the current RSS (Linux ≥ 4.0).
-    static func resetPeak() { try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8) }
-
-    private static func statusValue(_ key: String) -> Double {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-        for line in text.split(separator: "\n") where line.hasPrefix(key + ":") {
-            return Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
-        }
-        return 0
-    }
-
-    /// Runs `requests` calls with `concurrency` workers and returns time and CPU (this process's,
-    /// and the server process's when there is one). With `executors`, each worker task prefers
-    /// one of them (round robin) instead of the default global executor.
-    static func run(
-        requests: Int, concurrency: Int, server: ServerProcess? = nil, executors: [any TaskExecutor] = [],
-        _ call: @escaping @Sendable () async throws -> Void
-    ) async throws -> Sample {
-        let cpu = cpuMicroseconds()
-        let serverCPU = server?.cpuMicroseconds() ?? 0
-        let clock = ContinuousClock()
-        let start = clock.now
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for worker in 0..<concurrency {
-                let share = requests / concurrency + (worker < requests % concurrency ? 1 : 0)
-                if executors.isEmpty {
-                    // Not `addTask(executorPreference: nil)`: that marks the task as having a
-                    // preference, and every executor switch in it then takes a lock to look it up.
-                    group.addTask { for _ in 0..<share { try await call() } }
-                } else {
-                    group.addTask(executorPreference: executors[worker % executors.count]) { for _ in 0..<share { try await call() } }
-                }
-            }
-            try await group.waitForAll()
-        }
-        let elapsed = clock.now - start
-        return Sample(
-            seconds: elapsed.secondsValue, cpuMicroseconds: cpuMicroseconds() - cpu,
-            serverCPUMicroseconds: (server?.cpuMicroseconds() ?? 0) - serverCPU, requests: requests)
-    }
-}
-
-func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    guard !sorted.isEmpty else { return .nan }
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-}
-
-func format(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
-
-func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
-    let padding = String(repeating: " ", count: max(0, width - text.count))
-    return right ? padding + text : text + padding
-}
 
 @main
 struct Benchmarks {
@@ -289,18 +209,7 @@ struct Benchmarks {
             try await TLSBenchmark.run(body: body, scale: scale, rounds: rounds)
         }
         if only == nil || only == "openapi" {
-            // An OpenAPI document of 1,000 operations whose responses go through $ref chains 20 deep.
-            let document = OpenAPIFixtures.large(operations: 1_000, depth: 20)
-            var seconds: [Double] = []
-            for _ in 0..<rounds {
-                let clock = ContinuousClock()
-                let start = clock.now
-                let operations = try OpenAPIOperations(data: document, format: .yaml)
-                seconds.append((clock.now - start).secondsValue)
-                precondition(operations.operations.count == 1_000)
-            }
-            print("")
-            print("OpenAPI: \(document.count / 1024) KiB YAML, 1,000 operations, $ref chains 20 deep: loaded in \(format(median(seconds) * 1000, 0)) ms (median of \(rounds))")
+            try OpenAPIBenchmark.run(rounds: rounds)
         }
         if only == "queued-mock" {
             let mocked = APIClient(
@@ -404,102 +313,6 @@ struct Benchmarks {
         try await ahcTransport.shutdown()
         try await sessionTransport.shutdown()
         session.invalidateAndCancel()
-    }
-}
-
-/// A transport that answers at once from memory: what is left is Callsign's own CPU per call.
-struct InstantTransport: Transport {
-    let head: HTTPResponse
-    let body: Data
-
-    func send(_ request: TransportRequest) async throws -> TransportResponse {
-        TransportResponse(head: head, body: ResponseBodyStream(data: body))
-    }
-
-    /// It answers at once: no deadline can pass.
-    var enforcesDeadlines: Bool { true }
-}
-
-extension Benchmarks {
-    /// Callsign's own CPU per call: the full default pipeline (definition by name, validation)
-    /// over a transport that answers at once, one call at a time. No I/O, no thread hops — the
-    /// number the "Δ CPU" columns above are made of, without the network's noise.
-    static func pipeline(definitions: APIDefinitions, body: Data, scale: Double, rounds: Int) async throws {
-        let head = HTTPResponse(status: .ok, headerFields: [.contentType: "application/json", .contentLength: String(body.count)])
-        let client = APIClient(definitions: definitions, transport: InstantTransport(head: head, body: body))
-        let decoder = JSONDecoder()
-        let calls = Int(20_000 * scale)
-        if ProcessInfo.processInfo.environment["CALLSIGN_BENCH_ROW"] == "pipeline call" {
-            // For `perf stat`: plain calls only, nothing else in the process's run.
-            let sample = try await Measure.run(requests: calls, concurrency: 1) { _ = try await client.call("Item") }
-            print("pipeline call: \(format(sample.cpuPerRequest, 2)) CPU µs per call over \(calls) calls")
-            return
-        }
-        var plain: [Double] = []
-        var decoding: [Double] = []
-        var decodeOnly: [Double] = []
-        for round in 0...rounds {
-            let a = try await Measure.run(requests: calls, concurrency: 1) { _ = try await client.call("Item") }
-            let b = try await Measure.run(requests: calls, concurrency: 1) { _ = try await client.call("Item", as: Item.self) }
-            let c = try await Measure.run(requests: calls, concurrency: 1) { _ = try decoder.decode(Item.self, from: body) }
-            guard round > 0 else { continue }  // the first round warms up
-            plain.append(a.cpuPerRequest)
-            decoding.append(b.cpuPerRequest)
-            decodeOnly.append(c.cpuPerRequest)
-        }
-        print("")
-        print("Callsign's own CPU per call (instant in-memory transport, \(calls) calls per round, medians): "
-            + "call \(format(median(plain), 1)) µs, call + decode \(format(median(decoding), 1)) µs "
-            + "(JSONDecoder alone \(format(median(decodeOnly), 1)) µs)")
-    }
-
-    /// A fresh cache hit against a network round trip, and durable offline enqueues per second.
-    static func persistence(server: ServerProcess, rawAHC: HTTPClient, scale: Double) async throws {
-        let cachedURL = server.url("/bench/cached").absoluteString
-        let calls = Int(3000 * scale)
-        func microsecondsPerCall(_ count: Int, _ call: () async throws -> Void) async throws -> Double {
-            let start = ContinuousClock.now
-            for _ in 0..<count { try await call() }
-            return (ContinuousClock.now - start).secondsValue / Double(count) * 1e6
-        }
-        let network = try await microsecondsPerCall(calls) {
-            let response = try await rawAHC.execute(HTTPClientRequest(url: cachedURL), timeout: .seconds(30))
-            _ = try await response.body.collect(upTo: 1 << 20)
-        }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-bench-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        var rows: [(String, Double)] = []
-        for (name, storage) in [("memory", MemoryCacheStorage() as any HTTPCacheStorage), ("SQLite", SQLiteCacheStorage(directory: folder))] {
-            let client = APIClient(configuration: .init { $0.cache = HTTPCache(storage: storage) })
-            _ = try await client.send(.get(cachedURL))
-            let perCall = try await microsecondsPerCall(calls) {
-                let response = try await client.send(.get(cachedURL))
-                guard response.source == .cache else { throw URLError(.badServerResponse) }
-            }
-            rows.append((name, perCall))
-        }
-        print("")
-        print("cache fresh hit, \(calls) sequential calls: " + rows.map { "\($0.0) \(format($0.1, 1)) µs/call" }.joined(separator: ", ")
-            + "; a network round trip with raw AHC: \(format(network, 1)) µs")
-
-        let queue = SQLiteOfflineQueue(url: folder.appendingPathComponent("queue.sqlite"))
-        let entry = QueuedRequest(method: "POST", url: "http://127.0.0.1:1/notes", headers: ["Content-Type": "application/json"], body: Data(#"{"text":"hello"}"#.utf8))
-        _ = try await queue.enqueue(entry)
-        let enqueues = Int(300 * scale)
-        let durable = try await microsecondsPerCall(enqueues) { _ = try await queue.enqueue(entry) }
-        let stopped = try await TestServer.start()
-        await stopped.stop()
-        let offline = APIClient(configuration: .init {
-            $0.offline.queue = SQLiteOfflineQueue(url: folder.appendingPathComponent("calls.sqlite"))
-            $0.retry = .none
-        })
-        let endToEnd = try await microsecondsPerCall(enqueues) {
-            do {
-                _ = try await offline.send(.post(stopped.url("/notes").absoluteString, parameters: ["text": "hello"]).with { $0.storePolicy = .offline })
-            } catch let error as APIError where error.code == .queuedOffline {}
-        }
-        print("offline enqueue (SQLite, synchronous=FULL): \(format(1e6 / durable)) durable enqueues/s; "
-            + "a call to a stopped server queued end to end: \(format(1e6 / endToEnd)) calls/s")
     }
 }
 

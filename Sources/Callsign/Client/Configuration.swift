@@ -44,7 +44,9 @@ extension APIClient {
         /// ```swift
         /// configuration.locale = Locale(identifier: "zh-Hans")
         /// ```
-        public var locale: Locale? = nil
+        public var locale: Locale? = nil {
+            didSet { messageLanguage = locale.map(MessageLanguage.init) ?? .process }
+        }
         /// Client-info headers (`X-Client-OS`, …), opt-in. Default `nil`.
         public var clientInfo: ClientInfo? = nil
         /// Credentials for requests that need authorization. Default `nil`.
@@ -153,8 +155,9 @@ extension APIClient {
 
         /// The redaction widened by everything the authentication sends: its header names and
         /// parameter names are secret wherever they appear.
-        /// The language of this client's error messages.
-        var messageLanguage: MessageLanguage { locale.map(MessageLanguage.init) ?? .process }
+        /// The language of this client's error messages, worked out once from ``locale``
+        /// (parsing a locale is not free, and every failed attempt asks).
+        private(set) var messageLanguage: MessageLanguage = .process
 
         var credentialRedaction: Redaction {
             var widened = observability.redaction

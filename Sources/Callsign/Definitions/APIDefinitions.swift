@@ -157,7 +157,7 @@ public struct APIDefinitions: Sendable {
         try self.init(values: values)
     }
 
-    private init(document: DefinitionDocument) throws(APIError) {
+    package init(document: DefinitionDocument) throws(APIError) {
         self.init()
         let parser = DefinitionParser(document: document)
         let parsed = try parser.parse()

@@ -206,8 +206,7 @@ enum SetCookie {
     /// §5.1.3: `host` is `domain` or a name under it (never for IP addresses).
     static func domainMatches(_ host: String, _ domain: String) -> Bool {
         if host == domain { return true }
-        let isAddress = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
-        return !isAddress && host.hasSuffix("." + domain)
+        return !URLScheme.isAddressLiteral(host) && host.hasSuffix("." + domain)
     }
 
     /// §5.1.4: the cookie's path is the request path or a prefix of it ending at a `/`.

@@ -32,6 +32,12 @@ enum URLScheme {
         scheme.map { supported.contains($0.lowercased()) } ?? false
     }
 
+    /// Whether `host` is an IP address (v4, or v6 in any spelling) rather than a name: no
+    /// subdomain matches it and TLS sends it no server name.
+    static func isAddressLiteral(_ host: String) -> Bool {
+        host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
+    }
+
     /// Whether `scheme` reaches its server over a Unix domain socket.
     static func isUnixSocket(_ scheme: String?) -> Bool {
         scheme?.lowercased().hasSuffix("+unix") ?? false

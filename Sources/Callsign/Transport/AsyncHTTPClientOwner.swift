@@ -32,6 +32,7 @@ final class ClientOwner: Sendable {
     /// The client for `request`: the first one for the defaults, else the one made for its
     /// proxy, TLS settings and pins.
     func client(for request: TransportRequest) throws(APIError) -> HTTPClient {
+        if request.proxy == nil, request.tls.isDefault { return client }  // most requests: nothing to look up
         let options = ConnectionOptions(request)
         guard !options.isDefault else { return client }
         guard owned, let configuration else {
@@ -168,13 +169,12 @@ enum CertificateDiagnosis {
     static func presentsCertificateOutsideValidity(host: String, port: Int, group: any EventLoopGroup) async -> Bool {
         let presented = NIOLockedValueBox<[NIOSSLCertificate]>([])
         guard let context = try? NIOSSLContext(configuration: .makeClientConfiguration()) else { return false }
-        let isAddress = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(.seconds(5))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let handler = try NIOSSLClientHandler(
-                        context: context, serverHostname: isAddress ? nil : host,
+                        context: context, serverHostname: URLScheme.isAddressLiteral(host) ? nil : host,
                         customVerificationCallback: { certificates, promise in
                             presented.withLockedValue { $0 = certificates }
                             promise.succeed(.failed)

@@ -39,7 +39,11 @@ public struct TLSSettings: Sendable, Hashable {
     public init() {}
 
     /// Whether these are the defaults, which every transport honours without extra work.
-    var isDefault: Bool { self == TLSSettings() }
+    /// Asked for every request: compares fields, builds nothing.
+    var isDefault: Bool {
+        guard case .system = trustRoots else { return false }
+        return clientIdentity == nil && minimumVersion == .tls12 && pins == nil && allowsHTTP2
+    }
 }
 
 /// A TLS protocol version.

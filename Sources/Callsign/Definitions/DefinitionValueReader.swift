@@ -1,0 +1,178 @@
+import Foundation
+import HTTPTypes
+
+/// Reads one value of a definitions file, producing errors that name the API, key and line.
+struct ValueReader {
+    let api: String
+    let key: String
+    let line: Int?
+    let value: JSONValue
+
+    func error(_ problem: LocalizedMessage) -> APIError {
+        DefinitionParser.error(api, key: key, line: line, localized: problem)
+    }
+
+    /// A word from a fixed set, read by `parse`; `what` names the set for the error.
+    func word<Word>(_ parse: (String) -> Word?, what: LocalizedMessage) throws(APIError) -> Word {
+        let text = try string()
+        guard let word = parse(text) else { throw error("\"\(text)\" is not \(what)") }
+        return word
+    }
+
+    func string() throws(APIError) -> String {
+        guard case .string(let text) = value else { throw error("must be a string, not \(value.kindName)") }
+        return text
+    }
+
+    func bool() throws(APIError) -> Bool {
+        switch value {
+        case .bool(let flag): return flag
+        // Property lists written by hand sometimes hold 0/1 for Booleans.
+        case .int(let number) where number == 0 || number == 1: return number == 1
+        default: throw error("must be true or false, not \(value.kindName)")
+        }
+    }
+
+    func seconds() throws(APIError) -> Duration {
+        let seconds: Double
+        switch value {
+        case .int(let number): seconds = Double(number)
+        case .double(let number): seconds = number
+        default: throw error("must be a number of seconds, not \(value.kindName)")
+        }
+        guard seconds > 0, seconds.isFinite, seconds <= 86_400 else {
+            throw error("must be more than 0 and at most 86400 seconds")
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    static let knownMethods: [String] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT", "QUERY"]
+
+    func method() throws(APIError) -> HTTPRequest.Method {
+        let text = try string()
+        let upper = text.uppercased()
+        guard Self.knownMethods.contains(upper), let method = HTTPRequest.Method(upper) else {
+            guard let near = NearMatch.suggestions(for: upper, among: Self.knownMethods, limit: 1).first else {
+                throw error("\"\(text)\" is not an HTTP method")
+            }
+            throw error("\"\(text)\" is not an HTTP method; did you mean \"\(near)\"?")
+        }
+        return method
+    }
+
+    func headers() throws(APIError) -> Headers {
+        guard case .object(let members) = value else { throw error("must be a dictionary, not \(value.kindName)") }
+        var headers = Headers()
+        for name in members.keys.sorted() {
+            guard let member = members[name] else { continue }
+            guard let text = member.scalarText, !member.isNull else {
+                throw error("the value of header \"\(name)\" must be a string, not \(member.kindName)")
+            }
+            guard HTTPField.Name(name) != nil else {
+                throw error("\"\(name.escapedForMessage)\" is not a valid header name")
+            }
+            guard HTTPField.isValidValue(text) else {
+                throw error("the value of header \"\(name)\" contains CR, LF, NUL or another control character")
+            }
+            headers.add(name, text)
+        }
+        return headers
+    }
+
+    /// `retry: 3` (attempts), `retry: false` (none), or a dictionary with `attempts`, `baseDelay`,
+    /// `maxDelay`, `statusCodes`, `idempotencyKey`, `transportErrors`, `jitter`.
+    func retryPolicy() throws(APIError) -> RetryPolicy {
+        switch value {
+        case .int(let attempts) where attempts >= 1 && attempts <= 100:
+            return RetryPolicy(maximumAttempts: attempts)
+        case .bool(let enabled):
+            return enabled ? .default : .none
+        case .object(let members):
+            var policy = RetryPolicy.default
+            for key in members.keys.sorted() {
+                guard let member = members[key] else { continue }
+                let nested = ValueReader(api: api, key: "\(self.key).\(key)", line: line, value: member)
+                switch key {
+                case "attempts":
+                    guard let attempts = member.intValue, (1...100).contains(attempts) else {
+                        throw nested.error("must be a whole number from 1 to 100")
+                    }
+                    policy.maximumAttempts = attempts
+                case "baseDelay": policy.baseDelay = try nested.seconds()
+                case "maxDelay": policy.maximumDelay = try nested.seconds()
+                case "maxRetryAfter": policy.maximumRetryAfter = try nested.seconds()
+                case "statusCodes":
+                    policy.retryableStatusCodes = Set(try nested.statusCodes().ranges.flatMap { Array($0) })
+                case "idempotencyKey": policy.addsIdempotencyKey = try nested.bool()
+                case "transportErrors": policy.retriesTransportErrors = try nested.bool()
+                case "jitter":
+                    guard let text = member.stringValue, text == "full" || text == "none" else {
+                        throw nested.error("must be full or none")
+                    }
+                    policy.jitter = text == "full" ? .full : .none
+                default:
+                    throw nested.error(
+                        "unknown; use attempts, baseDelay, maxDelay, maxRetryAfter, statusCodes, idempotencyKey, transportErrors, jitter")
+                }
+            }
+            return policy
+        default:
+            throw error("must be a number of attempts (1-100), true/false, or a dictionary")
+        }
+    }
+
+    func authenticationSource() throws(APIError) -> AuthenticationSource {
+        guard case .object(let members) = value else { throw error("must be a dictionary, not \(value.kindName)") }
+        for secret in ["token", "password", "value", "user", "username", "secret"] where members[secret] != nil {
+            throw error(
+                "must not hold the secret itself (\"\(secret)\"); name an environment variable with tokenEnvironment, userEnvironment or passwordEnvironment")
+        }
+        let known: Set<String> = ["scheme", "tokenEnvironment", "userEnvironment", "passwordEnvironment"]
+        if let unknown = members.keys.sorted().first(where: { !known.contains($0) }) {
+            throw error("has the unknown key \"\(unknown)\"; use scheme, tokenEnvironment, userEnvironment, passwordEnvironment")
+        }
+        guard let schemeText = members["scheme"]?.stringValue, let scheme = AuthenticationSource.Scheme(rawValue: schemeText.lowercased())
+        else {
+            throw error("needs a scheme: bearer, basic or authorization")
+        }
+        var source = AuthenticationSource(scheme: scheme)
+        for (key, path) in [("tokenEnvironment", \AuthenticationSource.tokenEnvironment), ("userEnvironment", \.userEnvironment), ("passwordEnvironment", \.passwordEnvironment)] {
+            guard let member = members[key] else { continue }
+            guard let name = member.stringValue, !name.isEmpty else { throw error("\(key) must be the name of an environment variable") }
+            source[keyPath: path] = name
+        }
+        switch scheme {
+        case .bearer, .authorization:
+            guard source.tokenEnvironment != nil else { throw error("\(scheme.rawValue) needs tokenEnvironment") }
+        case .basic:
+            guard source.userEnvironment != nil, source.passwordEnvironment != nil else {
+                throw error("basic needs userEnvironment and passwordEnvironment")
+            }
+        }
+        return source
+    }
+
+    func statusCodes() throws(APIError) -> StatusCodes {
+        let elements: [JSONValue]
+        switch value {
+        case .array(let array): elements = array
+        default: elements = [value]
+        }
+        var ranges: [ClosedRange<Int>] = []
+        for element in elements {
+            switch element {
+            case .int(let code) where (100...599).contains(code):
+                ranges.append(code...code)
+            case .string(let text):
+                guard let codes = StatusCodes(text: text) else {
+                    throw error("\"\(text)\" is not a status code or range such as 200-299")
+                }
+                ranges.append(contentsOf: codes.ranges)
+            default:
+                throw error("must hold status codes (100-599) or ranges such as \"200-299\", not \(element.kindName)")
+            }
+        }
+        guard !ranges.isEmpty else { throw error("must not be empty") }
+        return StatusCodes(ranges: ranges)
+    }
+}
