@@ -277,7 +277,7 @@ private final class UploadProgress: Sendable {
     private let done = Atomic(false)
 
     /// `nil` for a request without a body of known length.
-    init?(_ sink: ProgressSink, body: HTTPBody?) {
+    init?(_ sink: ProgressSink, body: TransportBody?) {
         guard let length = body?.count else { return nil }
         self.sink = sink
         total = Int64(length)

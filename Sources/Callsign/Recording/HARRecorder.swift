@@ -63,7 +63,7 @@ public final class HARRecorder: Middleware {
     }
 
     private func record(
-        _ request: Request, sentBody: HTTPBody?, response: Response?, error: (any Error)?, started: Date, elapsed: Duration,
+        _ request: Request, sentBody: TransportBody?, response: Response?, error: (any Error)?, started: Date, elapsed: Duration,
         mask: SecretMask
     ) async {
         let url = mask.url(request.url?.absoluteString ?? request.path)

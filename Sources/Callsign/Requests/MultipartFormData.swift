@@ -120,7 +120,7 @@ public struct MultipartFormData: Sendable {
     /// request.body = RequestBody(content: try form.streamedBody(), contentType: form.contentType)
     /// ```
     /// - Throws: ``APIError`` (``APIError/Code/encoding``) if a file is missing or unreadable.
-    public func streamedBody() throws(APIError) -> HTTPBody {
+    public func streamedBody() throws(APIError) -> TransportBody {
         let segments = try segments()
         if segments.allSatisfy({ if case .bytes = $0 { true } else { false } }) {
             // No files: one buffer, which logs, HAR files and retries can read as they are.

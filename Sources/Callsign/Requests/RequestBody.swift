@@ -10,14 +10,14 @@ public import Foundation
 /// ```
 public struct RequestBody: Sendable {
     /// The bytes.
-    public var content: HTTPBody
+    public var content: TransportBody
     /// The `Content-Type` to send, unless the request's headers set one.
     public var contentType: String?
     /// The multipart form, kept so parameters can be added as leading fields.
     var multipartForm: MultipartFormData?
 
     /// Creates a body from bytes.
-    public init(content: HTTPBody, contentType: String?) {
+    public init(content: TransportBody, contentType: String?) {
         self.content = content
         self.contentType = contentType
     }

@@ -5,7 +5,7 @@ import Synchronization
 /// A request ready for a transport: the head, the body and the URL.
 struct PreparedRequest: Sendable {
     var head: HTTPRequest
-    var body: HTTPBody?
+    var body: TransportBody?
     var url: URL
     /// Every header sent: the configuration's, the request's and the body's content type.
     var headers: Headers
@@ -177,14 +177,14 @@ struct RequestFactory: Sendable {
 
     /// The body and its content type, and the query: parameters go into the body for methods
     /// that carry one (encoded by the content type), into the query otherwise.
-    private func encodeBody(of request: Request) throws(APIError) -> (body: (content: HTTPBody, contentType: String?)?, query: Parameters) {
+    private func encodeBody(of request: Request) throws(APIError) -> (body: (content: TransportBody, contentType: String?)?, query: Parameters) {
         var parameters = request.parameters
         var query = request.query
         let method = request.method
         let bodiless = method == .get || method == .head || method == .delete || method == .options || method == .trace
         let contentType = request.contentType ?? .json
         if let explicit = request.body {
-            let body: (HTTPBody, String?)
+            let body: (TransportBody, String?)
             if var form = explicit.multipartForm {
                 if !bodiless {
                     form.prependFields(parameters)

@@ -41,7 +41,7 @@ public struct Response: BoxedFields, Sendable {
         /// stage; a decoded body has none.
         var declaredLength: Int? = nil
         /// The body as it was sent, for recorders.
-        var sentBody: HTTPBody? = nil
+        var sentBody: TransportBody? = nil
     }
 
     /// The fields' box (see ``BoxedFields``).

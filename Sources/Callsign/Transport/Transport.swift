@@ -86,7 +86,7 @@ public struct TransportRequest: Sendable {
     /// Method, scheme, authority, path and query, and header fields, exactly as sent.
     public var head: HTTPRequest
     /// The body, if any.
-    public var body: HTTPBody?
+    public var body: TransportBody?
     /// How the caller reads the response body. Default ``BodyReading/stream``.
     public var bodyReading: BodyReading
     /// When this attempt must be over: the head, and a collected body. `nil` for none. Only a
@@ -111,7 +111,7 @@ public struct TransportRequest: Sendable {
 
     /// Creates a request.
     public init(
-        head: HTTPRequest, body: HTTPBody? = nil, bodyReading: BodyReading = .stream,
+        head: HTTPRequest, body: TransportBody? = nil, bodyReading: BodyReading = .stream,
         deadline: ContinuousClock.Instant? = nil,
         receiveProgress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)? = nil,
         proxy: Proxy? = nil, tls: TLSSettings = TLSSettings(), clientCaches: Bool = false

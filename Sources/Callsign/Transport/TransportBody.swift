@@ -9,12 +9,12 @@ import Synchronization
 /// fails with an ``APIError`` instead).
 ///
 /// ```swift
-/// let body = HTTPBody.data(Data("hello".utf8))
-/// let upload = HTTPBody.file(URL(fileURLWithPath: "/tmp/log.txt"))
-/// let generated = HTTPBody.factory { AsyncStream { $0.yield(Data("x".utf8)); $0.finish() } }
-/// let live = HTTPBody.stream(microphoneChunks)        // one-shot
+/// let body = TransportBody.data(Data("hello".utf8))
+/// let upload = TransportBody.file(URL(fileURLWithPath: "/tmp/log.txt"))
+/// let generated = TransportBody.factory { AsyncStream { $0.yield(Data("x".utf8)); $0.finish() } }
+/// let live = TransportBody.stream(microphoneChunks)        // one-shot
 /// ```
-public struct HTTPBody: Sendable {
+public struct TransportBody: Sendable {
     private enum Storage: Sendable {
         case data(Data)
         case file(URL, report: (@Sendable (Int64) -> Void)?)
@@ -25,22 +25,22 @@ public struct HTTPBody: Sendable {
     private let storage: Storage
 
     /// A body from bytes in memory.
-    public static func data(_ data: Data) -> HTTPBody { HTTPBody(storage: .data(data)) }
+    public static func data(_ data: Data) -> TransportBody { TransportBody(storage: .data(data)) }
 
     /// A body read from a file each time it is sent.
-    public static func file(_ url: URL) -> HTTPBody { HTTPBody(storage: .file(url, report: nil)) }
+    public static func file(_ url: URL) -> TransportBody { TransportBody(storage: .file(url, report: nil)) }
 
     /// A replayable body: `makeChunks` is called for every send and must return the same bytes.
     public static func factory<Chunks: AsyncSequence & Sendable>(
         length: Int? = nil, _ makeChunks: @escaping @Sendable () -> Chunks
-    ) -> HTTPBody where Chunks.Element == Data {
-        HTTPBody(storage: .factory({ ResponseBodyStream(makeChunks()) }, length: length))
+    ) -> TransportBody where Chunks.Element == Data {
+        TransportBody(storage: .factory({ ResponseBodyStream(makeChunks()) }, length: length))
     }
 
     /// A one-shot body: the chunks are read once and never replayed.
-    public static func stream<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks, length: Int? = nil) -> HTTPBody
+    public static func stream<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks, length: Int? = nil) -> TransportBody
     where Chunks.Element == Data {
-        HTTPBody(storage: .oneShot(OneShot(ResponseBodyStream(chunks)), length: length))
+        TransportBody(storage: .oneShot(OneShot(ResponseBodyStream(chunks)), length: length))
     }
 
     /// The length in bytes, when known in advance.
@@ -104,19 +104,19 @@ public struct HTTPBody: Sendable {
     }
 
     /// The same bytes, reporting how many have been handed to the transport as they go.
-    func reportingProgress(_ report: @escaping @Sendable (Int64) -> Void) -> HTTPBody {
+    func reportingProgress(_ report: @escaping @Sendable (Int64) -> Void) -> TransportBody {
         switch storage {
         case .data:
             return self
         case .file(let url, _):
-            return HTTPBody(storage: .file(url, report: report))
+            return TransportBody(storage: .file(url, report: report))
         case .factory:
             let source = self
-            return HTTPBody(storage: .factory({ ResponseBodyStream(CountingChunks(base: source, report: report)) }, length: count))
+            return TransportBody(storage: .factory({ ResponseBodyStream(CountingChunks(base: source, report: report)) }, length: count))
         case .oneShot(let box, let length):
             guard let chunks = box.take() else { return self }
-            let counted = CountingChunks(base: HTTPBody(storage: .oneShot(OneShot(chunks), length: length)), report: report)
-            return HTTPBody(storage: .oneShot(OneShot(ResponseBodyStream(counted)), length: length))
+            let counted = CountingChunks(base: TransportBody(storage: .oneShot(OneShot(chunks), length: length)), report: report)
+            return TransportBody(storage: .oneShot(OneShot(ResponseBodyStream(counted)), length: length))
         }
     }
 
@@ -197,12 +197,12 @@ struct FileChunks: AsyncSequence, Sendable {
 /// A body's chunks, counting the bytes handed on.
 struct CountingChunks: AsyncSequence, Sendable {
     typealias Element = Data
-    let base: HTTPBody
+    let base: TransportBody
     let report: @Sendable (Int64) -> Void
 
     struct AsyncIterator: AsyncIteratorProtocol {
         var source: ResponseBodyStream.AsyncIterator?
-        let base: HTTPBody
+        let base: TransportBody
         let report: @Sendable (Int64) -> Void
         var total: Int64 = 0
 
