@@ -97,7 +97,9 @@ public struct Redaction: Sendable, Hashable {
         let type = contentType?.lowercased() ?? ""
         if type.contains("json") || (type.isEmpty && body.first.map { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "[") } == true) {
             guard let value = try? JSONValue(parsing: body) else { return body }
-            return redact(json: value).jsonData()
+            // Bytes without a secret stay as they were (spacing, key order, escapes).
+            let redacted = redact(json: value)
+            return redacted == value ? body : redacted.jsonData()
         }
         if type.hasPrefix("application/x-www-form-urlencoded") {
             let text = String(decoding: body, as: UTF8.self)
