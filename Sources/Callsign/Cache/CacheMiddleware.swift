@@ -75,7 +75,8 @@ struct CacheMiddleware: Middleware {
             await storeIfAllowed(response, lookup: lookup, requestTime: requestTime, context: context)
             return response
         }
-        let state = Freshness(entry: stored, now: Date(), heuristicLimit: cache.maximumHeuristicFreshness)
+        let state = Freshness(
+            entry: stored, now: Date(), heuristicLimit: cache.maximumHeuristicFreshness, lifetime: lookup.policy.freshness)
         let storedControl = CacheControl(stored.headers[.cacheControl])
         if lookup.policy == .returnCacheElseLoad || lookup.policy == .cacheOnly {
             return serve(stored, age: state.age, for: lookup.probe, source: .cache)
@@ -322,11 +323,14 @@ struct Freshness {
 
     var staleness: TimeInterval { max(0, age - lifetime) }
 
-    init(entry: CachedResponse, now: Date, heuristicLimit: Duration) {
+    /// - Parameter chosen: the lifetime the call's ``CachePolicy/fresh(for:)`` sets, over the headers'.
+    init(entry: CachedResponse, now: Date, heuristicLimit: Duration, lifetime chosen: Duration? = nil) {
         let headers = entry.headers
         let control = CacheControl(headers[.cacheControl])
         let date = headers[.date].flatMap({ HTTPDate.parse($0) }) ?? entry.responseTime
-        if let maxAge = control.seconds("max-age") {
+        if let chosen {
+            lifetime = chosen.seconds
+        } else if let maxAge = control.seconds("max-age") {
             lifetime = TimeInterval(maxAge)
         } else if control.isMalformed("max-age") {
             lifetime = 0

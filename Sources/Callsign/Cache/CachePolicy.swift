@@ -9,11 +9,16 @@
 /// In a definitions file: `cache: reloadIgnoringCache` (also `cachePolicy:`).
 public struct CachePolicy: Hashable, Sendable, CustomStringConvertible {
     private enum Base: String, Sendable, CaseIterable {
-        case useProtocol, reloadIgnoringCache, returnCacheElseLoad, cacheOnly
+        case useProtocol, reloadIgnoringCache, returnCacheElseLoad, cacheOnly, fresh
     }
 
     private let base: Base
-    private init(_ base: Base) { self.base = base }
+    /// For ``fresh(for:)``: how long a stored response is served without asking the server.
+    package let freshness: Duration?
+    private init(_ base: Base, freshness: Duration? = nil) {
+        self.base = base
+        self.freshness = freshness
+    }
 
     /// RFC 9111: serve fresh stored responses, revalidate stale ones, store what may be stored.
     /// The default.
@@ -24,6 +29,17 @@ public struct CachePolicy: Hashable, Sendable, CustomStringConvertible {
     public static let returnCacheElseLoad = CachePolicy(.returnCacheElseLoad)
     /// A stored response however old, else ``APIError/Code/cacheMiss``; never the network.
     public static let cacheOnly = CachePolicy(.cacheOnly)
+    /// RFC 9111, except that a stored response is fresh for `duration` after it was received,
+    /// whatever its own `max-age`, `Expires` or `Last-Modified` say: "cache this list for a
+    /// minute" for a server that sends no freshness. A response the server marks `no-store` is
+    /// still never stored, and `no-cache` still asks the server first.
+    ///
+    /// ```swift
+    /// request.cachePolicy = .fresh(for: .seconds(60))
+    /// ```
+    public static func fresh(for duration: Duration) -> CachePolicy {
+        CachePolicy(.fresh, freshness: max(duration, .zero))
+    }
 
     /// Reads a policy's name as written in a definitions file; URLRequest's names are accepted too.
     init?(name: String) {
@@ -37,9 +53,12 @@ public struct CachePolicy: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The names a definitions file accepts.
-    static let names = Base.allCases.map(\.rawValue)
+    static let names = Base.allCases.filter { $0 != .fresh }.map(\.rawValue)
 
-    public var description: String { base.rawValue }
+    public var description: String {
+        guard let freshness else { return base.rawValue }
+        return "fresh(for: \(freshness))"
+    }
 }
 
 /// Where a ``Response`` came from.
