@@ -37,6 +37,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.0"),
         // CallsignOpenAPI: OpenAPI 3.0/3.1 documents as definitions.
         .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0"),
+        // CallsignOpenAPI: Callsign as the transport of swift-openapi-generator's clients.
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         // Only for `scripts/docs`: a command plugin, built when documentation is generated.
@@ -86,6 +88,7 @@ let package = Package(
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),
                 .product(name: "OpenAPIKit30", package: "OpenAPIKit"),
                 .product(name: "OpenAPIKitCompat", package: "OpenAPIKit"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
@@ -138,7 +141,10 @@ let package = Package(
                 "Callsign", "CallsignSQLite", "CallsignTesting", "CallsignOpenAPI", "callsign",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                // The generated client in OpenAPIClient/Generated (see scripts/generate-openapi-client).
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ],
+            exclude: ["OpenAPIClient/openapi.yaml", "OpenAPIClient/openapi-generator-config.yaml"],
             resources: [.copy("Fixtures")]
         ),
     ],

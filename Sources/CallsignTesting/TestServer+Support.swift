@@ -88,3 +88,47 @@ func runThenStop<Server: StoppableServer, T>(_ server: Server, _ body: (Server) 
         throw error
     }
 }
+
+extension TestServer {
+    /// Returns once `count` body bytes in all have arrived on `/upload/…` routes (or the server
+    /// stops): a test's body producer can wait for the server to have read the start of a body
+    /// before producing the rest, which proves the client sends it as it is produced.
+    ///
+    /// ```swift
+    /// continuation.yield(firstMegabyte)
+    /// await server.waitForUploadedBytes(atLeast: firstMegabyte.count)
+    /// continuation.yield(rest)
+    /// ```
+    public func waitForUploadedBytes(atLeast count: Int) async {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state in
+                guard state.uploaded < count, !state.stopped else { return true }
+                state.uploadWaiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Bytes received so far on `/upload/…` routes.
+    public var uploadedBytes: Int { state.withLock { $0.uploaded } }
+
+    func noteUploaded(_ count: Int) {
+        let ready = state.withLock { state in
+            state.uploaded += count
+            let total = state.uploaded
+            let ready = state.uploadWaiters.filter { $0.count <= total }.map(\.continuation)
+            state.uploadWaiters.removeAll { $0.count <= total }
+            return ready
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
+    func releaseUploadWaiters() {
+        let waiting = state.withLock { state in
+            defer { state.uploadWaiters = [] }
+            return state.uploadWaiters.map(\.continuation)
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+}

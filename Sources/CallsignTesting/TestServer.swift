@@ -43,7 +43,7 @@ public final class TestServer: Sendable {
     
     /// The listening socket.
     private let listener: any Channel
-    private let state: Mutex<State>
+    let state: Mutex<State>
     private let serving: Mutex<Task<Void, Never>?>
 
     struct State {
@@ -55,6 +55,9 @@ public final class TestServer: Sendable {
         var maxInFlight = 0
         var connections = 0
         var stopped = false
+        /// Bytes received so far on `/upload/…`, and who waits for a count (``waitForUploadedBytes(atLeast:)``).
+        var uploaded = 0
+        var uploadWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     /// Starts a server.
@@ -197,6 +200,7 @@ public final class TestServer: Sendable {
             return state.stopped
         }
         guard !alreadyStopped else { return }
+        releaseUploadWaiters()
         try? await listener.close()
         let task = serving.withLock { $0 }
         task?.cancel()
@@ -264,6 +268,7 @@ public final class TestServer: Sendable {
                     case .body(var chunk):
                         if upload != nil {
                             upload?.add(chunk.readableBytesView)
+                            noteUploaded(chunk.readableBytes)
                         } else {
                             body.writeBuffer(&chunk)
                         }

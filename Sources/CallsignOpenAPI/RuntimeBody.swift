@@ -1,0 +1,81 @@
+import Callsign
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+
+/// Bodies between swift-openapi-runtime and Callsign, passed chunk by chunk.
+enum RuntimeBody {
+    /// A Callsign response body as the runtime's chunks.
+    struct Bytes: AsyncSequence, Sendable {
+        typealias Element = ArraySlice<UInt8>
+        let chunks: ResponseBodyStream
+
+        struct AsyncIterator: AsyncIteratorProtocol {
+            var base: ResponseBodyStream.AsyncIterator
+            mutating func next() async throws -> ArraySlice<UInt8>? {
+                guard let chunk = try await base.next() else { return nil }
+                return ArraySlice(chunk)
+            }
+        }
+
+        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: chunks.makeAsyncIterator()) }
+    }
+
+    /// A runtime body as Callsign's chunks.
+    struct Chunks: AsyncSequence, Sendable {
+        typealias Element = Data
+        let body: OpenAPIRuntime.HTTPBody
+
+        struct AsyncIterator: AsyncIteratorProtocol {
+            var base: OpenAPIRuntime.HTTPBody.AsyncIterator
+            mutating func next() async throws -> Data? {
+                guard let chunk = try await base.next() else { return nil }
+                return Data(chunk)
+            }
+        }
+
+        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: body.makeAsyncIterator()) }
+    }
+
+    /// The length the runtime is told: the `Content-Length`, when it is plain digits that fit.
+    static func length(of head: HTTPResponse) -> OpenAPIRuntime.HTTPBody.Length {
+        guard let text = head.headerFields[.contentLength], !text.isEmpty, text.utf8.count <= 18,
+            text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let value = Int64(text)
+        else { return .unknown }
+        return .known(value)
+    }
+
+    /// The request body Callsign sends for a runtime body: replayable when the runtime can iterate
+    /// it again (redirects and retries may resend it), else a one-shot stream — or, when
+    /// `buffered` (an operation that may be queued offline), read into memory up to `limit` bytes.
+    static func requestBody(
+        _ body: OpenAPIRuntime.HTTPBody, contentType: String?, buffered: Bool, limit: Int
+    ) async throws(APIError) -> RequestBody {
+        var length: Int?
+        if case .known(let known) = body.length {
+            guard let exact = Int(exactly: known), exact >= 0 else {
+                throw APIError(.encoding, localized: "the request body's length \(known) is not a possible size")
+            }
+            length = exact
+        }
+        if buffered && body.iterationBehavior == .single {
+            if let length, length > limit {
+                throw APIError(.encoding, localized: "the request body has \(length) bytes; at most \(limit) can be kept for the offline queue (Limits.maximumResponseBodySize)")
+            }
+            do {
+                let bytes = try await [UInt8](collecting: body, upTo: limit)
+                return RequestBody(content: .data(Data(bytes)), contentType: contentType)
+            } catch {
+                throw APIError(
+                    .encoding, localized: "the request body could not be read into memory for the offline queue (at most \(limit) bytes): \(error)",
+                    underlyingError: error)
+            }
+        }
+        switch body.iterationBehavior {
+        case .multiple:
+            return RequestBody(content: .factory(length: length) { Chunks(body: body) }, contentType: contentType)
+        case .single:
+            return RequestBody(content: .stream(Chunks(body: body), length: length), contentType: contentType)
+        }
+    }
+}
