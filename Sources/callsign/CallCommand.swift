@@ -14,7 +14,9 @@ struct CallCommand: AsyncParsableCommand {
 
             -p key=value sends a string; -p key:=json sends a JSON value (a number, true, [1,2], …). \
             --user USER:PASSWORD or --bearer TOKEN send credentials; otherwise a definitions file may name \
-            environment variables that hold them (DEFAULT: authentication: {scheme: bearer, tokenEnvironment: API_TOKEN}).
+            environment variables that hold them (DEFAULT: authentication: {scheme: bearer, tokenEnvironment: API_TOKEN}). \
+            With an OpenAPI document, --api-key KEY is sent as its apiKey security scheme (header, query or \
+            cookie), and --security-scheme NAME chooses the scheme for --api-key, --bearer or --user.
 
             The body goes to stdout exactly as the server sent it (after content decoding) when stdout is \
             not a terminal, so `callsign call X > out.json` saves what the server sent. On a terminal, \
@@ -46,7 +48,7 @@ struct CallCommand: AsyncParsableCommand {
             // An OpenAPI operation places and checks its parameters as its document says.
             let request = try loaded.openAPI.map { operations throws(APIError) in try operations.request(name, parameters: given) }
                 ?? loaded.definitions.definition(named: name).request(parameters: given)
-            try await exchange.perform(request, definitions: loaded.definitions, openAPI: loaded.openAPI != nil)
+            try await exchange.perform(request, definitions: loaded.definitions, openAPI: loaded.openAPI)
         }
     }
 }

@@ -51,9 +51,10 @@ struct DownloadCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let loaded = try definitions.map { path throws(APIError) in try DefinitionsArgument.load(path, baseURL: nil) }
+            let file = try definitions.map { path throws(APIError) in try DefinitionsArgument.loaded(path, baseURL: nil) }
+            let loaded = file?.definitions
             var configuration = APIClient.Configuration()
-            let explicit = try credentials.authentication(sendingTo: target)
+            let explicit = try credentials.authentication(sendingTo: target, openAPI: file?.openAPI)
             configuration.authentication = try explicit ?? loaded?.authenticationSource?.authentication()
             configuration.proxy = try proxy.settings()
             configuration.tls = try tls.settings()

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Callsign
+import CallsignOpenAPI
 import CallsignSQLite
 import Foundation
 import HTTPTypes
@@ -117,13 +118,13 @@ struct ExchangeOptions: ParsableArguments {
 
     /// Sends `request` with a client made from these options and prints the answer. Credentials
     /// given on the command line go to the request's own origin too: naming both is asking for it.
-    /// - Parameter openAPI: the request comes from an OpenAPI operation, whose exploded query
-    ///   arrays repeat their key (`id=1&id=2`).
-    func perform(_ request: Request, definitions: APIDefinitions, openAPI: Bool = false) async throws {
+    /// - Parameter openAPI: the document the request's operation comes from: its exploded query
+    ///   arrays repeat their key (`id=1&id=2`), and its security schemes send `--api-key`.
+    func perform(_ request: Request, definitions: APIDefinitions, openAPI: OpenAPIOperations? = nil) async throws {
         var request = request
-        let explicit = try credentials.authentication(sendingTo: request.path)
+        let explicit = try credentials.authentication(sendingTo: request.path, openAPI: openAPI)
         var configuration = try makeConfiguration(definitions: definitions, explicit: explicit)
-        if openAPI { configuration.encoders.queryEncoder.arrayStyle = .repeatedKey }
+        if openAPI != nil { configuration.encoders.queryEncoder.arrayStyle = .repeatedKey }
         request.headers = request.headers.merging(try ParameterArguments.headers(headers))
         if explicit != nil { request.needsAuthorization = true }
         try adjust(&request, retryPolicy: configuration.retry)

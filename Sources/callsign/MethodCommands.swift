@@ -25,9 +25,10 @@ struct AdHocCall: ParsableArguments {
     /// through the same client path as `callsign call`.
     func run(_ method: HTTPRequest.Method) async throws {
         try await reportingErrors {
-            let loaded = try DefinitionsArgument.optionalPath(definitions).map { path throws(APIError) in
-                try DefinitionsArgument.load(path, baseURL: nil)
+            let file = try DefinitionsArgument.optionalPath(definitions).map { path throws(APIError) in
+                try DefinitionsArgument.loaded(path, baseURL: nil)
             }
+            let loaded = file?.definitions
             let defaults = loaded?.defaultDefinition ?? APIDefinition()
             let items = try AdHocItems(parsing: self.items)
             var definition = APIDefinition(path: try Self.target(url, base: defaults.baseURL), method: method)
@@ -37,7 +38,7 @@ struct AdHocCall: ParsableArguments {
             definition = definition.merged(over: defaults)
             var request = definition.request(parameters: items.parameters, headers: items.headers)
             request.query.merge(items.query) { _, new in new }
-            try await exchange.perform(request, definitions: loaded ?? APIDefinitions())
+            try await exchange.perform(request, definitions: loaded ?? APIDefinitions(), openAPI: file?.openAPI)
         }
     }
 

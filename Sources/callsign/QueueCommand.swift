@@ -3,68 +3,6 @@ import Callsign
 import CallsignSQLite
 import Foundation
 
-/// `--user` / `--bearer`, shared by the commands that send requests.
-struct CredentialOptions: ParsableArguments {
-    @Option(name: [.short, .long], help: .localized("HTTP basic credentials: USER:PASSWORD."))
-    var user: String?
-
-    @Option(help: .localized("A bearer token, or @FILE to read it from a file (so it stays out of `ps` and shell history)."))
-    var bearer: String?
-
-    @Option(name: .customLong("bearer-env"), help: .localized("The name of an environment variable that holds a bearer token."))
-    var bearerEnvironment: String?
-
-    /// The bearer token from `--bearer TOKEN`, `--bearer @FILE` or `--bearer-env NAME`.
-    func bearerToken(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String? {
-        switch (bearer, bearerEnvironment) {
-        case (.some, .some):
-            throw ValidationError(localized("give --bearer or --bearer-env, not both"))
-        case (let value?, nil):
-            guard value.hasPrefix("@") else { return value }
-            let path = String(value.dropFirst())
-            guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-                throw ValidationError(localized("--bearer @\(path): the file cannot be read as text"))
-            }
-            let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !token.isEmpty else { throw ValidationError(localized("--bearer @\(path): the file is empty")) }
-            return token
-        case (nil, let name?):
-            guard let token = environment[name], !token.isEmpty else {
-                throw ValidationError(localized("--bearer-env \(name): the environment variable is not set"))
-            }
-            return token
-        case (nil, nil):
-            return nil
-        }
-    }
-
-    /// The credentials given on the command line for a request to `path`: when it is an absolute
-    /// http(s) URL, its origin may receive them too — naming both is asking for it.
-    func authentication(sendingTo path: String) throws -> Authentication? {
-        guard var explicit = try authentication() else { return nil }
-        let lowered = path.lowercased()
-        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://"), let url = URL(string: path) {
-            explicit.additionalOrigins.append(url)
-        }
-        return explicit
-    }
-
-    /// The credentials given on the command line, if any.
-    func authentication() throws -> Authentication? {
-        switch (user, try bearerToken()) {
-        case (.some, .some):
-            throw ValidationError(localized("give --user or --bearer, not both"))
-        case (let user?, nil):
-            guard let colon = user.firstIndex(of: ":") else { throw ValidationError(localized("--user takes USER:PASSWORD")) }
-            return .basic(username: String(user[..<colon]), password: String(user[user.index(after: colon)...]))
-        case (nil, let token?):
-            return .bearer(token)
-        case (nil, nil):
-            return nil
-        }
-    }
-}
-
 /// `--queue FILE`: the offline queue database, by default in the per-user data folder.
 struct QueueOption: ParsableArguments {
     @Option(name: .customLong("queue"), help: .localized("The offline queue database. Default: offline-queue.sqlite in the per-user data folder."))
@@ -152,12 +90,13 @@ struct QueueReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            if definitions == nil, credentials.user != nil || credentials.bearer != nil {
+            if definitions == nil, credentials.given {
                 throw ValidationError(
-                    localized("--user and --bearer need --definitions: without a definitions file no origin is trusted to receive credentials, and every request would be refused"))
+                    localized("--user, --bearer and --api-key need --definitions: without a definitions file no origin is trusted to receive credentials, and every request would be refused"))
             }
-            let loaded = try definitions.map { path throws(APIError) in try DefinitionsArgument.load(path, baseURL: nil) }
-            let authentication = try credentials.authentication() ?? loaded?.authenticationSource?.authentication()
+            let file = try definitions.map { path throws(APIError) in try DefinitionsArgument.loaded(path, baseURL: nil) }
+            let loaded = file?.definitions
+            let authentication = try credentials.authentication(openAPI: file?.openAPI) ?? loaded?.authenticationSource?.authentication()
             let proxySettings = try proxy.settings()
             let tlsSettings = try tls.settings()
             let client = APIClient(

@@ -247,4 +247,34 @@ struct OpenAPITests {
             #expect(bad.standardError.contains("petId"))
         }
     }
+
+    @Test("the CLI sends --api-key as the document's apiKey scheme that --security-scheme names, and never prints it")
+    func commandLineKeys() async throws {
+        try CLIRunner.requireBuilt()
+        let file = Fixture.url("openapi/petstore-3.0.yaml").path
+        try await TestServer.withRunning { server in
+            servePetstore(server)
+            let base = ["call", "showPetById", "-D", file, "-p", "petId=1", "--base-url", server.url("/v1/").absoluteString]
+            let ambiguous = try await CLIRunner.run(base + ["--api-key", "k-123"])
+            #expect(ambiguous.status == 64)
+            #expect(ambiguous.standardError.contains("api_key, cookie_key, query_key"), "\(ambiguous.standardError)")
+            #expect(server.requests.isEmpty)
+
+            let header = try await CLIRunner.run(base + ["--api-key-env", "PETSTORE_KEY", "--security-scheme", "api_key", "-v"], environment: ["PETSTORE_KEY": "k-123"])
+            #expect(header.status == 0, "\(header.standardError)")
+            #expect(server.requests.last?.header("X-API-Key") == "k-123")
+            #expect(!header.standardError.contains("k-123") && !header.standardOutput.contains("k-123"), "verbose output never shows the key")
+
+            _ = try await CLIRunner.run(base + ["--api-key", "k-456", "--security-scheme", "query_key"])
+            #expect(server.requests.last?.rawQuery == "key=k-456")
+            _ = try await CLIRunner.run(base + ["--bearer", "t-789", "--security-scheme", "bearerAuth"])
+            #expect(server.requests.last?.header("Authorization") == "Bearer t-789")
+
+            let unsupported = try await CLIRunner.run(base + ["--api-key", "k", "--security-scheme", "oidc"])
+            #expect(unsupported.status != 0)
+            #expect(unsupported.standardError.contains("openIdConnect"), "\(unsupported.standardError)")
+            let both = try await CLIRunner.run(base + ["--api-key", "k", "--bearer", "t"])
+            #expect(both.status == 64)
+        }
+    }
 }
