@@ -153,7 +153,7 @@ public struct OpenAPIOperations: Sendable {
         } catch {
             throw APIError(.invalidDefinition, localized: "a $ref of the OpenAPI document cannot be resolved: \(Self.describe(error))")
         }
-        var warnings: [String] = []
+        var warnings = Self.documentWarnings(root: root)
         let baseURL = Self.baseURL(document.servers.first, warnings: &warnings)
         var operations: [Operation] = []
         var definitions: [APIDefinition] = []
@@ -181,6 +181,7 @@ public struct OpenAPIOperations: Sendable {
             guard names.insert(name).inserted else { continue }
             let operation = Self.operation(endpoint, name: name)
             operations.append(operation)
+            warnings += Self.operationWarnings(root: root, endpoint: endpoint, name: name)
             for (status, response) in endpoint.responses {
                 guard let schema = Self.jsonSchema(of: response.content) else { continue }
                 let key = status.rawValue.lowercased() == "default" ? "default" : status.rawValue.uppercased()

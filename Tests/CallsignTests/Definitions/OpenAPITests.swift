@@ -277,4 +277,43 @@ struct OpenAPITests {
             #expect(both.status == 64)
         }
     }
+
+    @Test("what the mapping does not act on is named in a load warning: callbacks, links, webhooks, styles, discriminators")
+    func unsupportedWarnings() throws {
+        let callback = try OpenAPIOperations(data: Fixture.data("openapi/callback-example-3.0.yaml"), format: .yaml)
+        #expect(callback.warnings.contains { $0.contains("has callbacks (onData)") }, "\(callback.warnings)")
+        let link = try OpenAPIOperations(data: Fixture.data("openapi/link-example-3.0.yaml"), format: .yaml)
+        #expect(link.warnings.contains { $0.contains("response links") && $0.contains("are not followed") }, "\(link.warnings)")
+        let yaml = """
+            openapi: 3.1.0
+            info: {title: Odd, version: "1"}
+            webhooks:
+              newPet: {post: {responses: {'200': {description: ok}}}}
+            paths:
+              /items/{id}:
+                get:
+                  operationId: getItem
+                  parameters:
+                    - {name: id, in: path, required: true, style: matrix, schema: {type: integer}}
+                    - {name: filter, in: query, content: {application/json: {schema: {type: object}}}}
+                  responses:
+                    '200':
+                      description: ok
+                      content:
+                        application/json:
+                          schema:
+                            oneOf: [{$ref: '#/components/schemas/Cat'}, {$ref: '#/components/schemas/Dog'}]
+                            discriminator: {propertyName: kind}
+            components:
+              schemas:
+                Cat: {type: object, properties: {kind: {type: string}}}
+                Dog: {type: object, properties: {kind: {type: string}}}
+            """
+        let odd = try OpenAPIOperations(data: Data(yaml.utf8), format: .yaml)
+        let expected = [
+            "webhooks (newPet)", "path parameter \"id\" has the style matrix", "parameter \"filter\" is described by content (application/json)",
+            "does not use the schema's discriminator",
+        ]
+        for phrase in expected { #expect(odd.warnings.contains { $0.contains(phrase) }, "\(phrase) in \(odd.warnings)") }
+    }
 }
