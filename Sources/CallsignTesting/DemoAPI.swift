@@ -79,6 +79,37 @@ public enum DemoAPI {
         """
     }
 
+    /// The boards of the demo API as an OpenAPI 3.1 document, for a server at `baseURL`.
+    public static func openAPIYAML(baseURL: URL) -> String {
+        """
+        openapi: 3.1.0
+        info: {title: Demo boards, version: "1.0"}
+        servers:
+          - url: \(baseURL.absoluteString)demo
+        paths:
+          /boards/{id}:
+            get:
+              operationId: showBoard
+              summary: One board
+              parameters:
+                - {name: id, in: path, required: true, schema: {type: integer, minimum: 1}}
+              responses:
+                '200':
+                  description: The board.
+                  content:
+                    application/json:
+                      schema: {$ref: '#/components/schemas/Board'}
+        components:
+          schemas:
+            Board:
+              type: object
+              required: [id, title]
+              properties:
+                id: {type: integer}
+                title: {type: string}
+        """
+    }
+
     /// The demo definitions, loaded.
     public static func definitions(baseURL: URL) throws(APIError) -> APIDefinitions {
         try APIDefinitions(data: Data(definitionsYAML(baseURL: baseURL).utf8), format: .yaml)

@@ -67,6 +67,7 @@ struct DemoTour {
         })
 
         try await callingSteps(file: file, definitions: definitions, client: client)
+        try await openAPIStep()
         try await reliabilitySteps(definitions: definitions, client: client)
         await failureSteps(client: client)
         try await mockAndCacheSteps(definitions: definitions)
@@ -346,15 +347,15 @@ struct DemoTour {
         }
     }
 
-    private mutating func step(_ title: LocalizedMessage) {
+    mutating func step(_ title: LocalizedMessage) {
         stepNumber += 1
         Terminal.out("")
         Terminal.out("\(stepNumber). \(localized(title))")
     }
 
-    private func say(_ text: LocalizedMessage) { Terminal.out("   \(localized(text))") }
+    func say(_ text: LocalizedMessage) { Terminal.out("   \(localized(text))") }
 
-    private static func failure(_ body: () async throws(APIError) -> Void) async -> APIError? {
+    static func failure(_ body: () async throws(APIError) -> Void) async -> APIError? {
         do throws(APIError) {
             try await body()
             return nil
@@ -363,7 +364,7 @@ struct DemoTour {
         }
     }
 
-    private func sent() {
+    func sent() {
         guard let last = server.requests.last else { return }
         say("→ \(last.method) \(last.uri)")
     }
