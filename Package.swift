@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "CallsignSQLite", targets: ["CallsignSQLite"]),
         .library(name: "CallsignTesting", targets: ["CallsignTesting"]),
         .library(name: "CallsignOpenAPI", targets: ["CallsignOpenAPI"]),
+        .library(name: "CallsignPostgres", targets: ["CallsignPostgres"]),
         .executable(name: "callsign", targets: ["callsign"]),
     ],
     dependencies: [
@@ -41,6 +42,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        // CallsignPostgres: the fleet's outbox and shared cache on PostgreSQL, and its worker as a Service.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // Only for `scripts/docs`: a command plugin, built when documentation is generated.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
@@ -79,6 +83,19 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
+        // The offline queue (an outbox) and HTTP cache on PostgreSQL, shared by a fleet of
+        // processes: its own product, so apps that do not need it never build postgres-nio.
+        .target(
+            name: "CallsignPostgres",
+            dependencies: [
+                "Callsign",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // OpenAPI documents as definitions: its own product, so apps that do not read OpenAPI
         // never build OpenAPIKit.
         .target(
@@ -114,6 +131,7 @@ let package = Package(
                 "CallsignSQLite",
                 "CallsignTesting",
                 "CallsignOpenAPI",
+                "CallsignPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
@@ -128,6 +146,7 @@ let package = Package(
                 "CallsignSQLite",
                 "CallsignTesting",
                 "CallsignOpenAPI",
+                "CallsignPostgres",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -138,7 +157,7 @@ let package = Package(
         .testTarget(
             name: "CallsignTests",
             dependencies: [
-                "Callsign", "CallsignSQLite", "CallsignTesting", "CallsignOpenAPI", "callsign",
+                "Callsign", "CallsignSQLite", "CallsignTesting", "CallsignOpenAPI", "CallsignPostgres", "callsign",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 // The generated client in OpenAPIClient/Generated (see scripts/generate-openapi-client).

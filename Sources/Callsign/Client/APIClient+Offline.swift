@@ -30,43 +30,58 @@ extension APIClient {
     public func replay(lease: Duration = .seconds(300)) async throws(APIError) -> OfflineReplayReport {
         var items: [OfflineReplayReport.Item] = []
         let owner = UUID().uuidString  // this replay's claims: only it can finish them
-        while true {
-            if Task.isCancelled { throw APIError(.cancelled, localized: "the replay was cancelled") }
-            guard let entry = try await queueOperation("claim the next queued request", { try await $0.claimNext(lease: lease, owner: owner) })
-            else { break }
-            let failure: APIError
-            let permanent: Bool
-            do throws(APIError) {
-                let response = try await sendRenewingClaim(Self.replayCall(entry), id: entry.id, owner: owner, lease: lease)
-                let code = response.status.code
-                if (200..<300).contains(code) {
-                    _ = try await queueOperation("remove a sent request") { try await $0.complete(entry.id, owner: owner) }
-                    items.append(OfflineReplayReport.Item(request: entry, outcome: .sent(response)))
-                    continue
-                }
-                failure = APIError(.unacceptableStatus, localized: Self.replayFailure(code, response: response), response: response)
-                permanent = Self.isPermanent(code)
-            } catch {
-                if error.code == .storage { throw error }
-                failure = error
-                permanent = [APIError.Code.invalidRequest, .encoding, .redirect].contains(error.code)
-            }
-            let outcome: OfflineReplayReport.Outcome
-            if permanent {
-                try await queueOperation("dead-letter a request") {
-                    try await $0.moveToDeadLetter(entry.id, owner: owner, error: failure.message)
-                }
-                outcome = .deadLettered(failure)
-            } else {
-                try await queueOperation("keep a request") { try await $0.release(entry.id, owner: owner, error: failure.message) }
-                if failure.code == .cancelled { throw failure }
-                outcome = .keptForLater(failure)
-            }
-            items.append(OfflineReplayReport.Item(request: entry, outcome: outcome))
-            if !permanent { break }  // kept for later: order holds, so the replay ends here
+        while let item = try await replayNext(owner: owner, lease: lease) {
+            items.append(item)
+            if case .keptForLater = item.outcome { break }  // order holds, so the replay ends here
         }
         let remaining = try await queueOperation("count the queue") { try await $0.list(.pending).count }
         return OfflineReplayReport(items: items, remaining: remaining)
+    }
+
+    /// Claims the next request the queue hands out and sends it (see ``replay(lease:)``):
+    /// removed on a 2xx, dead-lettered on a permanent failure, released otherwise. `nil` when
+    /// nothing is ready. For replayers that run their own loop, such as `CallsignPostgres`'s worker.
+    ///
+    /// - Parameter owner: the claims' token; one per replayer.
+    package func replayNext(owner: String, lease: Duration) async throws(APIError) -> OfflineReplayReport.Item? {
+        if Task.isCancelled { throw APIError(.cancelled, localized: "the replay was cancelled") }
+        guard let entry = try await queueOperation("claim the next queued request", { try await $0.claimNext(lease: lease, owner: owner) })
+        else { return nil }
+        let failure: APIError
+        let permanent: Bool
+        do throws(APIError) {
+            let response = try await sendRenewingClaim(Self.replayCall(entry), id: entry.id, owner: owner, lease: lease)
+            let code = response.status.code
+            if (200..<300).contains(code) {
+                _ = try await queueOperation("remove a sent request") { try await $0.complete(entry.id, owner: owner) }
+                return OfflineReplayReport.Item(request: entry, outcome: .sent(response))
+            }
+            failure = APIError(.unacceptableStatus, localized: Self.replayFailure(code, response: response), response: response)
+            permanent = Self.isPermanent(code)
+        } catch {
+            if error.code == .storage { throw error }
+            failure = error
+            permanent = [APIError.Code.invalidRequest, .encoding, .redirect].contains(error.code)
+        }
+        if permanent {
+            try await queueOperation("dead-letter a request") {
+                try await $0.moveToDeadLetter(entry.id, owner: owner, error: failure.message)
+            }
+            return OfflineReplayReport.Item(request: entry, outcome: .deadLettered(failure))
+        }
+        try await queueOperation("keep a request") { try await $0.release(entry.id, owner: owner, error: failure.message) }
+        if failure.code == .cancelled { throw failure }
+        return OfflineReplayReport.Item(request: entry, outcome: .keptForLater(failure))
+    }
+
+    /// The form `request` takes in the offline queue — URL resolved, headers and body as they
+    /// would be sent, an `Idempotency-Key` added if it has none — refused if it carries a secret.
+    /// For outboxes that write it themselves, inside an app's own transaction.
+    package func queuedForm(of request: Request) async throws(APIError) -> QueuedRequest {
+        var request = request
+        if !request.headers.contains("Idempotency-Key") { request.headers["Idempotency-Key"] = UUID().uuidString }
+        return try await OfflineStoreMiddleware.queuedForm(
+            of: request, resolved: nil, factory: factory, redaction: configuration.credentialRedaction)
     }
 
     /// The requests in the offline queue (or its dead-letter list), oldest first.
@@ -152,6 +167,7 @@ extension APIClient {
             method: HTTPRequest.Method(entry.method) ?? .post, path: RedirectMiddleware.literalPath(entry.url), headers: entry.headers,
             body: entry.body.map { RequestBody(content: .data($0), contentType: nil) })
         request.apiName = entry.apiName
+        request.orderingKey = entry.orderingKey
         request.tag = entry.tag
         request.needsAuthorization = entry.needsAuthorization
         var call = Call(request)

@@ -28,12 +28,20 @@ public struct QueuedRequest: Sendable, Hashable, Identifiable {
     public var attempts: Int
     /// The last failure, for the dead-letter list and `callsign queue list`.
     public var lastError: String?
+    /// Requests with the same ordering key are sent in the order they were queued; a storage
+    /// that can (`PostgresOfflineQueue`) sends different keys in parallel. The request's
+    /// ``Request/Fields/orderingKey``, else its API name; `nil` puts it in one common line.
+    /// ``MemoryOfflineQueue`` and `SQLiteOfflineQueue` keep one line for all keys, an order that
+    /// is stricter still.
+    public var orderingKey: String?
 
     /// Creates a queued request. The offline store makes these; storages only keep them.
     public init(
         id: Int64 = 0, enqueuedAt: Date = Date(), apiName: String? = nil, method: String, url: String, headers: Headers,
-        body: Data? = nil, needsAuthorization: Bool = false, tag: String? = nil, attempts: Int = 0, lastError: String? = nil
+        body: Data? = nil, needsAuthorization: Bool = false, tag: String? = nil, attempts: Int = 0, lastError: String? = nil,
+        orderingKey: String? = nil
     ) {
+        self.orderingKey = orderingKey
         self.id = id
         self.enqueuedAt = enqueuedAt
         self.apiName = apiName

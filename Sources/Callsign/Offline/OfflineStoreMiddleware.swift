@@ -98,6 +98,6 @@ struct OfflineStoreMiddleware: Middleware {
         }
         return QueuedRequest(
             apiName: request.apiName, method: request.method.rawValue, url: url, headers: prepared.headers, body: body,
-            needsAuthorization: request.needsAuthorization, tag: request.tag)
+            needsAuthorization: request.needsAuthorization, tag: request.tag, orderingKey: request.orderingKey ?? request.apiName)
     }
 }

@@ -74,6 +74,14 @@ public struct Request: BoxedFields, Sendable {
         /// Whether this call is queued offline when the server cannot be reached; `nil` means
         /// ``StorePolicy/none``.
         public var storePolicy: StorePolicy? = nil
+        /// For a call queued offline: calls with the same key are sent in the order they were
+        /// queued, and a storage that can (`PostgresOfflineQueue`) sends different keys in
+        /// parallel. `nil` (the default) uses the API name.
+        ///
+        /// ```swift
+        /// request.orderingKey = "account-\(accountID)"   // one account's calls in order
+        /// ```
+        public var orderingKey: String? = nil
         /// A message for activity observers while the call runs (RFAPI's loading message).
         public var loadMessage: String? = nil
         /// Middlewares for this call only, run after the client's and the definition's.

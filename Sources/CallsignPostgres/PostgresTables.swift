@@ -1,0 +1,134 @@
+public import Callsign
+import Logging
+import PostgresNIO
+
+/// The names of Callsign's tables in PostgreSQL, for apps with their own naming rules.
+///
+/// Every name is a lower-case SQL identifier (letters, digits and `_`, at most 48 characters),
+/// optionally qualified by a schema (`billing.outbox`): names are checked when the value is made,
+/// so none can carry SQL.
+///
+/// ```swift
+/// let tables = try PostgresTables(prefix: "payments_")      // payments_outbox, payments_http_cache, …
+/// let queue = PostgresOfflineQueue(client: postgres, tables: tables)
+/// ```
+public struct PostgresTables: Sendable, Hashable {
+    /// Pending requests (the outbox).
+    public let outbox: String
+    /// Requests that failed for good.
+    public let deadLetters: String
+    /// The shared HTTP cache.
+    public let cache: String
+    /// Which migrations have run, per component.
+    public let schemaVersion: String
+
+    /// Tables named `<prefix>outbox`, `<prefix>outbox_dead`, `<prefix>http_cache` and
+    /// `<prefix>schema_version`. Default prefix `callsign_`.
+    ///
+    /// - Throws: ``APIError`` (``APIError/Code/invalidRequest``) for a prefix that would not make
+    ///   plain identifiers.
+    public init(prefix: String = "callsign_") throws(APIError) {
+        try self.init(
+            outbox: prefix + "outbox", deadLetters: prefix + "outbox_dead", cache: prefix + "http_cache",
+            schemaVersion: prefix + "schema_version")
+    }
+
+    /// Tables with names of your own.
+    public init(outbox: String, deadLetters: String, cache: String, schemaVersion: String) throws(APIError) {
+        for name in [outbox, deadLetters, cache, schemaVersion] where !Self.isIdentifier(name) {
+            throw APIError(
+                .invalidRequest,
+                localized: "\"\(name)\" is not a table name Callsign uses: lower-case letters, digits and _, at most 48 characters, optionally schema.table")
+        }
+        guard Set([outbox, deadLetters, cache, schemaVersion]).count == 4 else {
+            throw APIError(.invalidRequest, localized: "the outbox, dead-letter, cache and schema-version tables need four different names")
+        }
+        self.outbox = outbox
+        self.deadLetters = deadLetters
+        self.cache = cache
+        self.schemaVersion = schemaVersion
+    }
+
+    /// The default names (`callsign_outbox`, …).
+    public static let standard = PostgresTables(checked: "callsign_")
+
+    private init(checked prefix: String) {
+        outbox = prefix + "outbox"
+        deadLetters = prefix + "outbox_dead"
+        cache = prefix + "http_cache"
+        schemaVersion = prefix + "schema_version"
+    }
+
+    static func isIdentifier(_ name: String) -> Bool {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count) else { return false }
+        return parts.allSatisfy { part in
+            guard let first = part.utf8.first, (1...48).contains(part.utf8.count), !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first)
+            else { return false }
+            return part.utf8.allSatisfy { byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || byte == UInt8(ascii: "_")
+            }
+        }
+    }
+
+    /// The name of an index or sequence beside table `table`, without its schema.
+    static func local(_ table: String, _ suffix: String) -> String {
+        (table.split(separator: ".").last.map(String.init) ?? table) + suffix
+    }
+}
+
+/// Versioned migrations in the schema-version table, applied once, under an advisory lock so
+/// that processes starting together do not race.
+enum PostgresMigrations {
+    /// A component's migrations, in order: version `n` is `steps[n - 1]`.
+    struct Component: Sendable {
+        let name: String
+        let steps: [@Sendable (PostgresTables) -> [String]]
+    }
+
+    static func migrate(_ component: Component, tables: PostgresTables, client: PostgresClient, logger: Logger) async throws(APIError) {
+        do {
+            try await client.withTransaction(logger: logger) { connection in
+                // One lock per schema-version table: concurrent first uses wait for each other.
+                try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(tables.schemaVersion)))", logger: logger)
+                try await connection.query(
+                    "CREATE TABLE IF NOT EXISTS \(unescaped: tables.schemaVersion) (component text PRIMARY KEY, version integer NOT NULL)",
+                    logger: logger)
+                let rows = try await connection.query(
+                    "SELECT version FROM \(unescaped: tables.schemaVersion) WHERE component = \(component.name)", logger: logger
+                ).collect()
+                let current = try rows.first?.decode(Int.self) ?? 0
+                guard current <= component.steps.count else {
+                    throw APIError(
+                        .storage,
+                        localized: "the \(component.name) tables are at schema version \(current), newer than this Callsign knows (\(component.steps.count)); update Callsign")
+                }
+                for version in current..<component.steps.count {
+                    for statement in component.steps[version](tables) {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                }
+                if current < component.steps.count {
+                    try await connection.query(
+                        """
+                        INSERT INTO \(unescaped: tables.schemaVersion) (component, version) VALUES (\(component.name), \(component.steps.count))
+                        ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version
+                        """, logger: logger)
+                }
+            }
+        } catch {
+            throw PostgresFailure.wrap(error, doing: "migrate the \(component.name) tables")
+        }
+    }
+}
+
+/// Errors of PostgreSQL as ``APIError``s with the storage code — never with the connection's
+/// password, which PostgresNIO's errors do not carry.
+enum PostgresFailure {
+    static func wrap(_ error: any Error, doing what: String) -> APIError {
+        if let error = error as? APIError { return error }
+        let detail = (error as? PSQLError).map { psql in psql.serverInfo?[.message] ?? "\(psql.code)" } ?? "\(error)"
+        return APIError(.storage, localized: "PostgreSQL failed to \(what): \(detail)", underlyingError: error)
+    }
+}

@@ -1,0 +1,163 @@
+public import Foundation
+
+/// A throwaway PostgreSQL cluster for tests: `initdb` in a temporary folder, a server on
+/// 127.0.0.1 at a free port with its socket in that folder, removed by ``stop()``.
+///
+/// It needs PostgreSQL's programs (Debian's `postgresql` package; `.ci/run` installs it). When
+/// they are missing, ``start()`` throws — tests that need PostgreSQL fail, they are never skipped.
+/// As root, the cluster runs as the `postgres` user (`initdb` refuses root), through `runuser`.
+///
+/// ```swift
+/// try await PostgresTestServer.withRunning { postgres in
+///     let client = PostgresClient(configuration: try PostgresURL.configuration(postgres.url))
+///     …
+/// }
+/// ```
+public final class PostgresTestServer: Sendable {
+    /// The TCP port on 127.0.0.1.
+    public let port: Int
+    /// The folder with the data directory, the log and the server's Unix socket.
+    public let folder: URL
+    /// The superuser, who connects without a password (trust, local only).
+    public let user = "callsign"
+    /// A `postgres://` URL for the `postgres` database.
+    public var url: String { "postgres://\(user)@127.0.0.1:\(port)/postgres" }
+    private let programs: URL
+
+    private init(port: Int, folder: URL, programs: URL) {
+        self.port = port
+        self.folder = folder
+        self.programs = programs
+    }
+
+    /// Starts a new cluster.
+    public static func start() async throws -> PostgresTestServer {
+        let programs = try binaries()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-pg-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        if geteuid() == 0 {
+            try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: folder.path)
+        }
+        let port = try freePort()
+        let server = PostgresTestServer(port: port, folder: folder, programs: programs)
+        do {
+            try await server.run(
+                "initdb", ["-D", folder.appendingPathComponent("data").path, "-U", "callsign", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"])
+            let options = [
+                "-p \(port)", "-k \(folder.path)", "-c listen_addresses=127.0.0.1", "-c fsync=off", "-c synchronous_commit=off",
+                "-c full_page_writes=off", "-c max_connections=300",
+            ].joined(separator: " ")
+            try await server.run(
+                "pg_ctl", ["start", "-w", "-t", "60", "-D", folder.appendingPathComponent("data").path, "-l", folder.appendingPathComponent("log").path, "-o", options])
+        } catch {
+            await server.stop()
+            throw error
+        }
+        return server
+    }
+
+    /// Starts a cluster, runs `body`, and removes the cluster on every path.
+    public static func withRunning<T>(_ body: (PostgresTestServer) async throws -> T) async throws -> T {
+        let server = try await start()
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    /// Stops the server at once and deletes the folder.
+    public func stop() async {
+        let data = folder.appendingPathComponent("data")
+        if FileManager.default.fileExists(atPath: data.appendingPathComponent("postmaster.pid").path) {
+            try? await run("pg_ctl", ["stop", "-w", "-m", "immediate", "-D", data.path])
+        }
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    /// Runs one of PostgreSQL's programs (as `postgres` when we are root); throws with its output on failure.
+    private func run(_ program: String, _ arguments: [String]) async throws {
+        let executable = programs.appendingPathComponent(program).path
+        let command = geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", executable] + arguments : [executable] + arguments
+        let output = folder.deletingLastPathComponent().appendingPathComponent("\(folder.lastPathComponent)-\(program).out")
+        defer { try? FileManager.default.removeItem(at: output) }
+        // Spawned and reaped here rather than with Foundation's Process, whose wait spins and
+        // never reaps on Linux once the child leaves a daemon behind (pg_ctl starts the server).
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                do {
+                    continuation.resume(returning: try Self.spawnAndWait(command, output: output.path))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+        guard status == 0 else {
+            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            throw TestServerError("\(program) exited with \(status): \(text.suffix(2000))")
+        }
+    }
+
+    /// `posix_spawn`s `command` with its output in the file `output` and no input, and waits.
+    private static func spawnAndWait(_ command: [String], output: String) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let arguments = command.map { strdup($0) } + [nil]
+        defer { for argument in arguments { free(argument) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, command[0], &actions, nil, arguments, environ)
+        guard spawned == 0 else { throw TestServerError("\(command[0]) could not be started (error \(spawned))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw TestServerError("waiting for \(command[0]) failed (errno \(errno))") }
+        }
+        // WIFEXITED / WEXITSTATUS, which Swift does not import as macros.
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+
+    /// Where `pg_ctl` and `initdb` are: on the `PATH`, else Debian's `/usr/lib/postgresql/<version>/bin`.
+    private static func binaries() throws -> URL {
+        let manager = FileManager.default
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"
+        for folder in path.split(separator: ":") {
+            let candidate = URL(fileURLWithPath: String(folder))
+            if manager.isExecutableFile(atPath: candidate.appendingPathComponent("pg_ctl").path),
+                manager.isExecutableFile(atPath: candidate.appendingPathComponent("initdb").path)
+            {
+                return candidate.resolvingSymlinksInPath() == candidate
+                    ? candidate
+                    : candidate.appendingPathComponent("pg_ctl").resolvingSymlinksInPath().deletingLastPathComponent()
+            }
+        }
+        let debian = URL(fileURLWithPath: "/usr/lib/postgresql")
+        let versions = ((try? manager.contentsOfDirectory(atPath: debian.path)) ?? []).compactMap(Int.init).sorted()
+        if let latest = versions.last {
+            return debian.appendingPathComponent("\(latest)/bin")
+        }
+        throw TestServerError("PostgreSQL is not installed (no pg_ctl and initdb): install Debian's postgresql package, as .ci/run does")
+    }
+
+    /// A TCP port on 127.0.0.1 that was free a moment ago.
+    private static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw TestServerError("no socket for finding a free port") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        guard bound == 0, named == 0 else { throw TestServerError("no free port on 127.0.0.1") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
