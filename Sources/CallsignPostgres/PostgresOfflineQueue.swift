@@ -60,7 +60,7 @@ public final class PostgresOfflineQueue: OfflineQueueStorage {
                 api_name text,
                 method text NOT NULL,
                 url text NOT NULL,
-                headers text NOT NULL,
+                headers bytea NOT NULL,
                 body bytea,
                 needs_authorization boolean NOT NULL,
                 tag text,

@@ -8,23 +8,9 @@ enum PostgresRows {
     static let columns =
         "id, enqueued_at, ordering_key, api_name, method, url, headers, body, needs_authorization, tag, attempts, last_error, idempotency_key"
 
-    /// The most header fields a stored row may hold, and the longest header text.
-    static let maximumHeaderFields = 500
-    static let maximumHeaderText = 1 << 20
-
-    static func encode(_ headers: Headers) throws -> String {
-        let pairs = headers.fields.map { [$0.name, $0.value] }
-        return String(decoding: try JSONEncoder().encode(pairs), as: UTF8.self)
-    }
-
-    static func headers(_ text: String) throws(APIError) -> Headers {
-        guard text.utf8.count <= maximumHeaderText, let data = text.data(using: .utf8),
-            let pairs = try? JSONDecoder().decode([[String]].self, from: data), pairs.count <= maximumHeaderFields,
-            pairs.allSatisfy({ $0.count == 2 })
-        else {
-            throw APIError(.storage, localized: "a stored request's headers are not the list of name and value pairs Callsign writes")
-        }
-        return Headers(pairs.map { Headers.Field(name: $0[0], value: $0[1]) })
+    /// Header fields as every Callsign storage writes them (``StoredFields``).
+    static func encode(_ headers: Headers) throws -> Data {
+        StoredFields.encode(try headers.httpFields())
     }
 
     static func request(_ row: PostgresRow) throws -> QueuedRequest {
@@ -33,7 +19,7 @@ enum PostgresRows {
         return QueuedRequest(
             id: try cells["id"].decode(Int64.self), enqueuedAt: try cells["enqueued_at"].decode(Date.self),
             apiName: try cells["api_name"].decode(String?.self), method: try cells["method"].decode(String.self),
-            url: try cells["url"].decode(String.self), headers: try headers(try cells["headers"].decode(String.self)),
+            url: try cells["url"].decode(String.self), headers: Headers(try StoredFields.decode(try cells["headers"].decode(Data.self))),
             body: try cells["body"].decode(Data?.self), needsAuthorization: try cells["needs_authorization"].decode(Bool.self),
             tag: try cells["tag"].decode(String?.self), attempts: try cells["attempts"].decode(Int.self),
             lastError: try cells["last_error"].decode(String?.self), orderingKey: key.isEmpty ? nil : key)

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -9,12 +9,12 @@ import Darwin
 /// A 32-byte secret in a file of its own, readable and writable by its owner only (0600),
 /// created on first use. Kept beside a database rather than in it, so a copy of the database
 /// alone (a backup, a support bundle) holds no key.
-enum KeyFile {
-    static let size = 32
+package enum KeyFile {
+    package static let size = 32
 
     /// The key in `path`, created with `make` when the file does not exist or does not hold a
     /// key of the right size (a damaged key only costs the entries it protected).
-    static func load(_ path: String, make: () -> Data) throws -> Data {
+    package static func load(_ path: String, make: () -> Data) throws -> Data {
         if let existing = FileManager.default.contents(atPath: path), existing.count == size { return existing }
         let key = make()
         // O_EXCL: two processes starting at once agree on one key; the loser reads the winner's.

@@ -84,7 +84,7 @@ public final class SQLiteCacheStorage: HTTPCacheStorage {
 
     public func store(_ entry: CachedResponse) async throws {
         guard entry.size <= byteBudget else { return }
-        let headers = try Self.encode(entry.headers)
+        let headers = StoredFields.encode(entry.headers)
         let varying = try JSONEncoder().encode(entry.varyingHeaders)
         let budget = byteBudget
         try await database.write("store an entry") { db in
@@ -158,18 +158,10 @@ public final class SQLiteCacheStorage: HTTPCacheStorage {
         }
     }
 
-    private static func encode(_ fields: HTTPFields) throws -> Data {
-        try JSONEncoder().encode(fields.map { [$0.name.rawName, $0.value] })
-    }
-
     /// A row is outside data (the file may be old, damaged or edited): every column is decoded
     /// with a throwing read, never GRDB's trapping subscript, and a bad row is an error.
     private static func entry(from row: Row) throws -> CachedResponse {
-        let pairs = try JSONDecoder().decode([[String]].self, from: try row.decode(Data.self, forColumn: "headers"))
-        var headers = HTTPFields()
-        for pair in pairs where pair.count == 2 {
-            if let name = HTTPField.Name(pair[0]) { headers.append(HTTPField(name: name, value: pair[1])) }
-        }
+        let headers = try StoredFields.decode(try row.decode(Data.self, forColumn: "headers"))
         return CachedResponse(
             url: try row.decode(forColumn: "url"), partition: try row.decode(forColumn: "partition"),
             method: try row.decode(forColumn: "method"),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Callsign
 import CallsignOpenAPI
+import CallsignPostgres
 import CallsignSQLite
 import Foundation
 import HTTPTypes
@@ -105,7 +106,7 @@ struct ExchangeOptions: ParsableArguments {
 
     @OptionGroup var display: OutputOptions
 
-    @Option(help: .localized("Use the HTTP cache stored in this folder (created if needed); --verbose says whether the answer was a fresh hit, revalidated (304) or from the network."))
+    @Option(help: .localized("Use the HTTP cache stored in this folder (created if needed), or shared in PostgreSQL (a postgres:// URL); --verbose says whether the answer was a fresh hit, revalidated (304) or from the network."))
     var cache: String?
 
     @Flag(help: .localized("If the server cannot be reached, queue the request (exit status 75) for `callsign queue replay`."))
@@ -128,19 +129,43 @@ struct ExchangeOptions: ParsableArguments {
         request.headers = request.headers.merging(try ParameterArguments.headers(headers))
         if explicit != nil { request.needsAuthorization = true }
         try adjust(&request, retryPolicy: configuration.retry)
-        let client = APIClient(definitions: definitions, configuration: configuration)
-        let response: Response
-        do {
-            response = try await client.send(request)
-        } catch {
-            guard error.code == .queuedOffline else { throw error }
-            Terminal.error("callsign: \(error.message)")
-            if !quiet { Terminal.error(localized("callsign: queue: \(queue.storage.url.path); send it with: callsign queue replay")) }
-            throw ExitCode(75)
+        let response: Response = try await withStorages { queueStorage, cacheStorage in
+            if let queueStorage { configuration.offline.queue = queueStorage }
+            if let cacheStorage { configuration.cache = HTTPCache(storage: cacheStorage) }
+            let client = APIClient(definitions: definitions, configuration: configuration)
+            do {
+                return try await client.send(request)
+            } catch let error as APIError {
+                guard error.code == .queuedOffline else { throw error }
+                Terminal.error("callsign: \(error.message)")
+                if !quiet { Terminal.error(localized("callsign: queue: \(queue.location); send it with: callsign queue replay")) }
+                throw ExitCode(75)
+            }
         }
         if verbose, cache != nil { Terminal.error(localized("cache: \(CacheReport.describe(response.source))")) }
         if include { ResponsePrinter.printHead(response) }
         try show(response)
+    }
+
+    /// Runs `body` with the offline queue (`--offline`) and the cache (`--cache`) open; a
+    /// PostgreSQL pool runs for as long as `body` does.
+    private func withStorages<T: Sendable>(
+        _ body: (_ queue: (any OfflineQueueStorage)?, _ cache: (any HTTPCacheStorage)?) async throws -> T
+    ) async throws -> T {
+        try await withoutActuallyEscaping(body) { body in
+            let withCache: ((any HTTPCacheStorage)?) async throws -> T = { cacheStorage in
+                guard offline else { return try await body(nil, cacheStorage) }
+                return try await queue.withStorage { try await body($0, cacheStorage) }
+            }
+            guard let cache else { return try await withCache(nil) }
+            guard PostgresURL.isPostgres(cache) else {
+                return try await withCache(SQLiteCacheStorage(directory: URL(fileURLWithPath: cache)))
+            }
+            let key = try CacheKey.shared()
+            return try await PostgresArgument.withClient(cache) { client in
+                try await withCache(PostgresCacheStorage(client: client, partitionKey: key))
+            }
+        }
     }
 
     /// The client's settings from the options.
@@ -163,10 +188,6 @@ struct ExchangeOptions: ParsableArguments {
         configuration.tls = try tls.settings()
         if let har { configuration.observability.recorder = HARRecorder(fileURL: URL(fileURLWithPath: har)) }
         if let mock { configuration.mocks = try MockArgument.mocks(mock, definitions: definitions) }
-        if let cache {
-            configuration.cache = HTTPCache(storage: SQLiteCacheStorage(directory: URL(fileURLWithPath: cache)))
-        }
-        if offline { configuration.offline.queue = queue.storage }
         return configuration
     }
 

@@ -1,15 +1,28 @@
 import ArgumentParser
 import Callsign
+import CallsignPostgres
 import CallsignSQLite
 import Foundation
 
-/// `--queue FILE`: the offline queue database, by default in the per-user data folder.
+/// `--queue FILE|postgres://…`: the offline queue, by default a SQLite file in the per-user data folder.
 struct QueueOption: ParsableArguments {
-    @Option(name: .customLong("queue"), help: .localized("The offline queue database. Default: offline-queue.sqlite in the per-user data folder."))
+    @Option(
+        name: .customLong("queue"),
+        help: .localized("The offline queue: a SQLite file, or a postgres:// URL (password from the URL, PGPASSWORD or ?passwordFile=). Default: offline-queue.sqlite in the per-user data folder."))
     var path: String?
 
-    var storage: SQLiteOfflineQueue {
-        SQLiteOfflineQueue(url: path.map { URL(fileURLWithPath: $0) } ?? SQLiteOfflineQueue.defaultURL)
+    /// Where the queue is, for people: the file's path, or the URL without its password.
+    var location: String {
+        guard let path else { return SQLiteOfflineQueue.defaultURL.path }
+        return PostgresURL.isPostgres(path) ? PostgresURL.redacted(path) : path
+    }
+
+    /// Runs `body` with the queue open: a PostgreSQL pool runs for as long as `body` does.
+    func withStorage<T: Sendable>(_ body: (any OfflineQueueStorage) async throws -> T) async throws -> T {
+        guard let path, PostgresURL.isPostgres(path) else {
+            return try await body(SQLiteOfflineQueue(url: path.map { URL(fileURLWithPath: $0) } ?? SQLiteOfflineQueue.defaultURL))
+        }
+        return try await PostgresArgument.withClient(path) { client in try await body(PostgresOfflineQueue(client: client)) }
     }
 }
 
@@ -29,7 +42,9 @@ struct QueueCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queue",
         abstract: localized("List, replay, retry or drop requests queued by `callsign call --offline`."),
-        subcommands: [QueueListCommand.self, QueueReplayCommand.self, QueueRetryCommand.self, QueueDropCommand.self],
+        subcommands: [
+            QueueListCommand.self, QueueReplayCommand.self, QueueRetryCommand.self, QueueDropCommand.self, QueueMigrateCommand.self,
+        ],
         defaultSubcommand: QueueListCommand.self
     )
 }
@@ -44,8 +59,9 @@ struct QueueListCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let client = APIClient(configuration: .init { $0.offline.queue = queue.storage })
-            let entries = try await client.queuedRequests(dead ? .deadLetter : .pending)
+            let entries = try await queue.withStorage { storage in
+                try await APIClient(configuration: .init { $0.offline.queue = storage }).queuedRequests(dead ? .deadLetter : .pending)
+            }
             if entries.isEmpty {
                 Terminal.out(localized(dead ? "The dead-letter list is empty." : "The queue is empty."))
                 return
@@ -99,16 +115,18 @@ struct QueueReplayCommand: AsyncParsableCommand {
             let authentication = try credentials.authentication(openAPI: file?.openAPI) ?? loaded?.authenticationSource?.authentication()
             let proxySettings = try proxy.settings()
             let tlsSettings = try tls.settings()
-            let client = APIClient(
-                definitions: loaded ?? APIDefinitions(),
-                configuration: .init {
-                    $0.offline.queue = queue.storage
-                    $0.authentication = authentication
-                    $0.proxy = proxySettings
-                    $0.tls = tlsSettings
-                })
             guard lease.isFinite, lease >= 0.1, lease <= 86_400 else { throw ValidationError(localized("--lease takes 0.1 to 86400 seconds")) }
-            let report = try await client.replay(lease: .milliseconds(Int64((lease * 1000).rounded())))
+            let report = try await queue.withStorage { storage in
+                let client = APIClient(
+                    definitions: loaded ?? APIDefinitions(),
+                    configuration: .init {
+                        $0.offline.queue = storage
+                        $0.authentication = authentication
+                        $0.proxy = proxySettings
+                        $0.tls = tlsSettings
+                    })
+                return try await client.replay(lease: .milliseconds(Int64((lease * 1000).rounded())))
+            }
             for item in report.items {
                 let target = "#\(item.request.id) \(item.request.method) \(Redaction.redact(item.request.url))"
                 switch item.outcome {
@@ -157,8 +175,10 @@ enum QueueID {
     ) async throws {
         try await reportingErrors {
             let number = try parse(text)
-            let client = APIClient(configuration: .init { $0.offline.queue = queue.storage })
-            guard let done = try await action(client, number) else { throw cliError(.invalidRequest, LocalizedMessage(sentence: missing(number))) }
+            let done = try await queue.withStorage { storage in
+                try await action(APIClient(configuration: .init { $0.offline.queue = storage }), number)
+            }
+            guard let done else { throw cliError(.invalidRequest, LocalizedMessage(sentence: missing(number))) }
             Terminal.out(done)
         }
     }

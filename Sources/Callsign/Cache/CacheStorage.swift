@@ -187,3 +187,27 @@ public actor MemoryCacheStorage: HTTPCacheStorage {
         }
     }
 }
+
+/// Header fields as storages write them: a JSON list of `[name, value]` pairs, in order. Read
+/// back with bounds — a stored row is outside data — and pairs that are not valid fields dropped.
+package enum StoredFields {
+    /// The most fields, and the most bytes of text, a stored list may hold.
+    package static let maximumFields = 500
+    package static let maximumBytes = 1 << 20
+
+    package static func encode(_ fields: HTTPFields) -> Data {
+        (try? JSONEncoder().encode(fields.map { [$0.name.rawName, $0.value] })) ?? Data("[]".utf8)
+    }
+
+    package static func decode(_ data: Data) throws(APIError) -> HTTPFields {
+        guard data.count <= maximumBytes, let pairs = try? JSONDecoder().decode([[String]].self, from: data), pairs.count <= maximumFields
+        else {
+            throw APIError(.storage, localized: "stored header fields are not the list of name and value pairs Callsign writes")
+        }
+        var fields = HTTPFields()
+        for pair in pairs where pair.count == 2 {
+            if let name = HTTPField.Name(pair[0]) { fields.append(HTTPField(name: name, value: pair[1])) }
+        }
+        return fields
+    }
+}

@@ -97,7 +97,7 @@ public struct Headers: Sendable, Hashable {
 
     /// Converts to `HTTPFields`, refusing any name that is not an RFC 9110 token and any value
     /// with CR, LF, NUL or another control character.
-    func httpFields() throws(APIError) -> HTTPFields {
+    package func httpFields() throws(APIError) -> HTTPFields {
         var result = HTTPFields()
         result.reserveCapacity(fields.count)
         for field in fields {

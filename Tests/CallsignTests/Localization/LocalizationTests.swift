@@ -57,7 +57,7 @@ struct LocalizationTests {
 
     @Test("every message of the library has its Simplified Chinese translation")
     func libraryComplete() throws {
-        try checkComplete(.callsign, sources: ["Sources/Callsign", "Sources/CallsignSQLite", "Sources/CallsignOpenAPI"])
+        try checkComplete(.callsign, sources: ["Sources/Callsign", "Sources/CallsignSQLite", "Sources/CallsignOpenAPI", "Sources/CallsignPostgres"])
     }
 
     @Test("every message and help text of the command line has its Simplified Chinese translation")

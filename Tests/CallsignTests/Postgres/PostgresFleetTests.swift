@@ -1,0 +1,147 @@
+import Callsign
+import CallsignPostgres
+import CallsignTesting
+import Foundation
+import PostgresNIO
+import Synchronization
+import Testing
+
+/// What the test server saw of the outbox's calls: every `Idempotency-Key`, and per ordering key
+/// the sequence numbers in the order they first arrived.
+private final class Arrivals: Sendable {
+    private struct State {
+        var counts: [String: Int] = [:]
+        var firstArrivals: [String: [Int]] = [:]
+    }
+    private let state = Mutex(State())
+
+    func record(_ request: ServerRequest) {
+        let segments = request.pathSegments  // outbox/<key>/<sequence>
+        guard segments.count == 3, let sequence = Int(segments[2]), let key = request.header("Idempotency-Key") else { return }
+        state.withLock { state in
+            state.counts[key, default: 0] += 1
+            if state.counts[key] == 1 { state.firstArrivals[segments[1], default: []].append(sequence) }
+        }
+    }
+
+    var counts: [String: Int] { state.withLock { $0.counts } }
+    var firstArrivals: [String: [Int]] { state.withLock { $0.firstArrivals } }
+}
+
+/// Several `callsign queue replay` processes draining one PostgreSQL outbox, as a fleet would.
+@Suite("PostgreSQL fleet: replayer processes share one outbox and one cache", .serialized, .timeLimit(.minutes(10)))
+struct PostgresFleetTests {
+    static let items = 10_000
+    static let keys = 16
+
+    /// Queues `items` calls to the server's `/outbox/<key>/<n>`, spread over `keys` ordering keys.
+    private func fill(_ queue: PostgresOfflineQueue, server: TestServer) async throws {
+        try await queue.migrate()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for key in 0..<Self.keys {
+                group.addTask {
+                    for sequence in stride(from: key, to: Self.items, by: Self.keys) {
+                        _ = try await queue.enqueue(
+                            QueuedRequest(
+                                apiName: "Charge", method: "POST", url: server.url("/outbox/k\(key)/\(sequence)").absoluteString,
+                                headers: ["Idempotency-Key": "item-\(sequence)", "Content-Type": "application/json"], body: Data("{}".utf8),
+                                orderingKey: "k\(key)"))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    /// Runs `replayers` slots, each starting `callsign queue replay` again until the outbox is
+    /// empty; `started` hears each process's id.
+    private func drain(
+        _ postgres: PostgresTestServer, queue: PostgresOfflineQueue, replayers: Int, lease: String,
+        started: @escaping @Sendable (Int32) -> Void = { _ in }, ended: @escaping @Sendable (Int32) -> Void = { _ in }
+    ) async throws {
+        let url = postgres.url
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<replayers {
+                group.addTask {
+                    while try await !queue.list(.pending).isEmpty {
+                        let pid = Mutex<Int32>(0)
+                        _ = try await CLIRunner.run(
+                            ["queue", "replay", "--queue", url, "--lease", lease],
+                            started: { id in
+                                pid.withLock { $0 = id }
+                                started(id)
+                            })
+                        ended(pid.withLock { $0 })
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    private func checkOrder(_ arrivals: Arrivals) {
+        for (key, sequences) in arrivals.firstArrivals {
+            #expect(sequences == sequences.sorted(), "ordering key \(key) kept its order")
+        }
+    }
+
+    @Test("four replayer processes drain 10,000 items: each arrives once, and each ordering key keeps its order")
+    func fourReplayers() async throws {
+        try CLIRunner.requireBuilt()
+        try await withPostgres { postgres, client in
+            try await TestServer.withRunning { server in
+                let arrivals = Arrivals()
+                server.route("/outbox/") { request in
+                    arrivals.record(request)
+                    return ServerResponse(status: 204)
+                }
+                // The command line uses the standard table names; the cluster is this test's own.
+                let queue = PostgresOfflineQueue(client: client)
+                try await fill(queue, server: server)
+                try await drain(postgres, queue: queue, replayers: 4, lease: "30")
+                let counts = arrivals.counts
+                #expect(counts.count == Self.items, "every item arrived")
+                #expect(counts.values.allSatisfy { $0 == 1 }, "no item arrived twice: \(counts.filter { $0.value > 1 }.count) did")
+                checkOrder(arrivals)
+                #expect(try await queue.list(.deadLetter).isEmpty)
+            }
+        }
+    }
+
+    @Test("replayers killed with SIGKILL 50 times while draining: no acknowledged item is lost, order per key holds")
+    func killedReplayers() async throws {
+        try CLIRunner.requireBuilt()
+        try await withPostgres { postgres, client in
+            try await TestServer.withRunning { server in
+                let arrivals = Arrivals()
+                server.route("/outbox/") { request in
+                    arrivals.record(request)
+                    return ServerResponse(status: 204)
+                }
+                // The command line uses the standard table names; the cluster is this test's own.
+                let queue = PostgresOfflineQueue(client: client)
+                try await fill(queue, server: server)
+                let running = Mutex<Set<Int32>>([])
+                let kills = Mutex(0)
+                let killer = Task {
+                    while kills.withLock({ $0 }) < 50, !Task.isCancelled {
+                        try await Task.sleep(for: .milliseconds(40))
+                        // A process that has sent at least one item, so kills land mid-drain.
+                        guard arrivals.counts.count > 0, let victim = running.withLock({ $0.randomElement() }) else { continue }
+                        if kill(victim, SIGKILL) == 0 { kills.withLock { $0 += 1 } }
+                    }
+                }
+                try await drain(
+                    postgres, queue: queue, replayers: 4, lease: "1",
+                    started: { id in running.withLock { _ = $0.insert(id) } }, ended: { id in running.withLock { _ = $0.remove(id) } })
+                killer.cancel()
+                let killed = kills.withLock { $0 }
+                #expect(killed == 50, "killed \(killed) times before the outbox was empty")
+                let counts = arrivals.counts
+                #expect(counts.count == Self.items, "every queued item arrived at least once")
+                checkOrder(arrivals)
+                #expect(try await queue.list(.pending).isEmpty)
+            }
+        }
+    }
+}
