@@ -160,6 +160,7 @@ let package = Package(
                 "Callsign", "CallsignSQLite", "CallsignTesting", "CallsignOpenAPI", "CallsignPostgres", "callsign",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // The generated client in OpenAPIClient/Generated (see scripts/generate-openapi-client).
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ],

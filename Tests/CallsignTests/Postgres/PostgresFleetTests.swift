@@ -144,4 +144,33 @@ struct PostgresFleetTests {
             }
         }
     }
+
+    @Test("two processes share one cache: a fresh hit in B for what A stored, never across partitions")
+    func sharedCache() async throws {
+        try CLIRunner.requireBuilt()
+        try await withPostgres { postgres, _ in
+            try await TestServer.withRunning { server in
+                let key = String(repeating: "5a", count: 32)
+                let url = server.url("/cache/private/report").absoluteString
+                func get(_ token: String) async throws -> ProcessRunner.Result {
+                    try await CLIRunner.run(
+                        ["get", url, "--cache", postgres.url, "--bearer", token, "--verbose"], environment: ["CALLSIGN_CACHE_KEY": key])
+                }
+                let first = try await get("alice-1")
+                #expect(first.status == 0, "\(first.standardError)")
+                #expect(first.standardError.contains("cache: from the network"))
+                let second = try await get("alice-1")
+                #expect(second.standardError.contains("cache: fresh hit from the cache, no request sent"), "\(second.standardError)")
+                #expect(second.standardOutput.contains("alice"))
+                #expect(server.hits("/cache/private/report") == 1)
+                let other = try await get("bob-2")
+                #expect(other.standardError.contains("cache: from the network"), "another credential is another partition")
+                #expect(other.standardOutput.contains("bob") && !other.standardOutput.contains("alice"))
+                #expect(server.hits("/cache/private/report") == 2)
+                for result in [first, second, other] {
+                    #expect(!result.standardError.contains("alice-1") && !result.standardError.contains("bob-2"), "tokens are never printed")
+                }
+            }
+        }
+    }
 }

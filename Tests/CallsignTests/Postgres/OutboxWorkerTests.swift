@@ -1,0 +1,86 @@
+import Callsign
+import CallsignPostgres
+import CallsignTesting
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+@Suite("OutboxWorker: a Service that drains the outbox", .timeLimit(.minutes(3)))
+struct OutboxWorkerTests {
+    @Test("a committed enqueue wakes the worker at once through NOTIFY (polling is an hour away)")
+    func wakesOnNotify() async throws {
+        try await withPostgres { _, postgres in
+            try await TestServer.withRunning { server in
+                let arrived = AsyncStream<String>.makeStream()
+                server.route("/anything/charges") { request in
+                    arrived.continuation.yield(request.header("Idempotency-Key") ?? "")
+                    return ServerResponse(status: 201)
+                }
+                let queue = PostgresOfflineQueue(client: postgres, tables: try uniqueTables())
+                let client = APIClient(configuration: .init {
+                    $0.baseURL = server.baseURL
+                    $0.offline.queue = queue
+                    $0.retry = .none
+                })
+                let worker = OutboxWorker(client: client, concurrency: 2, pollInterval: .seconds(3600))
+                let group = ServiceGroup(services: [worker], logger: Logger(label: "tests"))
+                let running = Task { try await group.run() }
+                defer { running.cancel() }
+                var arrivals = arrived.stream.makeAsyncIterator()
+                for order in 1...3 {
+                    let stored = try await postgres.withTransaction(logger: postgresLogger) { connection in
+                        try await queue.enqueue(.post("anything/charges", parameters: ["order": .int(order)]), from: client, on: connection)
+                    }
+                    #expect(await arrivals.next() == stored.idempotencyKey, "order \(order) was sent")
+                }
+                // A graceful shutdown lets the last send finish and remove its row.
+                await group.triggerGracefulShutdown()
+                try await running.value
+                #expect(try await queue.list(.pending).isEmpty)
+            }
+        }
+    }
+
+    @Test("graceful shutdown lets the request in flight finish and claims nothing more; the rest stay queued")
+    func gracefulShutdown() async throws {
+        try await withPostgres { _, postgres in
+            try await TestServer.withRunning { server in
+                let started = AsyncStream<Void>.makeStream()
+                let release = AsyncStream<Void>.makeStream()
+                let gate = Mutex(release.stream.makeAsyncIterator())
+                server.route("/anything/slow") { _ in
+                    started.continuation.yield()
+                    var iterator = gate.withLock { $0 }
+                    _ = await iterator.next()
+                    return ServerResponse(status: 204)
+                }
+                let queue = PostgresOfflineQueue(client: postgres, tables: try uniqueTables())
+                let client = APIClient(configuration: .init {
+                    $0.baseURL = server.baseURL
+                    $0.offline.queue = queue
+                    $0.retry = .none
+                })
+                for number in 1...3 {
+                    _ = try await postgres.withTransaction(logger: postgresLogger) { connection in
+                        try await queue.enqueue(.post("anything/slow", parameters: ["n": .int(number)]), from: client, on: connection)
+                    }
+                }
+                let worker = OutboxWorker(client: client, concurrency: 1, pollInterval: .seconds(3600))
+                let group = ServiceGroup(services: [worker], logger: Logger(label: "tests"))
+                let running = Task { try await group.run() }
+                var startedIterator = started.stream.makeAsyncIterator()
+                _ = await startedIterator.next()  // the first request is in flight
+                await group.triggerGracefulShutdown()
+                release.continuation.yield()  // now let it finish
+                try await running.value
+                #expect(server.hits("/anything/slow") == 1, "nothing claimed after the shutdown began")
+                let pending = try await queue.list(.pending)
+                #expect(pending.count == 2, "the one in flight was completed, the others wait")
+                #expect(pending.allSatisfy { $0.attempts == 0 })
+            }
+        }
+    }
+}
