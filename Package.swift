@@ -147,6 +147,7 @@ let package = Package(
                 "CallsignTesting",
                 "CallsignOpenAPI",
                 "CallsignPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

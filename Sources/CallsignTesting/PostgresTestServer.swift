@@ -3,8 +3,10 @@ public import Foundation
 /// A throwaway PostgreSQL cluster for tests: `initdb` in a temporary folder, a server on
 /// 127.0.0.1 at a free port with its socket in that folder, removed by ``stop()``.
 ///
-/// It needs PostgreSQL's programs (Debian's `postgresql` package; `.ci/run` installs it). When
-/// they are missing, ``start()`` throws — tests that need PostgreSQL fail, they are never skipped.
+/// It needs PostgreSQL's programs (Debian's `postgresql` package). `.ci/run` installs them; when
+/// they are missing and the tests run as root on a machine with `apt-get`, the first ``start()``
+/// installs them (once per process). Otherwise ``start()`` throws — tests that need PostgreSQL
+/// fail, they are never skipped.
 /// As root, the cluster runs as the `postgres` user (`initdb` refuses root), through `runuser`.
 ///
 /// ```swift
@@ -32,7 +34,7 @@ public final class PostgresTestServer: Sendable {
 
     /// Starts a new cluster.
     public static func start() async throws -> PostgresTestServer {
-        let programs = try binaries()
+        let programs = try await binaries()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-pg-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         if geteuid() == 0 {
@@ -102,7 +104,7 @@ public final class PostgresTestServer: Sendable {
     }
 
     /// `posix_spawn`s `command` with its output in the file `output` and no input, and waits.
-    private static func spawnAndWait(_ command: [String], output: String) throws -> Int32 {
+    private static func spawnAndWait(_ command: [String], output: String, environment: [String] = []) throws -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -111,8 +113,11 @@ public final class PostgresTestServer: Sendable {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         let arguments = command.map { strdup($0) } + [nil]
         defer { for argument in arguments { free(argument) } }
+        let inherited = ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" }
+        let variables = (inherited + environment).map { strdup($0) } + [nil]
+        defer { for variable in variables { free(variable) } }
         var pid = pid_t()
-        let spawned = posix_spawn(&pid, command[0], &actions, nil, arguments, environ)
+        let spawned = posix_spawn(&pid, command[0], &actions, nil, arguments, variables)
         guard spawned == 0 else { throw TestServerError("\(command[0]) could not be started (error \(spawned))") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
@@ -122,8 +127,31 @@ public final class PostgresTestServer: Sendable {
         return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 
+    /// Where `pg_ctl` and `initdb` are, installing Debian's package first if they are missing and we can.
+    private static func binaries() async throws -> URL {
+        if let found = installedBinaries() { return found }
+        try await installation.value
+        if let found = installedBinaries() { return found }
+        throw TestServerError("PostgreSQL is not installed (no pg_ctl and initdb): install Debian's postgresql package, as .ci/run does")
+    }
+
+    /// `apt-get install postgresql`, run at most once per process, and only as root with apt-get.
+    private static let installation = Task<Void, any Error> {
+        let aptGet = "/usr/bin/apt-get"
+        guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: aptGet) else { return }
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-apt-\(UUID().uuidString).log")
+        defer { try? FileManager.default.removeItem(at: log) }
+        for command in [[aptGet, "update"], [aptGet, "install", "-y", "--no-install-recommends", "postgresql"]] {
+            let status = try spawnAndWait(command, output: log.path, environment: ["DEBIAN_FRONTEND=noninteractive"])
+            guard status == 0 else {
+                let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                throw TestServerError("\(command.joined(separator: " ")) exited with \(status): \(text.suffix(2000))")
+            }
+        }
+    }
+
     /// Where `pg_ctl` and `initdb` are: on the `PATH`, else Debian's `/usr/lib/postgresql/<version>/bin`.
-    private static func binaries() throws -> URL {
+    private static func installedBinaries() -> URL? {
         let manager = FileManager.default
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"
         for folder in path.split(separator: ":") {
@@ -138,10 +166,7 @@ public final class PostgresTestServer: Sendable {
         }
         let debian = URL(fileURLWithPath: "/usr/lib/postgresql")
         let versions = ((try? manager.contentsOfDirectory(atPath: debian.path)) ?? []).compactMap(Int.init).sorted()
-        if let latest = versions.last {
-            return debian.appendingPathComponent("\(latest)/bin")
-        }
-        throw TestServerError("PostgreSQL is not installed (no pg_ctl and initdb): install Debian's postgresql package, as .ci/run does")
+        return versions.last.map { debian.appendingPathComponent("\($0)/bin") }
     }
 
     /// A TCP port on 127.0.0.1 that was free a moment ago.

@@ -208,6 +208,10 @@ struct Benchmarks {
         if only == nil || only == "tls" {
             try await TLSBenchmark.run(body: body, scale: scale, rounds: rounds)
         }
+        if only == "fleet" {
+            // Not in the default run: it starts a PostgreSQL cluster (installed if missing).
+            try await FleetBenchmark.run(server: server, scale: scale)
+        }
         if only == nil || only == "openapi" {
             try OpenAPIBenchmark.run(rounds: rounds)
         }
