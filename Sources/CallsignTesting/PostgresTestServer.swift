@@ -1,7 +1,8 @@
 public import Foundation
 
-/// A throwaway PostgreSQL cluster for tests: `initdb` in a temporary folder, a server on
-/// 127.0.0.1 at a free port with its socket in that folder, removed by ``stop()``.
+/// A throwaway PostgreSQL cluster for tests: `initdb` in a temporary folder and a server that
+/// listens only on a Unix socket in that folder — no TCP port, so it can never take a port
+/// another test is holding — removed by ``stop()``.
 ///
 /// It needs PostgreSQL's programs (Debian's `postgresql` package). `.ci/run` installs them; when
 /// they are missing and the tests run as root on a machine with `apt-get`, the first ``start()``
@@ -16,14 +17,14 @@ public import Foundation
 /// }
 /// ```
 public final class PostgresTestServer: Sendable {
-    /// The TCP port on 127.0.0.1.
+    /// The port number in the socket's name (`.s.PGSQL.<port>`); nothing listens on it over TCP.
     public let port: Int
     /// The folder with the data directory, the log and the server's Unix socket.
     public let folder: URL
     /// The superuser, who connects without a password (trust, local only).
     public let user = "callsign"
-    /// A `postgres://` URL for the `postgres` database.
-    public var url: String { "postgres://\(user)@127.0.0.1:\(port)/postgres" }
+    /// A `postgres://` URL for the `postgres` database, through the socket.
+    public var url: String { "postgres://\(user)@localhost:\(port)/postgres?host=\(folder.path)" }
     private let programs: URL
 
     private init(port: Int, folder: URL, programs: URL) {
@@ -40,13 +41,13 @@ public final class PostgresTestServer: Sendable {
         if geteuid() == 0 {
             try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: folder.path)
         }
-        let port = try freePort()
+        let port = Int.random(in: 20_000...60_000)  // names the socket only
         let server = PostgresTestServer(port: port, folder: folder, programs: programs)
         do {
             try await server.run(
                 "initdb", ["-D", folder.appendingPathComponent("data").path, "-U", "callsign", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"])
             let options = [
-                "-p \(port)", "-k \(folder.path)", "-c listen_addresses=127.0.0.1", "-c fsync=off", "-c synchronous_commit=off",
+                "-p \(port)", "-k \(folder.path)", "-c listen_addresses=''", "-c fsync=off", "-c synchronous_commit=off",
                 "-c full_page_writes=off", "-c max_connections=300",
             ].joined(separator: " ")
             try await server.run(
@@ -111,6 +112,9 @@ public final class PostgresTestServer: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of ours goes to the child: the server pg_ctl starts lives on, and a socket
+        // it inherited would stay open after a test closed it (a peer would never see the close).
+        closeInheritedDescriptors(&actions)
         let arguments = command.map { strdup($0) } + [nil]
         defer { for argument in arguments { free(argument) } }
         let inherited = ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" }
@@ -169,20 +173,18 @@ public final class PostgresTestServer: Sendable {
         return versions.last.map { debian.appendingPathComponent("\($0)/bin") }
     }
 
-    /// A TCP port on 127.0.0.1 that was free a moment ago.
-    private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw TestServerError("no socket for finding a free port") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+    /// Adds "close every descriptor from 3 up" to `actions`: glibc's `addclosefrom_np` (2.34 and
+    /// later, looked up at run time as Swift does not import it), else one close per descriptor
+    /// open now.
+    private static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+            return
         }
-        guard bound == 0, named == 0 else { throw TestServerError("no free port on 127.0.0.1") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for descriptor in open.compactMap({ Int32($0) }) where descriptor > 2 {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
     }
 }
