@@ -16,7 +16,27 @@ enum PostgresArgument {
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
+            try await reach(client, url: url)
             return try await body(client)
+        }
+    }
+
+    /// The pool retries a server it cannot reach for a minute before it gives up; a command says
+    /// so after `limit` instead.
+    private static func reach(_ client: PostgresClient, url: String, limit: Duration = .seconds(10)) async throws {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await client.withConnection { _ in }
+                return true
+            }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return false
+            }
+            defer { group.cancelAll() }
+            guard try await group.next() == true else {
+                throw cliError(.storage, "PostgreSQL at \(PostgresURL.redacted(url)) could not be reached within \(limit.components.seconds) s")
+            }
         }
     }
 }
