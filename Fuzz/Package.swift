@@ -16,6 +16,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Callsign", package: "Callsign"),
                 .product(name: "CallsignOpenAPI", package: "Callsign"),
+                .product(name: "CallsignPostgres", package: "Callsign"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             // No Swift entry point: libFuzzer's driver is the program's main.

@@ -65,9 +65,18 @@ public enum PostgresURL {
 
     /// `url` with its password replaced by `***`, for messages and logs.
     public static func redacted(_ url: String) -> String {
-        guard var components = URLComponents(string: url), components.password != nil else { return url }
-        components.password = "***"
-        return components.string ?? "postgres://***"
+        // Read from the text itself, not from a parser's view of it: what a parser does not see
+        // as a password (in a malformed URL) is still hidden. The user information is what
+        // precedes the last "@" of the authority; its password follows the first ":".
+        // Bytes, not characters: "@" followed by a combining mark is one Character that is not "@".
+        let bytes = Array(url.utf8)
+        guard let scheme = bytes.indices.first(where: { bytes[$0...].starts(with: Array("://".utf8)) }) else { return url }
+        let start = scheme + 3
+        let authorityEnd = bytes[start...].firstIndex { [UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#")].contains($0) } ?? bytes.endIndex
+        guard let at = bytes[start..<authorityEnd].lastIndex(of: UInt8(ascii: "@")) ?? bytes[start...].lastIndex(of: UInt8(ascii: "@")),
+            let colon = bytes[start..<at].firstIndex(of: UInt8(ascii: ":"))
+        else { return url }
+        return String(decoding: bytes[..<(colon + 1)], as: UTF8.self) + "***" + String(decoding: bytes[at...], as: UTF8.self)
     }
 
     private static func password(

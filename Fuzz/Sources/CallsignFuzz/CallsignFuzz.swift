@@ -1,5 +1,6 @@
 @testable import Callsign
 import CallsignOpenAPI
+import CallsignPostgres
 import Foundation
 import HTTPTypes
 
@@ -149,6 +150,27 @@ let targets: [FuzzTarget] = [
                 _ = try? operations.request(operation.name, parameters: ["id": "1", "limit": "x", "tags": ["a"]])
             }
         }
+    },
+    // postgres:// URLs from a command line or a configuration: parsed or refused, and the
+    // password, whatever it is, never in the refusal or the redacted form.
+    FuzzTarget(name: "postgres-url") { data in
+        let text = String(decoding: data, as: UTF8.self)
+        let url = "postgres://u:PW-SECRET-9@" + text
+        do throws(APIError) {
+            _ = try PostgresURL.configuration(url, environment: [:])
+        } catch {
+            precondition(!error.message.contains("PW-SECRET-9"), "a refusal showed the password")
+        }
+        _ = try? PostgresURL.configuration(text, environment: ["PGPASSWORD": "x"])
+        if URLComponents(string: url)?.password != nil {
+            precondition(!PostgresURL.redacted(url).contains("PW-SECRET-9"), "the redacted URL showed the password")
+        }
+    },
+    // Header fields stored by a cache or an outbox (rows are outside data).
+    FuzzTarget(name: "stored-fields") { data in
+        guard let fields = try? StoredFields.decode(data) else { return }
+        precondition(fields.count <= StoredFields.maximumFields)
+        precondition((try? StoredFields.decode(StoredFields.encode(fields))) == fields, "stored fields do not round-trip")
     },
     // HTTP Archive files, as HAR replay reads them.
     FuzzTarget(name: "har") { data in

@@ -24,9 +24,12 @@ struct PostgresStorageTests {
             #expect(filed.password == "from-file")
         }
         #expect(PostgresURL.redacted("postgres://app:hunter2@db/shop") == "postgres://app:***@db/shop")
+        #expect(PostgresURL.redacted("postgres://app:hunter2@db:port/shop") == "postgres://app:***@db:port/shop")
         let refusals = [
             "http://app@db/shop", "postgres://db/shop", "postgres://app:hunter2@/shop", "postgres://app:hunter2@db:0/shop",
             "postgres://app:hunter2@db/shop?sslmode=sometimes", "postgres://app@db/shop?passwordFile=/nonexistent/file",
+            // Found by the fuzzer: "@" and a combining mark make one Character, and Foundation reads no URL.
+            "postgres://app:hunter2@\u{0593}",
         ]
         for url in refusals {
             do {
