@@ -2,7 +2,6 @@ public import Callsign
 public import Foundation
 public import Logging
 public import PostgresNIO
-import Synchronization
 
 /// An ``HTTPCacheStorage`` in PostgreSQL: one HTTP cache shared by every process of a fleet.
 ///
@@ -28,9 +27,8 @@ public final class PostgresCacheStorage: HTTPCacheStorage {
     /// The most bytes of entries kept.
     public let byteBudget: Int
     private let key: Data
-    private let component: PostgresMigrations.Component
     private let logger: Logger
-    private let migrated = Mutex(false)
+    private let schema: PostgresSchema
 
     /// How stale an entry's last-use time may get before a read refreshes it: reads stay reads.
     private static let accessGranularity: TimeInterval = 60
@@ -51,7 +49,7 @@ public final class PostgresCacheStorage: HTTPCacheStorage {
         self.tables = tables
         self.byteBudget = max(0, byteBudget)
         self.logger = logger
-        component = PostgresMigrations.Component(name: "http_cache", steps: [
+        let component = PostgresMigrations.Component(name: "http_cache", steps: [
             { tables in
                 [
                     """
@@ -66,23 +64,17 @@ public final class PostgresCacheStorage: HTTPCacheStorage {
                 ]
             },
         ])
+        schema = PostgresSchema(component, client: client, tables: tables, logger: logger)
     }
 
     /// Creates the table if it is missing (done on first use too).
     public func migrate() async throws(APIError) {
-        if migrated.withLock({ $0 }) { return }
-        try await PostgresMigrations.migrate(component, tables: tables, client: client, logger: logger)
-        migrated.withLock { $0 = true }
+        try await schema.migrate()
     }
 
     @discardableResult
     private func run<T>(_ what: String, _ body: () async throws -> T) async throws(APIError) -> T {
-        try await migrate()
-        do {
-            return try await body()
-        } catch {
-            throw PostgresFailure.wrap(error, doing: what)
-        }
+        try await schema.run(what, body)
     }
 
     public func partitionKey() async throws -> Data {

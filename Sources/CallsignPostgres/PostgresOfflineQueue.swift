@@ -2,7 +2,6 @@ public import Callsign
 import Foundation
 public import Logging
 public import PostgresNIO
-import Synchronization
 
 /// An ``OfflineQueueStorage`` in PostgreSQL: the transactional outbox of a fleet of processes.
 ///
@@ -39,13 +38,14 @@ public final class PostgresOfflineQueue: OfflineQueueStorage {
     /// The channel `NOTIFY`ed when a request is queued (``OutboxWorker`` listens on it).
     public var channel: String { PostgresTables.local(tables.outbox, "_added") }
     let logger: Logger
-    private let migrated = Mutex(false)
+    private let schema: PostgresSchema
 
     /// A queue in `client`'s database.
     public init(client: PostgresClient, tables: PostgresTables = .standard, logger: Logger = Logger(label: "callsign.postgres")) {
         self.client = client
         self.tables = tables
         self.logger = logger
+        schema = PostgresSchema(Self.migrations, client: client, tables: tables, logger: logger)
     }
 
     public var isDurable: Bool { true }
@@ -81,19 +81,12 @@ public final class PostgresOfflineQueue: OfflineQueueStorage {
 
     /// Creates the tables if they are missing (done on first use too).
     public func migrate() async throws(APIError) {
-        if migrated.withLock({ $0 }) { return }
-        try await PostgresMigrations.migrate(Self.migrations, tables: tables, client: client, logger: logger)
-        migrated.withLock { $0 = true }
+        try await schema.migrate()
     }
 
     @discardableResult
     private func run<T>(_ what: String, _ body: () async throws -> T) async throws(APIError) -> T {
-        try await migrate()
-        do {
-            return try await body()
-        } catch {
-            throw PostgresFailure.wrap(error, doing: what)
-        }
+        try await schema.run(what, body)
     }
 
     // MARK: - OfflineQueueStorage

@@ -1,6 +1,7 @@
 public import Callsign
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// The names of Callsign's tables in PostgreSQL, for apps with their own naming rules.
 ///
@@ -119,6 +120,40 @@ enum PostgresMigrations {
             }
         } catch {
             throw PostgresFailure.wrap(error, doing: "migrate the \(component.name) tables")
+        }
+    }
+}
+
+/// What the queue and the cache share: their tables migrated once per process, then every
+/// operation run with its failure as a storage error.
+final class PostgresSchema: Sendable {
+    let client: PostgresClient
+    let tables: PostgresTables
+    let logger: Logger
+    private let component: PostgresMigrations.Component
+    private let migrated = Mutex(false)
+
+    init(_ component: PostgresMigrations.Component, client: PostgresClient, tables: PostgresTables, logger: Logger) {
+        self.component = component
+        self.client = client
+        self.tables = tables
+        self.logger = logger
+    }
+
+    func migrate() async throws(APIError) {
+        if migrated.withLock({ $0 }) { return }
+        try await PostgresMigrations.migrate(component, tables: tables, client: client, logger: logger)
+        migrated.withLock { $0 = true }
+    }
+
+    /// Runs `body` once the tables exist; a failure becomes ``APIError/Code/storage`` naming `what`.
+    @discardableResult
+    func run<T>(_ what: String, _ body: () async throws -> T) async throws(APIError) -> T {
+        try await migrate()
+        do {
+            return try await body()
+        } catch {
+            throw PostgresFailure.wrap(error, doing: what)
         }
     }
 }

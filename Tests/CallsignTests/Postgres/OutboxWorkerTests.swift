@@ -19,12 +19,7 @@ struct OutboxWorkerTests {
                     arrived.continuation.yield(request.header("Idempotency-Key") ?? "")
                     return ServerResponse(status: 201)
                 }
-                let queue = PostgresOfflineQueue(client: postgres, tables: try uniqueTables())
-                let client = APIClient(configuration: .init {
-                    $0.baseURL = server.baseURL
-                    $0.offline.queue = queue
-                    $0.retry = .none
-                })
+                let (queue, client) = try outboxClient(postgres, server: server)
                 let worker = OutboxWorker(client: client, concurrency: 2, pollInterval: .seconds(3600))
                 let group = ServiceGroup(services: [worker], logger: Logger(label: "tests"))
                 let running = Task { try await group.run() }
@@ -57,12 +52,7 @@ struct OutboxWorkerTests {
                     _ = await iterator.next()
                     return ServerResponse(status: 204)
                 }
-                let queue = PostgresOfflineQueue(client: postgres, tables: try uniqueTables())
-                let client = APIClient(configuration: .init {
-                    $0.baseURL = server.baseURL
-                    $0.offline.queue = queue
-                    $0.retry = .none
-                })
+                let (queue, client) = try outboxClient(postgres, server: server)
                 for number in 1...3 {
                     _ = try await postgres.withTransaction(logger: postgresLogger) { connection in
                         try await queue.enqueue(.post("anything/slow", parameters: ["n": .int(number)]), from: client, on: connection)
@@ -82,5 +72,16 @@ struct OutboxWorkerTests {
                 #expect(pending.allSatisfy { $0.attempts == 0 })
             }
         }
+    }
+
+    /// An outbox of its own and a client that queues into it and sends to `server`.
+    private func outboxClient(_ postgres: PostgresClient, server: TestServer) throws -> (PostgresOfflineQueue, APIClient) {
+        let queue = PostgresOfflineQueue(client: postgres, tables: try uniqueTables())
+        let client = APIClient(configuration: .init {
+            $0.baseURL = server.baseURL
+            $0.offline.queue = queue
+            $0.retry = .none
+        })
+        return (queue, client)
     }
 }

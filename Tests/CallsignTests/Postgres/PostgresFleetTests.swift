@@ -79,6 +79,24 @@ struct PostgresFleetTests {
         }
     }
 
+    /// A throwaway cluster whose outbox holds the items, and a server that records their arrival.
+    private func withFilledOutbox(_ body: (PostgresTestServer, PostgresOfflineQueue, Arrivals) async throws -> Void) async throws {
+        try CLIRunner.requireBuilt()
+        try await withPostgres { postgres, client in
+            try await TestServer.withRunning { server in
+                let arrivals = Arrivals()
+                server.route("/outbox/") { request in
+                    arrivals.record(request)
+                    return ServerResponse(status: 204)
+                }
+                // The command line uses the standard table names; the cluster is this test's own.
+                let queue = PostgresOfflineQueue(client: client)
+                try await fill(queue, server: server)
+                try await body(postgres, queue, arrivals)
+            }
+        }
+    }
+
     private func checkOrder(_ arrivals: Arrivals) {
         for (key, sequences) in arrivals.firstArrivals {
             #expect(sequences == sequences.sorted(), "ordering key \(key) kept its order")
@@ -87,61 +105,39 @@ struct PostgresFleetTests {
 
     @Test("four replayer processes drain 10,000 items: each arrives once, and each ordering key keeps its order")
     func fourReplayers() async throws {
-        try CLIRunner.requireBuilt()
-        try await withPostgres { postgres, client in
-            try await TestServer.withRunning { server in
-                let arrivals = Arrivals()
-                server.route("/outbox/") { request in
-                    arrivals.record(request)
-                    return ServerResponse(status: 204)
-                }
-                // The command line uses the standard table names; the cluster is this test's own.
-                let queue = PostgresOfflineQueue(client: client)
-                try await fill(queue, server: server)
-                try await drain(postgres, queue: queue, replayers: 4, lease: "30")
-                let counts = arrivals.counts
-                #expect(counts.count == Self.items, "every item arrived")
-                #expect(counts.values.allSatisfy { $0 == 1 }, "no item arrived twice: \(counts.filter { $0.value > 1 }.count) did")
-                checkOrder(arrivals)
-                #expect(try await queue.list(.deadLetter).isEmpty)
-            }
+        try await withFilledOutbox { postgres, queue, arrivals in
+            try await drain(postgres, queue: queue, replayers: 4, lease: "30")
+            let counts = arrivals.counts
+            #expect(counts.count == Self.items, "every item arrived")
+            #expect(counts.values.allSatisfy { $0 == 1 }, "no item arrived twice: \(counts.filter { $0.value > 1 }.count) did")
+            checkOrder(arrivals)
+            #expect(try await queue.list(.deadLetter).isEmpty)
         }
     }
 
     @Test("replayers killed with SIGKILL 50 times while draining: no acknowledged item is lost, order per key holds")
     func killedReplayers() async throws {
-        try CLIRunner.requireBuilt()
-        try await withPostgres { postgres, client in
-            try await TestServer.withRunning { server in
-                let arrivals = Arrivals()
-                server.route("/outbox/") { request in
-                    arrivals.record(request)
-                    return ServerResponse(status: 204)
+        try await withFilledOutbox { postgres, queue, arrivals in
+            let running = Mutex<Set<Int32>>([])
+            let kills = Mutex(0)
+            let killer = Task {
+                while kills.withLock({ $0 }) < 50, !Task.isCancelled {
+                    try await Task.sleep(for: .milliseconds(40))
+                    // A process that has sent at least one item, so kills land mid-drain.
+                    guard arrivals.counts.count > 0, let victim = running.withLock({ $0.randomElement() }) else { continue }
+                    if kill(victim, SIGKILL) == 0 { kills.withLock { $0 += 1 } }
                 }
-                // The command line uses the standard table names; the cluster is this test's own.
-                let queue = PostgresOfflineQueue(client: client)
-                try await fill(queue, server: server)
-                let running = Mutex<Set<Int32>>([])
-                let kills = Mutex(0)
-                let killer = Task {
-                    while kills.withLock({ $0 }) < 50, !Task.isCancelled {
-                        try await Task.sleep(for: .milliseconds(40))
-                        // A process that has sent at least one item, so kills land mid-drain.
-                        guard arrivals.counts.count > 0, let victim = running.withLock({ $0.randomElement() }) else { continue }
-                        if kill(victim, SIGKILL) == 0 { kills.withLock { $0 += 1 } }
-                    }
-                }
-                try await drain(
-                    postgres, queue: queue, replayers: 4, lease: "1",
-                    started: { id in running.withLock { _ = $0.insert(id) } }, ended: { id in running.withLock { _ = $0.remove(id) } })
-                killer.cancel()
-                let killed = kills.withLock { $0 }
-                #expect(killed == 50, "killed \(killed) times before the outbox was empty")
-                let counts = arrivals.counts
-                #expect(counts.count == Self.items, "every queued item arrived at least once")
-                checkOrder(arrivals)
-                #expect(try await queue.list(.pending).isEmpty)
             }
+            try await drain(
+                postgres, queue: queue, replayers: 4, lease: "1",
+                started: { id in running.withLock { _ = $0.insert(id) } }, ended: { id in running.withLock { _ = $0.remove(id) } })
+            killer.cancel()
+            let killed = kills.withLock { $0 }
+            #expect(killed == 50, "killed \(killed) times before the outbox was empty")
+            let counts = arrivals.counts
+            #expect(counts.count == Self.items, "every queued item arrived at least once")
+            checkOrder(arrivals)
+            #expect(try await queue.list(.pending).isEmpty)
         }
     }
 
