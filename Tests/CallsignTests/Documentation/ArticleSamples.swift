@@ -108,6 +108,13 @@ enum ArticleSamples {
         _ = (client, replay)
     }
 
+    static func offlineQueue(accountID: Int) {
+        var request = Request.post("accounts/\(accountID)/charges", parameters: ["amount": 1200])
+        request.storePolicy = .offline
+        request.orderingKey = "account-\(accountID)"   // one account's charges in order
+        _ = request
+    }
+
     static func retries() {
         let client = APIClient(configuration: .init {
             $0.retry = RetryPolicy(maximumAttempts: 4, baseDelay: .milliseconds(200))
