@@ -173,12 +173,22 @@ public struct OpenAPIOperations: Sendable {
             let path = endpoint.path.rawValue
             var name = endpoint.operationId ?? ""
             if name.isEmpty || names.contains(name) {
-                let made = method.lowercased() + path.split(separator: "/").map { $0.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "") }
+                var made = method.lowercased() + path.split(separator: "/").map { $0.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "") }
                     .map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
-                warnings.append(("\(method) \(path) has no operationId; it is called \"\(made)\"" as LocalizedMessage).description)
+                // Never two operations under one name, and none dropped: a number makes it unique.
+                var suffix = 2
+                let base = made
+                while names.contains(made) {
+                    made = base + String(suffix)
+                    suffix += 1
+                }
+                warnings.append(
+                    name.isEmpty
+                        ? ("\(method) \(path) has no operationId; it is called \"\(made)\"" as LocalizedMessage).description
+                        : ("\(method) \(path) repeats the operationId \"\(name)\"; it is called \"\(made)\"" as LocalizedMessage).description)
                 name = made
             }
-            guard names.insert(name).inserted else { continue }
+            names.insert(name)
             let operation = Self.operation(endpoint, name: name)
             operations.append(operation)
             warnings += Self.operationWarnings(root: root, endpoint: endpoint, name: name)

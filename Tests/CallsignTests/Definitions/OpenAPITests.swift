@@ -290,6 +290,10 @@ struct OpenAPITests {
             webhooks:
               newPet: {post: {responses: {'200': {description: ok}}}}
             paths:
+              /copies/{id}:
+                get:
+                  operationId: getItem
+                  responses: {'200': {description: ok}}
               /items/{id}:
                 get:
                   operationId: getItem
@@ -312,8 +316,9 @@ struct OpenAPITests {
         let odd = try OpenAPIOperations(data: Data(yaml.utf8), format: .yaml)
         let expected = [
             "webhooks (newPet)", "path parameter \"id\" has the style matrix", "parameter \"filter\" is described by content (application/json)",
-            "does not use the schema's discriminator",
+            "does not use the schema's discriminator", "GET /items/{id} repeats the operationId \"getItem\"; it is called \"getItemsId\"",
         ]
+        #expect(odd.operations.map(\.name) == ["getItem", "getItemsId"], "a repeated operationId is renamed, never dropped")
         for phrase in expected { #expect(odd.warnings.contains { $0.contains(phrase) }, "\(phrase) in \(odd.warnings)") }
     }
 }
