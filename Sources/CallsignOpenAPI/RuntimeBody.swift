@@ -37,11 +37,9 @@ enum RuntimeBody {
         func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: body.makeAsyncIterator()) }
     }
 
-    /// The length the runtime is told: the `Content-Length`, when it is plain digits that fit.
+    /// The length the runtime is told: the `Content-Length`, read as the transports read it.
     static func length(of head: HTTPResponse) -> OpenAPIRuntime.HTTPBody.Length {
-        guard let text = head.headerFields[.contentLength], !text.isEmpty, text.utf8.count <= 18,
-            text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let value = Int64(text)
-        else { return .unknown }
+        guard let value = try? ContentLength.parse(head.headerFields) else { return .unknown }
         return .known(value)
     }
 

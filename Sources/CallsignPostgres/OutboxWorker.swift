@@ -53,16 +53,26 @@ public struct OutboxWorker: Service {
     /// Runs until graceful shutdown or cancellation.
     public func run() async throws {
         let wakeup = Wakeup()
-        try await withGracefulShutdownHandler {
-            try await withThrowingTaskGroup(of: Void.self) { group in
+        await withGracefulShutdownHandler {
+            // Each task says whether it was a drain loop: the worker ends when every loop has, and
+            // only then cancels the listener — never a loop with a request in flight.
+            await withTaskGroup(of: Bool.self) { group in
                 if let queue = client.offlineQueue as? PostgresOfflineQueue {
-                    group.addTask { await listen(queue, wakeup: wakeup) }
+                    group.addTask {
+                        await listen(queue, wakeup: wakeup)
+                        return false
+                    }
                 }
                 for _ in 0..<concurrency {
-                    group.addTask { await drain(wakeup: wakeup) }
+                    group.addTask {
+                        await drain(wakeup: wakeup)
+                        return true
+                    }
                 }
-                // The loops end on shutdown; the listener only when cancelled.
-                for _ in 0..<concurrency { try await group.next() }
+                var running = concurrency
+                while running > 0, let wasLoop = await group.next() {
+                    if wasLoop { running -= 1 }
+                }
                 group.cancelAll()
             }
         } onGracefulShutdown: {

@@ -231,9 +231,13 @@ public final class PostgresOfflineQueue: OfflineQueueStorage {
 
     public func remove(_ id: Int64) async throws -> Bool {
         try await run("remove a queued request") {
-            let pending = try await client.query("DELETE FROM \(unescaped: tables.outbox) WHERE id = \(id) RETURNING id", logger: logger).collect()
-            let dead = try await client.query("DELETE FROM \(unescaped: tables.deadLetters) WHERE id = \(id) RETURNING id", logger: logger).collect()
-            return !(pending.isEmpty && dead.isEmpty)
+            try await !client.query(
+                """
+                WITH pending AS (DELETE FROM \(unescaped: tables.outbox) WHERE id = \(id) RETURNING id),
+                dead AS (DELETE FROM \(unescaped: tables.deadLetters) WHERE id = \(id) RETURNING id)
+                SELECT id FROM pending UNION ALL SELECT id FROM dead
+                """, logger: logger
+            ).collect().isEmpty
         }
     }
 

@@ -27,9 +27,6 @@ enum PostgresRows {
 
     /// A lease in whole milliseconds, at least 1, at most a day: never an overflow in SQL.
     static func milliseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0 else { return 1 }
-        guard seconds < 86_400 else { return 86_400_000 }
-        return max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+        min(max(1, duration.wholeMilliseconds), 86_400_000)
     }
 }

@@ -29,13 +29,30 @@ public struct PostgresTables: Sendable, Hashable {
     /// - Throws: ``APIError`` (``APIError/Code/invalidRequest``) for a prefix that would not make
     ///   plain identifiers.
     public init(prefix: String = "callsign_") throws(APIError) {
-        try self.init(
-            outbox: prefix + "outbox", deadLetters: prefix + "outbox_dead", cache: prefix + "http_cache",
-            schemaVersion: prefix + "schema_version")
+        self.init(unchecked: prefix)
+        try Self.check(outbox, deadLetters, cache, schemaVersion)
     }
 
     /// Tables with names of your own.
     public init(outbox: String, deadLetters: String, cache: String, schemaVersion: String) throws(APIError) {
+        try Self.check(outbox, deadLetters, cache, schemaVersion)
+        self.outbox = outbox
+        self.deadLetters = deadLetters
+        self.cache = cache
+        self.schemaVersion = schemaVersion
+    }
+
+    /// The default names (`callsign_outbox`, …).
+    public static let standard = PostgresTables(unchecked: "callsign_")
+
+    private init(unchecked prefix: String) {
+        outbox = prefix + "outbox"
+        deadLetters = prefix + "outbox_dead"
+        cache = prefix + "http_cache"
+        schemaVersion = prefix + "schema_version"
+    }
+
+    private static func check(_ outbox: String, _ deadLetters: String, _ cache: String, _ schemaVersion: String) throws(APIError) {
         for name in [outbox, deadLetters, cache, schemaVersion] where !Self.isIdentifier(name) {
             throw APIError(
                 .invalidRequest,
@@ -44,20 +61,6 @@ public struct PostgresTables: Sendable, Hashable {
         guard Set([outbox, deadLetters, cache, schemaVersion]).count == 4 else {
             throw APIError(.invalidRequest, localized: "the outbox, dead-letter, cache and schema-version tables need four different names")
         }
-        self.outbox = outbox
-        self.deadLetters = deadLetters
-        self.cache = cache
-        self.schemaVersion = schemaVersion
-    }
-
-    /// The default names (`callsign_outbox`, …).
-    public static let standard = PostgresTables(checked: "callsign_")
-
-    private init(checked prefix: String) {
-        outbox = prefix + "outbox"
-        deadLetters = prefix + "outbox_dead"
-        cache = prefix + "http_cache"
-        schemaVersion = prefix + "schema_version"
     }
 
     static func isIdentifier(_ name: String) -> Bool {

@@ -61,15 +61,7 @@ public final class PostgresTestServer: Sendable {
 
     /// Starts a cluster, runs `body`, and removes the cluster on every path.
     public static func withRunning<T>(_ body: (PostgresTestServer) async throws -> T) async throws -> T {
-        let server = try await start()
-        do {
-            let result = try await body(server)
-            await server.stop()
-            return result
-        } catch {
-            await server.stop()
-            throw error
-        }
+        try await runThenStop(try await start(), body)
     }
 
     /// Stops the server at once and deletes the folder.

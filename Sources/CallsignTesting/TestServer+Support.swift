@@ -76,6 +76,7 @@ protocol StoppableServer: Sendable {
 }
 
 extension TestServer: StoppableServer {}
+extension PostgresTestServer: StoppableServer {}
 
 /// Runs `body` with a started server and stops the server whether `body` returns or throws.
 func runThenStop<Server: StoppableServer, T>(_ server: Server, _ body: (Server) async throws -> T) async throws -> T {

@@ -152,20 +152,18 @@ struct ExchangeOptions: ParsableArguments {
     private func withStorages<T: Sendable>(
         _ body: (_ queue: (any OfflineQueueStorage)?, _ cache: (any HTTPCacheStorage)?) async throws -> T
     ) async throws -> T {
-        try await withoutActuallyEscaping(body) { body in
-            let withCache: ((any HTTPCacheStorage)?) async throws -> T = { cacheStorage in
-                guard offline else { return try await body(nil, cacheStorage) }
-                return try await queue.withStorage { try await body($0, cacheStorage) }
-            }
-            guard let cache else { return try await withCache(nil) }
-            guard PostgresURL.isPostgres(cache) else {
-                return try await withCache(SQLiteCacheStorage(directory: URL(fileURLWithPath: cache)))
-            }
-            let key = try CacheKey.shared()
-            return try await PostgresArgument.withClient(cache) { client in
-                try await withCache(PostgresCacheStorage(client: client, partitionKey: key))
-            }
+        try await withCacheStorage { cacheStorage in
+            guard offline else { return try await body(nil, cacheStorage) }
+            return try await queue.withStorage { try await body($0, cacheStorage) }
         }
+    }
+
+    /// Runs `body` with the `--cache` storage open, if any.
+    private func withCacheStorage<T: Sendable>(_ body: ((any HTTPCacheStorage)?) async throws -> T) async throws -> T {
+        guard let cache else { return try await body(nil) }
+        guard PostgresURL.isPostgres(cache) else { return try await body(SQLiteCacheStorage(directory: URL(fileURLWithPath: cache))) }
+        let key = try CacheKey.shared()
+        return try await PostgresArgument.withClient(cache) { client in try await body(PostgresCacheStorage(client: client, partitionKey: key)) }
     }
 
     /// The client's settings from the options.

@@ -21,7 +21,7 @@ extension Duration {
     }
 
     /// The duration in whole milliseconds, saturating; for log and metric values.
-    var wholeMilliseconds: Int64 {
+    package var wholeMilliseconds: Int64 {
         let (seconds, attoseconds) = components
         let (product, overflow) = seconds.multipliedReportingOverflow(by: 1000)
         if overflow { return seconds < 0 ? .min : .max }

@@ -1,5 +1,5 @@
 import Foundation
-import HTTPTypes
+package import HTTPTypes
 
 /// `delta-seconds` (RFC 9111 §1.2.2): the number form of `Age`, `max-age`, `s-maxage`,
 /// `stale-while-revalidate`, `stale-if-error` and `Retry-After`.
@@ -30,11 +30,11 @@ enum DeltaSeconds {
 }
 
 /// `Content-Length` (RFC 9110 §8.6), read from every field line that carries it.
-enum ContentLength {
+package enum ContentLength {
     /// The declared length; `nil` when the head has none. Throws when the values conflict, are
     /// not digits, or do not fit in 63 bits — a sign of a confused or hostile peer, and a
     /// request-smuggling risk behind proxies.
-    static func parse(_ fields: HTTPFields) throws(APIError) -> Int64? {
+    package static func parse(_ fields: HTTPFields) throws(APIError) -> Int64? {
         let values = fields[values: .contentLength]
         guard !values.isEmpty else { return nil }
         var result: Int64?
