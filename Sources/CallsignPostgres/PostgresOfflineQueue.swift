@@ -123,7 +123,7 @@ public final class PostgresOfflineQueue: OfflineQueueStorage {
     }
 
     private func insert(_ request: QueuedRequest, on connection: PostgresConnection) async throws -> QueuedRequest {
-        let headers = try PostgresRows.encode(request.headers)
+        let headers = PostgresRows.encode(request.headers)
         let rows = try await connection.query(
             """
             INSERT INTO \(unescaped: tables.outbox)

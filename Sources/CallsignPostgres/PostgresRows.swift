@@ -9,9 +9,7 @@ enum PostgresRows {
         "id, enqueued_at, ordering_key, api_name, method, url, headers, body, needs_authorization, tag, attempts, last_error, idempotency_key"
 
     /// Header fields as every Callsign storage writes them (``StoredFields``).
-    static func encode(_ headers: Headers) throws -> Data {
-        StoredFields.encode(try headers.httpFields())
-    }
+    static func encode(_ headers: Headers) -> Data { StoredFields.encode(headers) }
 
     static func request(_ row: PostgresRow) throws -> QueuedRequest {
         let cells = row.makeRandomAccess()
@@ -19,7 +17,7 @@ enum PostgresRows {
         return QueuedRequest(
             id: try cells["id"].decode(Int64.self), enqueuedAt: try cells["enqueued_at"].decode(Date.self),
             apiName: try cells["api_name"].decode(String?.self), method: try cells["method"].decode(String.self),
-            url: try cells["url"].decode(String.self), headers: Headers(try StoredFields.decode(try cells["headers"].decode(Data.self))),
+            url: try cells["url"].decode(String.self), headers: try StoredFields.decodeHeaders(try cells["headers"].decode(Data.self)),
             body: try cells["body"].decode(Data?.self), needsAuthorization: try cells["needs_authorization"].decode(Bool.self),
             tag: try cells["tag"].decode(String?.self), attempts: try cells["attempts"].decode(Int.self),
             lastError: try cells["last_error"].decode(String?.self), orderingKey: key.isEmpty ? nil : key)

@@ -65,7 +65,7 @@ public final class SQLiteOfflineQueue: OfflineQueueStorage {
     public var isDurable: Bool { true }
 
     public func enqueue(_ request: QueuedRequest) async throws -> QueuedRequest {
-        let headers = try HeaderCoding.encode(request.headers)
+        let headers = StoredFields.encode(request.headers)
         return try await database.write("enqueue a request") { db in
             try db.execute(
                 sql: """
@@ -178,21 +178,9 @@ public final class SQLiteOfflineQueue: OfflineQueueStorage {
         return QueuedRequest(
             id: try row.decode(forColumn: "id"), enqueuedAt: Date(timeIntervalSince1970: enqueuedAt.isFinite ? enqueuedAt : 0),
             apiName: try row.decode(forColumn: "api_name"), method: try row.decode(forColumn: "method"),
-            url: try row.decode(forColumn: "url"), headers: try HeaderCoding.decodeHeaders(row.decode(forColumn: "headers")),
+            url: try row.decode(forColumn: "url"), headers: try StoredFields.decodeHeaders(row.decode(forColumn: "headers")),
             body: try row.decode(forColumn: "body"), needsAuthorization: try row.decode(forColumn: "needs_authorization"),
             tag: try row.decode(forColumn: "tag"), attempts: try row.decode(forColumn: "attempts"),
             lastError: try row.decode(forColumn: "last_error"))
-    }
-}
-
-/// Header fields as a JSON array of `[name, value]` pairs: order and repeated names survive.
-enum HeaderCoding {
-    static func encode(_ headers: Headers) throws -> Data {
-        try JSONEncoder().encode(headers.fields.map { [$0.name, $0.value] })
-    }
-
-    static func decodeHeaders(_ data: Data) throws -> Headers {
-        let pairs = try JSONDecoder().decode([[String]].self, from: data)
-        return Headers(pairs.compactMap { $0.count == 2 ? Headers.Field(name: $0[0], value: $0[1]) : nil })
     }
 }

@@ -188,26 +188,45 @@ public actor MemoryCacheStorage: HTTPCacheStorage {
     }
 }
 
-/// Header fields as storages write them: a JSON list of `[name, value]` pairs, in order. Read
-/// back with bounds — a stored row is outside data — and pairs that are not valid fields dropped.
+/// Header fields as storages write them: a JSON list of `[name, value]` pairs, in order, so
+/// that order and repeated names survive. Read back through the field door (``FieldReader``) —
+/// a stored row is outside data — with pairs that are not valid fields dropped.
 package enum StoredFields {
-    /// The most fields, and the most bytes of text, a stored list may hold.
-    package static let maximumFields = 500
+    /// The most bytes of JSON a stored list may hold; checked before it is parsed.
     package static let maximumBytes = 1 << 20
 
     package static func encode(_ fields: HTTPFields) -> Data {
-        (try? JSONEncoder().encode(fields.map { [$0.name.rawName, $0.value] })) ?? Data("[]".utf8)
+        encode(fields.lazy.map { [$0.name.rawName, $0.value] })
     }
 
-    package static func decode(_ data: Data) throws(APIError) -> HTTPFields {
-        guard data.count <= maximumBytes, let pairs = try? JSONDecoder().decode([[String]].self, from: data), pairs.count <= maximumFields
-        else {
+    package static func encode(_ headers: Headers) -> Data {
+        encode(headers.fields.lazy.map { [$0.name, $0.value] })
+    }
+
+    private static func encode(_ pairs: some Sequence<[String]>) -> Data {
+        (try? JSONEncoder().encode(Array(pairs))) ?? Data("[]".utf8)
+    }
+
+    /// The fields of a stored list, bounded by `limits` (a cache row's response head, or a queue
+    /// row's request head).
+    package static func decode(
+        _ data: Data, direction: FieldReader.Direction = .response, limits: Limits = .default
+    ) throws(APIError) -> HTTPFields {
+        try FieldReader(limits: limits, direction: direction, code: .storage)
+            .fields(try pairs(data), source: "a stored row", invalid: .drop)
+    }
+
+    /// The headers of a stored request, bounded like ``decode(_:direction:limits:)`` and kept as
+    /// written (a queued request is replayed with the names it was given).
+    package static func decodeHeaders(_ data: Data, limits: Limits = .default) throws(APIError) -> Headers {
+        let fields = try decode(data, direction: .request, limits: limits)
+        return Headers(fields)
+    }
+
+    private static func pairs(_ data: Data) throws(APIError) -> [(name: String, value: String)] {
+        guard data.count <= maximumBytes, let pairs = try? JSONDecoder().decode([[String]].self, from: data) else {
             throw APIError(.storage, localized: "stored header fields are not the list of name and value pairs Callsign writes")
         }
-        var fields = HTTPFields()
-        for pair in pairs where pair.count == 2 {
-            if let name = HTTPField.Name(pair[0]) { fields.append(HTTPField(name: name, value: pair[1])) }
-        }
-        return fields
+        return pairs.compactMap { $0.count == 2 ? (name: $0[0], value: $0[1]) : nil }
     }
 }

@@ -24,16 +24,44 @@ public struct Limits: Sendable, Hashable {
     /// Transports have their own ceiling too (AsyncHTTPClient refuses heads over 80 KiB while
     /// parsing), so a larger value does not raise theirs.
     public var maximumResponseHeadSize: Int = 64 * 1024
-    /// The most header fields one response may carry. Default 500.
+    /// The most bytes of header names and values one request may carry, wherever its fields
+    /// come from: code, a definitions file, an OpenAPI document, the command line, a HAR file or
+    /// a stored offline-queue row. Default 64 KiB (servers commonly refuse heads over 8–16 KiB).
+    public var maximumRequestHeadSize: Int = 64 * 1024
+    /// The most header fields one request or response may carry, wherever they come from: a
+    /// server, code, a definitions file, an OpenAPI document, the command line, a HAR file, a mock
+    /// or a stored queue or cache row. Past it the call fails with an ``APIError`` instead of
+    /// building the list. Default 500; values over 65,535 (where `HTTPFields` would trap) count as
+    /// 65,535.
     public var maximumHeaderFieldCount: Int = 500
     /// The deepest nesting of arrays and objects accepted in a JSON body or definitions file.
-    /// Default 512, the limit of Foundation's own JSON parser, which enforces it at no extra
-    /// cost; a lower value is checked by a quick scan before parsing.
+    /// Default 512. Callsign's own JSON reader (``JSONValue/init(parsing:)``, definitions files)
+    /// counts as it reads; before a body is decoded into a `Decodable` type, a lower value than
+    /// 512 (Foundation's own limit) is checked by a quick scan.
     public var maximumJSONDepth: Int = 512
     /// The most values (scalars, lists and maps, counting every use of a YAML alias as a copy)
     /// a definitions file may expand to. Stops "billion laughs" documents, whose aliases expand
     /// a few hundred bytes into billions of values. Default 1,000,000.
     public var maximumDefinitionNodes: Int = 1_000_000
+    /// The most bytes read for a request body from a file whose length cannot be known in
+    /// advance — a FIFO, a device such as `/dev/zero`, a `/proc` file, a shell's `<(command)` —
+    /// which is streamed with chunked transfer coding (see ``TransportBody/file(_:)``). Past it
+    /// the call fails with an ``APIError`` (``APIError/Code/encoding``) that names the file. A
+    /// regular file is sent as exactly its size and is not bound by this. Default 1 GiB.
+    public var maximumRequestBodySize: Int = 1024 * 1024 * 1024
+    /// The largest OpenAPI document read, in bytes; a larger one fails with
+    /// ``APIError/Code/invalidDefinition`` before it is parsed (a file, after reading at most one
+    /// byte more). Default 16 MiB.
+    public var maximumDocumentSize: Int = 16 * 1024 * 1024
+    /// The most `$ref`s an OpenAPI document follows one after another (a schema whose `$ref`
+    /// names one that refers on, and so on), and so how deep its operations nest once expanded
+    /// (never deeper than ``maximumJSONDepth``). Checked before any library code dereferences the
+    /// document, which recurses once per level. Default 64.
+    public var maximumReferenceDepth: Int = 64
+    /// The most values an OpenAPI document may stand for once each `$ref` in its operations is
+    /// replaced by what it names (a schema used 1,000 times counts 1,000 times), its own values
+    /// included: the work and memory of loading it. Default 8,000,000.
+    public var maximumExpandedNodes: Int = 8_000_000
 
     /// The defaults above.
     public static let `default` = Limits()

@@ -62,21 +62,24 @@ struct ValueReader {
 
     func headers() throws(APIError) -> Headers {
         guard case .object(let members) = value else { throw error("must be a dictionary, not \(value.kindName)") }
-        var headers = Headers()
+        var pairs: [(name: String, value: String)] = []
+        pairs.reserveCapacity(min(members.count, Limits.default.maximumHeaderFieldCount + 1))
         for name in members.keys.sorted() {
             guard let member = members[name] else { continue }
             guard let text = member.scalarText, !member.isNull else {
-                throw error("the value of header \"\(name)\" must be a string, not \(member.kindName)")
+                throw error("the value of header \"\(name.escapedForMessage)\" must be a string, not \(member.kindName)")
             }
-            guard HTTPField.Name(name) != nil else {
-                throw error("\"\(name.escapedForMessage)\" is not a valid header name")
-            }
-            guard HTTPField.isValidValue(text) else {
-                throw error("the value of header \"\(name)\" contains CR, LF, NUL or another control character")
-            }
-            headers.add(name, text)
+            pairs.append((name, text))
         }
-        return headers
+        // Names, values, count and size are checked by the one field door; its message gains the
+        // API, key and line here.
+        do {
+            let fields = try FieldReader(direction: .request, code: .invalidDefinition)
+                .fields(pairs, source: "the definition", invalid: .refuse)
+            return Headers(fields)
+        } catch {
+            throw self.error("\(error.message)")
+        }
     }
 
     /// `retry: 3` (attempts), `retry: false` (none), or a dictionary with `attempts`, `baseDelay`,

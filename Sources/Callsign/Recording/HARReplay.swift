@@ -71,6 +71,10 @@ public final class HARReplay: Sendable {
             let headers = entry.response.headers
                 .filter { !["content-length", "transfer-encoding", "content-encoding"].contains($0.name.lowercased()) }
                 .map { ($0.name, $0.value) }
+            // Checked here, through the field door, so a file with too many fields is refused
+            // when it is loaded, naming the entry, rather than on the first replay.
+            _ = try FieldReader(direction: .response, code: .invalidDefinition)
+                .fields(headers.lazy.map { (name: $0.0, value: $0.1) }, source: "\"\(name)\": entry \(index + 1)", invalid: .drop)
             let key = Self.key(method: entry.request.method, url: entry.request.url, redaction: redaction)
             exchanges[key, default: []].append(
                 Exchange(requestBody: entry.request.postData?.text, status: entry.response.status, headers: headers, body: body))

@@ -95,25 +95,12 @@ public struct Headers: Sendable, Hashable {
         return fields.compactMap { seen.insert($0.name.lowercased()).inserted ? $0.name : nil }
     }
 
-    /// Converts to `HTTPFields`, refusing any name that is not an RFC 9110 token and any value
-    /// with CR, LF, NUL or another control character.
-    package func httpFields() throws(APIError) -> HTTPFields {
-        var result = HTTPFields()
-        result.reserveCapacity(fields.count)
-        for field in fields {
-            guard let name = HTTPField.Name(field.name) else {
-                throw APIError(
-                    .invalidRequest,
-                    localized: "the header name \"\(field.name.escapedForMessage)\" is not a valid HTTP token")
-            }
-            guard HTTPField.isValidValue(field.value) else {
-                throw APIError(
-                    .invalidRequest,
-                    localized: "the value of header \"\(field.name)\" contains CR, LF, NUL or another control character")
-            }
-            result.append(HTTPField(name: name, value: field.value))
-        }
-        return result
+    /// Converts to `HTTPFields` through the one field door (``FieldReader``), refusing any name
+    /// that is not an RFC 9110 token, any value with CR, LF, NUL or another control character, and
+    /// more fields or bytes than `limits` allow.
+    package func httpFields(limits: Limits = .default) throws(APIError) -> HTTPFields {
+        try FieldReader(limits: limits, direction: .request, code: .invalidRequest)
+            .fields(fields.lazy.map { (name: $0.name, value: $0.value) }, source: "the request", invalid: .refuse)
     }
 }
 

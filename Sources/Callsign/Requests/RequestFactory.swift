@@ -26,6 +26,8 @@ struct RequestFactory: Sendable {
         var redirects: RedirectPolicy
         /// Whether `Accept-Encoding` asks for compressed answers.
         var asksForCompression: Bool
+        /// Bounds on the header fields a request may carry.
+        var limits: Limits
 
         init(configuration: APIClient.Configuration) {
             baseURL = configuration.baseURL
@@ -39,6 +41,7 @@ struct RequestFactory: Sendable {
             encoders = configuration.encoders
             redirects = configuration.redirects
             asksForCompression = configuration.responses.decompression.isEnabled
+            limits = configuration.limits
         }
     }
 
@@ -259,7 +262,7 @@ struct RequestFactory: Sendable {
                 merged["Accept-Encoding"] = ContentDecoding.acceptEncoding
             }
         }
-        return (merged, try merged.httpFields())
+        return (merged, try merged.httpFields(limits: settings.limits))
     }
 
     /// The headers a client's requests start with — its configuration's, and `Accept-Encoding`
@@ -276,7 +279,7 @@ struct RequestFactory: Sendable {
             if !headers.contains("Accept-Encoding"), settings.asksForCompression {
                 headers["Accept-Encoding"] = ContentDecoding.acceptEncoding
             }
-            guard let fields = try? headers.httpFields() else { return nil }
+            guard let fields = try? headers.httpFields(limits: settings.limits) else { return nil }
             self.headers = headers
             self.fields = fields
         }
