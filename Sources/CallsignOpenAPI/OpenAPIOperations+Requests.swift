@@ -53,24 +53,35 @@ extension OpenAPIOperations {
         var value = value
         switch (parameter.type, value) {
         case ("integer"?, .string(let text)):
-            guard let number = Int(text) else {
+            // Kept as written: an id past Int's range is still an integer on the wire.
+            if let number = JSONNumber(text), number.isInteger {
+                value = number.value
+            } else if let number = Int(text) {
+                value = .int(number)
+            } else {
                 throw APIError(.invalidRequest, localized: "\(operation): the parameter \"\(parameter.name)\" must be an integer, not \"\(text)\"")
             }
-            value = .int(number)
-        case ("integer"?, .int), ("number"?, .int), ("number"?, .double), ("string"?, .string), ("boolean"?, .bool), ("array"?, .array),
-            ("object"?, .object), (nil, _):
+        case ("integer"?, .int), ("number"?, .int), ("number"?, .double), ("number"?, .number), ("string"?, .string), ("boolean"?, .bool),
+            ("array"?, .array), ("object"?, .object), (nil, _):
+            break
+        case ("integer"?, .number(let number)) where number.isInteger:
             break
         case ("number"?, .string(let text)):
-            guard let number = Double(text), number.isFinite else {
+            if let number = JSONNumber(text) {
+                value = number.value
+            } else if let number = Double(text), number.isFinite {
+                value = .double(number)
+            } else {
                 throw APIError(.invalidRequest, localized: "\(operation): the parameter \"\(parameter.name)\" must be a number, not \"\(text)\"")
             }
-            value = .double(number)
         case ("boolean"?, .string(let text)) where text == "true" || text == "false":
             value = .bool(text == "true")
         case ("array"?, .string(let text)):
             value = .array(text.split(separator: ",").map { .string(String($0)) })
         case ("string"?, .int(let number)):
             value = .string(String(number))
+        case ("string"?, .number(let number)):
+            value = .string(number.text)
         default:
             throw APIError(
                 .invalidRequest, localized: "\(operation): the parameter \"\(parameter.name)\" must be \(parameter.type ?? "a value"), not \(value.description)")

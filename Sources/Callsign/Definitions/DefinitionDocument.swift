@@ -23,16 +23,14 @@ package struct DefinitionDocument {
 
     private init(json data: Data, limits: Limits) throws(APIError) {
         let value: JSONValue
-        if JSONDepth.exceeds(data, limit: min(limits.maximumJSONDepth, JSONDepth.foundationLimit)) {
+        // Callsign's own reader: bounded depth, numbers kept as written.
+        do throws(JSONTextError) {
+            value = try JSONValue(parsingText: data, maximumDepth: limits.maximumJSONDepth)
+        } catch {
+            let (line, column) = error.position(in: data)
             throw APIError(
                 .invalidDefinition,
-                localized: "the definitions file nests deeper than \(min(limits.maximumJSONDepth, JSONDepth.foundationLimit)) levels (Limits.maximumJSONDepth)")
-        }
-        do {
-            value = try JSONDecoder().decode(JSONValue.self, from: data)
-        } catch {
-            throw APIError(
-                .invalidDefinition, localized: "the definitions file is not valid JSON: \(Self.describeJSONSyntax(data, error))",
+                localized: "the definitions file is not valid JSON: \(error.problem) (line \(line), column \(column))",
                 underlyingError: error)
         }
         guard case .object(let root) = value else {
@@ -134,8 +132,12 @@ package struct DefinitionDocument {
             switch Tag.Name(rawValue: node.tag.rawValue) {
             case .null: return .null
             case .bool: if let value = node.bool { return .bool(value) }
-            case .int: if let value = node.int { return .int(value) }
-            case .float: if let value = node.float { return .double(value) }
+            // A number in JSON's own spelling keeps its text (12345678901234567890, 1.50);
+            // YAML's other spellings (0x1F, +5, .inf) are read as YAML reads them.
+            case .int, .float:
+                if let number = JSONNumber(scalar.string) { return number.value }
+                if let value = node.int { return .int(value) }
+                if let value = node.float, value.isFinite { return .double(value) }
             default: break
             }
             return .string(scalar.string)
@@ -165,29 +167,6 @@ package struct DefinitionDocument {
         default:
             return "\(error)".split(separator: "\n").first.map(String.init) ?? "unknown error"
         }
-    }
-
-    /// Describes a JSON syntax error with its line and column. `JSONDecoder` does not say where
-    /// the error is on every platform; `JSONSerialization` gives a line or a character offset.
-    static func describeJSONSyntax(_ data: Data, _ error: any Error) -> String {
-        do {
-            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-        } catch let syntax as NSError {
-            let text = syntax.userInfo[NSDebugDescriptionErrorKey] as? String ?? syntax.localizedDescription
-            if let range = text.range(of: "line \\d+, column \\d+", options: .regularExpression) {
-                return "syntax error around \(text[range])"
-            }
-            if let range = text.range(of: "character \\d+", options: .regularExpression),
-                let offset = Int(text[range].dropFirst("character ".count))
-            {
-                let prefix = data.prefix(max(0, offset))
-                let line = prefix.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
-                let column = offset - (prefix.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
-                return "syntax error around line \(line), column \(column)"
-            }
-            return text
-        }
-        return describe(error)
     }
 
     /// A one-line description of a JSON parsing error, with the line where Foundation gives it.

@@ -9,11 +9,15 @@ public import Foundation
 /// ```
 ///
 /// `JSONValue` is `Codable`: it encodes to and decodes from exactly the JSON it describes.
+/// ``init(parsing:)`` keeps every number as written: one that `Int` or `Double` would rewrite
+/// (`12345678901234567890`, `1.50`) becomes ``number(_:)`` and is sent back unchanged.
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
     case int(Int)
     case double(Double)
+    /// A number kept as its JSON text, for numbers `Int` and `Double` would rewrite.
+    case number(JSONNumber)
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
@@ -67,6 +71,17 @@ extension JSONValue: Codable {
         case .bool(let value): try container.encode(value)
         case .int(let value): try container.encode(value)
         case .double(let value): try container.encode(value)
+        case .number(let value):
+            // Another encoder cannot write raw text: the closest value it can hold.
+            if let whole = Int(value.text) {
+                try container.encode(whole)
+            } else if value.isInteger, let decimal = Decimal(string: value.text) {
+                try container.encode(decimal)
+            } else if let double = value.doubleValue {
+                try container.encode(double)
+            } else {
+                try container.encode(value.text)
+            }
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
@@ -90,23 +105,25 @@ extension JSONValue {
         }
     }
 
-    /// Parses JSON data into a value.
+    /// Parses JSON data into a value, keeping numbers as written (see ``number(_:)``).
     ///
-    /// - Throws: ``APIError`` with code ``APIError/Code/decoding`` when the data is not JSON.
+    /// - Throws: ``APIError`` with code ``APIError/Code/decoding`` when the data is not JSON or
+    ///   nests deeper than ``Limits/maximumJSONDepth``.
     public init(parsing data: Data) throws(APIError) {
-        do {
-            self = try JSONDecoder().decode(JSONValue.self, from: data)
+        do throws(JSONTextError) {
+            self = try JSONValue(parsingText: data, maximumDepth: Limits.default.maximumJSONDepth)
         } catch {
             throw APIError(.decoding, localized: "the body is not valid JSON: \(error)", underlyingError: error)
         }
     }
 
-    /// The JSON text of this value, with keys sorted so equal values give equal bytes.
+    /// The JSON text of this value, with keys sorted so equal values give equal bytes, and
+    /// numbers of ``number(_:)`` exactly as written. Infinities and NaN, which JSON cannot carry,
+    /// are written as `null`.
     public func jsonData(prettyPrinted: Bool = false) -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = prettyPrinted ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding a JSONValue cannot fail except for non-finite doubles; those become null.
-        return (try? encoder.encode(self)) ?? Data("null".utf8)
+        var output: [UInt8] = []
+        write(to: &output, pretty: prettyPrinted)
+        return Data(output)
     }
 
     /// The value as a string, if it is one.
@@ -116,6 +133,7 @@ extension JSONValue {
         switch self {
         case .int(let value): value
         case .double(let value) where value.rounded() == value && abs(value) < 9.0e15: Int(value)
+        case .number(let value): value.intValue
         default: nil
         }
     }
@@ -144,6 +162,7 @@ extension JSONValue {
         case .bool(let value): value ? "true" : "false"
         case .int(let value): String(value)
         case .double(let value): value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(value)
+        case .number(let value): value.text
         case .string(let value): value
         case .array, .object: nil
         }
@@ -154,7 +173,7 @@ extension JSONValue {
         switch self {
         case .null: "null" as LocalizedMessage
         case .bool: "a Boolean" as LocalizedMessage
-        case .int, .double: "a number" as LocalizedMessage
+        case .int, .double, .number: "a number" as LocalizedMessage
         case .string: "a string" as LocalizedMessage
         case .array: "an array" as LocalizedMessage
         case .object: "an object" as LocalizedMessage
