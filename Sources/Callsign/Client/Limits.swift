@@ -31,8 +31,8 @@ public struct Limits: Sendable, Hashable {
     /// The most header fields one request or response may carry, wherever they come from: a
     /// server, code, a definitions file, an OpenAPI document, the command line, a HAR file, a mock
     /// or a stored queue or cache row. Past it the call fails with an ``APIError`` instead of
-    /// building the list. Default 500; values over 65,535 (where `HTTPFields` would trap) count as
-    /// 65,535.
+    /// building the list. Default 500; values over 65,534 (`HTTPFields` traps at 65,535) count as
+    /// 65,534.
     public var maximumHeaderFieldCount: Int = 500
     /// The deepest nesting of arrays and objects accepted in a JSON body or definitions file.
     /// Default 512. Callsign's own JSON reader (``JSONValue/init(parsing:)``, definitions files)

@@ -5,7 +5,7 @@ package import HTTPTypes
 /// responses replayed from a HAR file or a mock, and header lists read back from a stored queue
 /// or cache row.
 ///
-/// `HTTPFields` traps past 65,535 fields, and building one field at a time from a list that
+/// `HTTPFields` traps at 65,535 fields, and building one field at a time from a list that
 /// grows with the input is how a small file used to crash a replay. Every source counts and
 /// measures here first, against ``Limits/maximumHeaderFieldCount`` and the head-size limit of its
 /// direction, and gets an ``APIError`` past either.
@@ -42,8 +42,8 @@ package struct FieldReader: Sendable {
     }
 
     /// The most fields any list may hold whatever the limits say: `HTTPFields` keeps its
-    /// indices in 16 bits and traps past 65,535.
-    package static let ceiling = 65_535
+    /// indices in 16 bits and traps when a list reaches 65,535.
+    package static let ceiling = 65_534
 
     /// Builds fields from name and value pairs in order, checking the count and size limits
     /// before each field is added.
