@@ -90,10 +90,9 @@ final class SQLiteDatabase: Sendable {
             try manager.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
         if !manager.fileExists(atPath: url.path) {
-            // Owner-only from the first byte; SQLite gives its -wal and -shm files the same mode.
-            guard manager.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-                throw DatabaseError(resultCode: .SQLITE_CANTOPEN, message: "cannot create the file")
-            }
+            // Owner-only from the first byte (SQLite gives its -wal and -shm files the same mode),
+            // created by the one writer; someone else creating it first is fine.
+            try FileWriter.createPrivate(url)?.close()
         }
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)

@@ -206,11 +206,9 @@ struct ExchangeOptions: ParsableArguments {
             ResponsePrinter.printBody(response, output: display)
             return
         }
-        do {
-            try response.body.write(to: URL(fileURLWithPath: output), options: .atomic)
-        } catch {
-            throw cliError(.storage, "--output: \(output) cannot be written", underlyingError: error)
-        }
+        // The one writer: a device or FIFO is written into, a regular file replaced in one
+        // rename, a link written through; its errors name the path.
+        try FileWriter.write(response.body, to: URL(fileURLWithPath: output))
     }
 
     /// Prints the body as the validation and `--fail` choices say, and throws what the exit

@@ -1,12 +1,6 @@
 public import Foundation
 import HTTPTypes
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 extension APIClient {
     /// Downloads a response body to a file as it arrives, without holding it in memory.
     ///
@@ -14,6 +8,13 @@ extension APIClient {
     /// only by this user), which replaces `destination` in one atomic rename once the byte count
     /// matches the announced length. The destination's name is yours: nothing from the server
     /// (such as `Content-Disposition`) is used.
+    ///
+    /// **What stands at the destination.** A character device or a FIFO (`/dev/null`, a named
+    /// pipe) is written into directly, as `curl -o` does: never replaced, no partial file, nothing
+    /// to resume. A symbolic link is written through: the file it points to is replaced and the
+    /// link stays. A link to nothing, a folder or a block device is refused before anything is
+    /// sent. A symbolic link (or a file of another user) where the partial or state file belongs
+    /// is an ``APIError/Code/storage`` error: it is never followed.
     ///
     /// **Resume.** When a download is interrupted or cancelled and the server gave a strong
     /// `ETag` or a `Last-Modified`, the partial file stays; the next download of the same URL to
@@ -114,23 +115,40 @@ enum FileDownload {
     struct Restart: Error {}
 
     static func partialURL(for destination: URL) -> URL {
+///
+/// Every file goes through ``FileWriter``: a device or FIFO destination (`-o /dev/null`, a named
+/// pipe) is written into directly with no partial file and nothing to resume; the partial and
+/// state files beside a regular destination are Callsign's own names, created with `O_EXCL`,
+/// never followed through a link, owner-only.
         destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).callsign-partial")
     }
 
     static func stateURL(for destination: URL) -> URL {
+    /// The most bytes a state file may hold: a few hundred are written; more is not ours.
+    static let maximumStateSize = 64 << 10
+
         destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).callsign-partial.json")
     }
 
     /// The resume point of a partial file waiting at `destination`, if any. Which URL it belongs
     /// to is checked once the request's final URL is known (see ``transfer(_:to:resuming:context:next:)``).
-    static func resumePoint(destination: URL) -> ResumePoint? {
-        guard let data = FileManager.default.contents(atPath: stateURL(for: destination).path),
+    ///
+    /// - Throws: ``APIError/Code/storage`` when a link or a file not made by Callsign stands at
+    ///   the partial or state file's name.
+    static func resumePoint(destination: URL) throws(APIError) -> ResumePoint? {
+        guard let data = try FileWriter.readPrivate(stateURL(for: destination), limit: maximumStateSize),
             var point = try? JSONDecoder().decode(ResumePoint.self, from: data),
-            let size = (try? FileManager.default.attributesOfItem(atPath: partialURL(for: destination).path))?[.size] as? Int,
+    /// The regular file a target names (a link's target), where partial and state files sit beside it.
+    private static func file(_ target: FileWriter.Target) -> URL? {
+        guard case .file(let path, _) = target else { return nil }
+        return URL(fileURLWithPath: path)
+    }
+
+            let size = try FileWriter.privateFileSize(partialURL(for: destination)),
             size > 0
         else { return nil }
-        if let total = point.total, Int64(size) >= total { return nil }
-        point.offset = Int64(size)
+        if let total = point.total, size >= total { return nil }
+        point.offset = size
         return point
     }
 
@@ -141,8 +159,22 @@ enum FileDownload {
         _ request: Request, to destination: URL, resuming: Bool, context: MiddlewareContext, next: MiddlewareNext
     ) async throws -> Response {
         let start = ContinuousClock.now
-        if !resuming { discard(destination: destination) }
-        var resume = resuming ? resumePoint(destination: destination) : nil
+        // Examined before anything is sent: a destination that cannot be written costs no request.
+        let target: FileWriter.Target
+        do {
+            target = try FileWriter.target(destination)
+        } catch {
+            throw APIError.wrap(error, request: request)
+        }
+        let file = file(target)
+        var resume: ResumePoint?
+        do throws(APIError) {
+            if let file {
+                if resuming { resume = try resumePoint(destination: file) } else { try discard(destination: file) }
+            }
+        } catch {
+            throw APIError.wrap(error, request: request)
+        }
         while true {
             var attempt = request
             if let resume {
@@ -162,15 +194,19 @@ enum FileDownload {
                 return response
             }
             let url = response.request.url ?? URL(fileURLWithPath: "/")
-            if let point = resume, point.urlDigest != Digest.sha256Hex(url.absoluteString) {
+            if let point = resume, let file, point.urlDigest != Digest.sha256Hex(url.absoluteString) {
                 // The partial file belongs to another URL: start this one from zero.
-                discard(destination: destination)
+                do {
+                    try discard(destination: file)
+                } catch {
+                    throw APIError.wrap(error, request: response.request)
+                }
                 resume = nil
                 continue
             }
             do {
                 try await write(
-                    body, status: response.status.code, headers: response.headers, url: url, to: destination, resume: resume,
+                    body, status: response.status.code, headers: response.headers, url: url, to: target, resume: resume,
                     progress: context.call.origin.progress)
             } catch is Restart where resume != nil {
                 resume = nil  // the partial file was discarded: ask for the whole file
@@ -186,10 +222,10 @@ enum FileDownload {
         }
     }
 
-    /// Removes the partial file and its state.
-    static func discard(destination: URL) {
-        try? FileManager.default.removeItem(at: partialURL(for: destination))
-        try? FileManager.default.removeItem(at: stateURL(for: destination))
+    /// Removes the partial file and its state (never through a link: one found there is an error).
+    static func discard(destination: URL) throws(APIError) {
+        try FileWriter.removePrivate(partialURL(for: destination))
+        try FileWriter.removePrivate(stateURL(for: destination))
     }
 
     /// The validator a response offers for `If-Range`: a strong ETag, else Last-Modified.
@@ -202,11 +238,11 @@ enum FileDownload {
     /// a `206`, exactly where the partial file stops, with the same validator — anything else
     /// discards the partial file and throws ``Restart``.
     private static func continuation(
-        status: Int, headers: HTTPFields, resume: ResumePoint?, destination: URL
+        status: Int, headers: HTTPFields, resume: ResumePoint?, file: URL?
     ) throws -> (offset: Int64, total: Int64?) {
         let total = try ContentLength.parse(headers)
         guard status == 206 else { return (0, total) }
-        guard let resume, let range = ContentRange(headers[.contentRange]) else {
+        guard let resume, let file, let range = ContentRange(headers[.contentRange]) else {
             throw APIError(.invalidResponse, localized: "the server sent part of the file (206) without a usable Content-Range")
         }
         if let length = total, length != range.count {
@@ -214,7 +250,7 @@ enum FileDownload {
                 .invalidResponse, localized: "the server's Content-Length (\(length)) does not match its Content-Range (\(range.count) bytes)")
         }
         guard range.start == resume.offset, validator(headers).map({ $0 == resume.validator }) ?? true else {
-            discard(destination: destination)
+            try discard(destination: file)
             throw Restart()
         }
         return (resume.offset, range.total ?? resume.total)
@@ -224,36 +260,55 @@ enum FileDownload {
     /// partial file stops, with the same validator; anything else throws ``Restart`` after
     /// discarding the partial file (a `200` simply starts from zero).
     static func write(
-        _ body: ResponseBodyStream, status: Int, headers: HTTPFields, url: URL, to destination: URL, resume: ResumePoint?,
+        _ body: ResponseBodyStream, status: Int, headers: HTTPFields, url: URL, to target: FileWriter.Target, resume: ResumePoint?,
         progress: ProgressSink?
     ) async throws {
-        let partial = partialURL(for: destination)
-        let (offset, total) = try continuation(status: status, headers: headers, resume: resume, destination: destination)
-        let folder = destination.deletingLastPathComponent()
+        let (offset, total) = try continuation(status: status, headers: headers, resume: resume, file: file(target))
+        guard let file = file(target) else {
+            // A device or FIFO: written into from the first byte, never replaced; nothing to resume.
+            let writer = try FileWriter.open(target, permissions: .ownerOnly)
+            try await copy(body, into: writer, from: 0, total: total, progress: progress)
+            try writer.commit(to: target, permissions: .ownerOnly)
+            return
+        }
+        let partial = partialURL(for: file)
+        let writer: FileWriter
         if offset == 0 {
-            try? FileManager.default.removeItem(at: partial)
-            guard FileManager.default.createFile(atPath: partial.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-                throw APIError(.invalidRequest, localized: "cannot create a file in \(folder.path) for the download")
+            try FileWriter.removePrivate(partial)
+            guard let created = try FileWriter.createPrivate(partial) else {
+                throw APIError(.storage, localized: "\(partial.path) appeared while the download started; remove it and try again")
             }
         }
         let resumable = validator(headers).map {
             ResumePoint(urlDigest: Digest.sha256Hex(url.absoluteString), url: Redaction.redact(url.absoluteString), validator: $0, total: total)
         }
         if let resumable, let data = try? JSONEncoder().encode(resumable) {
-            _ = FileManager.default.createFile(atPath: stateURL(for: destination).path, contents: data, attributes: [.posixPermissions: 0o600])
+            writer = created
         } else {
-            try? FileManager.default.removeItem(at: stateURL(for: destination))
+            writer = try FileWriter.reopenPrivate(partial)
+            try FileWriter.replacePrivate(stateURL(for: file), with: data)
+        } else {
+            try FileWriter.removePrivate(stateURL(for: file))
         }
 
         var finished = false
         defer {
             // An interrupted download stays for a later resume only if the server named a validator.
-            if !finished && resumable == nil { discard(destination: destination) }
+            if !finished && resumable == nil { try? discard(destination: file) }
         }
-        let handle = try FileHandle(forWritingTo: partial)
-        defer { try? handle.close() }
-        try handle.truncate(atOffset: UInt64(offset))
-        try handle.seek(toOffset: UInt64(offset))
+        try writer.continueAt(offset)
+        try await copy(body, into: writer, from: offset, total: total, progress: progress)
+        // No fsync: it would cost more than the transfer; the rename is still atomic for readers.
+        // The rename replaces the destination (or, through a link the user named, its target).
+        try writer.commit(to: target, permissions: .ownerOnly)
+        finished = true
+        try? FileWriter.removePrivate(stateURL(for: file))
+    }
+
+    /// Copies the body into `writer`, checking it against the declared length and reporting progress.
+    private static func copy(
+        _ body: ResponseBodyStream, into writer: FileWriter, from offset: Int64, total: Int64?, progress: ProgressSink?
+    ) async throws {
         var written = offset
         progress?.report(TransferProgress(direction: .download, completedBytes: written, totalBytes: total))
         for try await chunk in body {
@@ -261,23 +316,15 @@ enum FileDownload {
             if let total, Int64(chunk.count) > total - written {
                 throw APIError(.invalidResponse, localized: "the download is longer than the \(total) bytes the server declared")
             }
-            try handle.write(contentsOf: chunk)
+            try writer.write(chunk)
             written += Int64(chunk.count)
             progress?.report(TransferProgress(direction: .download, completedBytes: written, totalBytes: total))
         }
         if let total, written != total {
             throw APIError(.transport, localized: "the download ended after \(written) of \(total) bytes")
         }
-        // No fsync: it would cost more than the transfer; the rename is still atomic for readers.
         if total == nil {
             progress?.report(TransferProgress(direction: .download, completedBytes: written, totalBytes: written))
         }
-        // rename(2) replaces an existing destination atomically (FileManager.replaceItemAt does not
-        // work on every platform's Foundation).
-        guard rename(partial.path, destination.path) == 0 else {
-            throw APIError(.invalidRequest, localized: "the download could not be moved to \(destination.path) (error \(errno))")
-        }
-        finished = true
-        try? FileManager.default.removeItem(at: stateURL(for: destination))
     }
 }

@@ -127,10 +127,8 @@ public final class HARRecorder: Middleware {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             guard let data = try? encoder.encode(file) else { return }
-            // Owner-only from the first byte: write a 0600 file beside the archive, then rename.
-            let temporary = fileURL.deletingLastPathComponent().appendingPathComponent(".\(fileURL.lastPathComponent).tmp")
-            guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else { return }
-            if rename(temporary.path, fileURL.path) != 0 { try? FileManager.default.removeItem(at: temporary) }
+            // Owner-only from the first byte, replaced in one rename, through the one writer.
+            try? FileWriter.write(data, to: fileURL, permissions: .ownerOnly)
         }
     }
 }

@@ -137,12 +137,8 @@ public final class CookieJar: Sendable {
         guard let data = try? JSONEncoder().encode(persistent) else { return }
         let folder = fileURL.deletingLastPathComponent()
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let temporary = folder.appendingPathComponent(".\(fileURL.lastPathComponent).\(UUID().uuidString)")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else { return }
-        if (try? FileManager.default.replaceItemAt(fileURL, withItemAt: temporary)) == nil {
-            try? FileManager.default.removeItem(at: fileURL)
-            try? FileManager.default.moveItem(at: temporary, to: fileURL)
-        }
+        // Owner-only from the first byte, replaced in one rename, through the one writer.
+        try? FileWriter.write(data, to: fileURL, permissions: .ownerOnly)
     }
 }
 

@@ -1,0 +1,335 @@
+package import Foundation
+
+#if canImport(Glibc)
+package import Glibc
+#elseif canImport(Darwin)
+package import Darwin
+#endif
+
+/// The one way Callsign creates or writes a file: `-o` output, downloads with their partial and
+/// state files, HAR recordings, the cookie jar, database and key files.
+///
+/// Two kinds of path, two sets of rules:
+///
+/// - **A path the user named** (``target(_:)``): a character device or a FIFO (`/dev/null`,
+///   `/dev/stdout`, a named pipe) is written into directly, as `curl -o` and the shell's `>` do —
+///   never unlinked, never replaced by a regular file. A regular file (or a missing one) is
+///   replaced in one `rename(2)`: the bytes go to a temporary file beside it first, so a failed or
+///   interrupted write never leaves half a file where a good one was, and a reader never sees a
+///   torn one. A symbolic link is written *through*, as curl and the shell do: the file it points
+///   to is replaced and the link stays a link. A link to nothing, a folder, a block device or a
+///   socket is an ``APIError`` (``APIError/Code/storage``).
+/// - **A name Callsign picks itself** (partial and state files of a download, temporary files):
+///   created with `O_CREAT | O_EXCL | O_NOFOLLOW` in the owner's private mode (0600), reopened
+///   with `O_NOFOLLOW`, and only when it is a regular file of this user. A symbolic link or
+///   anything else found at such a name is an ``APIError`` naming it, never followed: in a shared
+///   folder, a planted `.NAME.callsign-partial` link must not turn a download into a write to
+///   the file it points to.
+///
+/// ```swift
+/// try FileWriter.write(response.body, to: URL(fileURLWithPath: "out.json"))
+/// ```
+package final class FileWriter {
+    /// What the final file's permissions are.
+    package enum Permissions: Sendable {
+        /// A new file gets the mode the process's umask gives (0666 minus the umask, as curl
+        /// and the shell do); a file that exists keeps its own.
+        case standard
+        /// Readable and writable by the owner only (0600), whatever was there.
+        case ownerOnly
+    }
+
+    /// What stands at a path the user named, after following a symbolic link.
+    package enum Target: Equatable, Sendable {
+        /// A regular file to replace (its mode, when it exists) or to create.
+        case file(path: String, existingMode: mode_t?)
+        /// A character device or a FIFO, written into as it is.
+        case stream(path: String)
+
+        /// The path written to (a link's target, not the link).
+        package var path: String {
+            switch self {
+            case .file(let path, _), .stream(let path): path
+            }
+        }
+    }
+
+    private var descriptor: Int32
+    /// Where the bytes are written (a temporary or partial file, or the target itself).
+    package let path: String
+    /// A temporary file this writer created and removes unless it was committed.
+    private let removesUnlessCommitted: Bool
+    private var committed = false
+
+    private init(descriptor: Int32, path: String, removesUnlessCommitted: Bool) {
+        self.descriptor = descriptor
+        self.path = path
+        self.removesUnlessCommitted = removesUnlessCommitted
+    }
+
+    deinit {
+        if descriptor >= 0 { _ = systemClose(descriptor) }
+        if removesUnlessCommitted && !committed { unlink(path) }
+    }
+
+    // MARK: - Paths the user named
+
+    /// What stands at `url`: a regular file (or nothing yet) to replace, or a device or FIFO to
+    /// write into. A symbolic link is followed to the file it names.
+    ///
+    /// - Throws: ``APIError/Code/storage`` for a link to nothing, a folder, a block device or a
+    ///   socket, or a path that cannot be examined.
+    package static func target(_ url: URL) throws(APIError) -> Target {
+        let path = url.path
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            guard errno == ENOENT else { throw failure(path, errno, what: "cannot be examined") }
+            return .file(path: path, existingMode: nil)
+        }
+        var resolved = path
+        if info.st_mode & S_IFMT == S_IFLNK {
+            guard let real = realpath(path, nil) else {
+                throw APIError(
+                    .storage,
+                    localized: "\(path) is a symbolic link to a file that does not exist; name the file itself, or remove the link")
+            }
+            resolved = String(cString: real)
+            free(real)
+            guard stat(resolved, &info) == 0 else { throw failure(resolved, errno, what: "cannot be examined") }
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .file(path: resolved, existingMode: info.st_mode & 0o7777)
+        case S_IFCHR, S_IFIFO: return .stream(path: resolved)
+        case S_IFDIR: throw APIError(.storage, localized: "\(resolved) is a folder; name a file to write")
+        default:
+            throw APIError(
+                .storage, localized: "\(resolved) is a block device or a socket; Callsign writes to regular files, character devices and FIFOs only")
+        }
+    }
+
+    /// Writes `data` to the file the user named at `url` (see ``FileWriter`` for the rules).
+    ///
+    /// - Parameters:
+    ///   - permissions: the mode of the file written. Default ``Permissions/standard``.
+    ///   - sync: whether the bytes reach the disk before the file is renamed into place.
+    /// - Throws: ``APIError/Code/storage`` naming the path; the file that was there is unchanged.
+    package static func write(_ data: Data, to url: URL, permissions: Permissions = .standard, sync: Bool = false) throws(APIError) {
+        let target = try target(url)
+        let writer = try open(target, permissions: permissions)
+        try writer.write(data)
+        try writer.commit(to: target, permissions: permissions, sync: sync)
+    }
+
+    /// A writer for the target: the device or FIFO itself, or a new temporary file beside the
+    /// regular file, renamed over it by ``commit(to:permissions:sync:)``.
+    ///
+    /// Opening a FIFO waits for a reader, as `curl -o fifo` does.
+    package static func open(_ target: Target, permissions: Permissions) throws(APIError) -> FileWriter {
+        switch target {
+        case .stream(let path):
+            let descriptor = systemOpen(path, O_WRONLY | O_NOCTTY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw failure(path, errno, what: "cannot be opened for writing") }
+            return FileWriter(descriptor: descriptor, path: path, removesUnlessCommitted: false)
+        case .file(let path, let existingMode):
+            let url = URL(fileURLWithPath: path)
+            let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).callsign-\(UUID().uuidString).tmp")
+            // A new file with standard permissions is created as the shell would (the kernel
+            // applies the umask); any other starts private and gets its mode on commit.
+            let mode: mode_t = permissions == .standard && existingMode == nil ? 0o666 : 0o600
+            guard let writer = try create(temporary, mode: mode, removesUnlessCommitted: true) else {
+                throw failure(temporary.path, EEXIST, what: "cannot be created")
+            }
+            return writer
+        }
+    }
+
+    // MARK: - Names Callsign picks
+
+    /// Creates a new private file (0600) at `url`, never following a link; `nil` when something —
+    /// a file, a link, anything — already has that name.
+    package static func createPrivate(_ url: URL) throws(APIError) -> FileWriter? {
+        try create(url, mode: 0o600, removesUnlessCommitted: false)
+    }
+
+    /// Reopens a private file Callsign created earlier (a partial download), to continue it.
+    ///
+    /// - Throws: ``APIError/Code/storage`` when the name is a symbolic link, not a regular file,
+    ///   or not this user's: such a file was not made by Callsign and is never written into.
+    package static func reopenPrivate(_ url: URL) throws(APIError) -> FileWriter {
+        let path = url.path
+        // O_NONBLOCK: a FIFO planted at the name must not hold the open; it is refused below.
+        let descriptor = systemOpen(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ELOOP { throw symbolicLink(path) }
+            throw failure(path, errno, what: "cannot be opened for writing")
+        }
+        let writer = FileWriter(descriptor: descriptor, path: path, removesUnlessCommitted: false)
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else {
+            throw APIError(.storage, localized: "\(path) is not a regular file of this user; Callsign does not write into it (remove it)")
+        }
+        guard fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK) == 0 else {
+            throw failure(path, errno, what: "cannot be opened for writing")
+        }
+        return writer
+    }
+
+    /// The contents of a small private file Callsign wrote (a download's state), read without
+    /// following a link; `nil` when there is none.
+    ///
+    /// - Throws: ``APIError/Code/storage`` when the name is a link, not a regular file of this
+    ///   user, or larger than `limit` bytes.
+    package static func readPrivate(_ url: URL, limit: Int) throws(APIError) -> Data? {
+        let path = url.path
+        let descriptor = systemOpen(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            if errno == ELOOP { throw symbolicLink(path) }
+            throw failure(path, errno, what: "cannot be read")
+        }
+        defer { _ = systemClose(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else {
+            throw APIError(.storage, localized: "\(path) is not a regular file of this user; Callsign does not read it (remove it)")
+        }
+        guard info.st_size >= 0, info.st_size <= off_t(limit) else {
+            throw APIError(.storage, localized: "\(path) is larger than the \(limit) bytes such a file can hold; remove it")
+        }
+        var data = Data(count: Int(info.st_size))
+        var filled = 0
+        while filled < data.count {
+            let count = data.withUnsafeMutableBytes { buffer in
+                read(descriptor, buffer.baseAddress.map { $0 + filled }, buffer.count - filled)
+            }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            filled += count
+        }
+        return data.prefix(filled)
+    }
+
+    /// The size of a private file Callsign wrote, without following a link; `nil` when there is none.
+    ///
+    /// - Throws: ``APIError/Code/storage`` when the name is a symbolic link or not a regular file.
+    package static func privateFileSize(_ url: URL) throws(APIError) -> Int64? {
+        var info = stat()
+        guard lstat(url.path, &info) == 0 else {
+            guard errno == ENOENT else { throw failure(url.path, errno, what: "cannot be examined") }
+            return nil
+        }
+        if info.st_mode & S_IFMT == S_IFLNK { throw symbolicLink(url.path) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw APIError(.storage, localized: "\(url.path) is not a regular file of this user; Callsign does not read it (remove it)")
+        }
+        return Int64(info.st_size)
+    }
+
+    /// Removes a private file Callsign wrote; nothing when there is none.
+    ///
+    /// - Throws: ``APIError/Code/storage`` when the name is a symbolic link or anything but a
+    ///   regular file: that was not made by Callsign, and a person should look at it.
+    package static func removePrivate(_ url: URL) throws(APIError) {
+        guard try privateFileSize(url) != nil else { return }
+        guard unlink(url.path) == 0 || errno == ENOENT else { throw failure(url.path, errno, what: "cannot be removed") }
+    }
+
+    /// Replaces a private file Callsign names itself with `data`, atomically and owner-only:
+    /// a link or anything but a regular file found at the name is an error, never followed.
+    package static func replacePrivate(_ url: URL, with data: Data, sync: Bool = false) throws(APIError) {
+        _ = try privateFileSize(url)
+        let writer = try open(.file(path: url.path, existingMode: nil), permissions: .ownerOnly)
+        try writer.write(data)
+        try writer.commit(to: .file(path: url.path, existingMode: nil), permissions: .ownerOnly, sync: sync)
+    }
+
+    // MARK: - Writing
+
+    /// Writes all of `bytes`, however many `write(2)` calls it takes.
+    package func write(_ bytes: some DataProtocol) throws(APIError) {
+        for region in bytes.regions {
+            var failed: Int32 = 0
+            region.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+                guard var next = buffer.baseAddress else { return }
+                var remaining = buffer.count
+                while remaining > 0 {
+                    let written = systemWrite(descriptor, next, remaining)
+                    if written > 0 {
+                        next += written
+                        remaining -= written
+                    } else if written < 0 && errno == EINTR {
+                        continue
+                    } else {
+                        failed = written < 0 ? errno : EIO
+                        return
+                    }
+                }
+            }
+            if failed != 0 { throw Self.failure(path, failed, what: "cannot be written") }
+        }
+    }
+
+    /// Cuts the file to `offset` bytes and continues writing there (a resumed download).
+    package func continueAt(_ offset: Int64) throws(APIError) {
+        guard offset >= 0, ftruncate(descriptor, off_t(offset)) == 0, lseek(descriptor, off_t(offset), SEEK_SET) >= 0 else {
+            throw Self.failure(path, errno, what: "cannot be written")
+        }
+    }
+
+    /// Finishes the write: a device or FIFO is closed; a temporary or partial file gets its final
+    /// mode and is renamed over the target's regular file in one step.
+    package func commit(to target: Target, permissions: Permissions, sync: Bool = false) throws(APIError) {
+        if case .file(let finalPath, let existingMode) = target, finalPath != path {
+            let mode: mode_t? = permissions == .ownerOnly ? 0o600 : existingMode
+            if let mode, fchmod(descriptor, mode) != 0 { throw Self.failure(path, errno, what: "cannot be written") }
+            if sync, fsync(descriptor) != 0 { throw Self.failure(path, errno, what: "cannot be written") }
+            try close()
+            // rename(2) replaces a regular file (or a link's target, named by its real path) atomically.
+            guard rename(path, finalPath) == 0 else { throw Self.failure(finalPath, errno, what: "cannot be replaced") }
+        } else {
+            if sync, fsync(descriptor) != 0 { throw Self.failure(path, errno, what: "cannot be written") }
+            try close()
+        }
+        committed = true
+    }
+
+    /// Closes the file, keeping it (a partial download waiting to be resumed).
+    package func close() throws(APIError) {
+        guard descriptor >= 0 else { return }
+        let closing = descriptor
+        descriptor = -1
+        let result = systemClose(closing)
+        // EINTR from close(2) still released the descriptor on Linux and macOS.
+        guard result == 0 || errno == EINTR else { throw Self.failure(path, errno, what: "cannot be written") }
+    }
+
+    // MARK: - Helpers
+
+    private static func create(_ url: URL, mode: mode_t, removesUnlessCommitted: Bool) throws(APIError) -> FileWriter? {
+        let descriptor = systemOpen(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, mode)
+        guard descriptor >= 0 else {
+            if errno == EEXIST { return nil }
+            throw failure(url.path, errno, what: "cannot be created")
+        }
+        return FileWriter(descriptor: descriptor, path: url.path, removesUnlessCommitted: removesUnlessCommitted)
+    }
+
+    private static func symbolicLink(_ path: String) -> APIError {
+        APIError(
+            .storage,
+            localized: "\(path) is a symbolic link where Callsign keeps a file of its own; it is not followed — remove the link")
+    }
+
+    private static func failure(_ path: String, _ number: Int32, what: LocalizedMessage) -> APIError {
+        APIError(.storage, localized: "\(path) \(what) (\(String(cString: strerror(number))))")
+    }
+}
+
+#if canImport(Glibc)
+private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 { Glibc.open(path, flags, mode) }
+private let systemWrite = Glibc.write
+private let systemClose = Glibc.close
+#elseif canImport(Darwin)
+private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 { Darwin.open(path, flags, mode) }
+private let systemWrite = Darwin.write
+private let systemClose = Darwin.close
+#endif
