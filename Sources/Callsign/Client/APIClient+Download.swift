@@ -110,24 +110,30 @@ struct ResumePoint: Codable, Sendable, Equatable {
 }
 
 /// Writes a body to a file: partial file, then an atomic rename; keeps what it needs to resume.
-enum FileDownload {
-    /// The server's answer cannot continue the partial file: start again without a range.
-    struct Restart: Error {}
-
-    static func partialURL(for destination: URL) -> URL {
 ///
 /// Every file goes through ``FileWriter``: a device or FIFO destination (`-o /dev/null`, a named
 /// pipe) is written into directly with no partial file and nothing to resume; the partial and
 /// state files beside a regular destination are Callsign's own names, created with `O_EXCL`,
 /// never followed through a link, owner-only.
+enum FileDownload {
+    /// The server's answer cannot continue the partial file: start again without a range.
+    struct Restart: Error {}
+
+    /// The most bytes a state file may hold: a few hundred are written; more is not ours.
+    static let maximumStateSize = 64 << 10
+
+    static func partialURL(for destination: URL) -> URL {
         destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).callsign-partial")
     }
 
     static func stateURL(for destination: URL) -> URL {
-    /// The most bytes a state file may hold: a few hundred are written; more is not ours.
-    static let maximumStateSize = 64 << 10
-
         destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).callsign-partial.json")
+    }
+
+    /// The regular file a target names (a link's target), where partial and state files sit beside it.
+    private static func file(_ target: FileWriter.Target) -> URL? {
+        guard case .file(let path, _) = target else { return nil }
+        return URL(fileURLWithPath: path)
     }
 
     /// The resume point of a partial file waiting at `destination`, if any. Which URL it belongs
@@ -138,12 +144,6 @@ enum FileDownload {
     static func resumePoint(destination: URL) throws(APIError) -> ResumePoint? {
         guard let data = try FileWriter.readPrivate(stateURL(for: destination), limit: maximumStateSize),
             var point = try? JSONDecoder().decode(ResumePoint.self, from: data),
-    /// The regular file a target names (a link's target), where partial and state files sit beside it.
-    private static func file(_ target: FileWriter.Target) -> URL? {
-        guard case .file(let path, _) = target else { return nil }
-        return URL(fileURLWithPath: path)
-    }
-
             let size = try FileWriter.privateFileSize(partialURL(for: destination)),
             size > 0
         else { return nil }
@@ -278,14 +278,14 @@ enum FileDownload {
             guard let created = try FileWriter.createPrivate(partial) else {
                 throw APIError(.storage, localized: "\(partial.path) appeared while the download started; remove it and try again")
             }
+            writer = created
+        } else {
+            writer = try FileWriter.reopenPrivate(partial)
         }
         let resumable = validator(headers).map {
             ResumePoint(urlDigest: Digest.sha256Hex(url.absoluteString), url: Redaction.redact(url.absoluteString), validator: $0, total: total)
         }
         if let resumable, let data = try? JSONEncoder().encode(resumable) {
-            writer = created
-        } else {
-            writer = try FileWriter.reopenPrivate(partial)
             try FileWriter.replacePrivate(stateURL(for: file), with: data)
         } else {
             try FileWriter.removePrivate(stateURL(for: file))
