@@ -172,17 +172,28 @@ public final class URLSessionTransport: Transport {
         let (session, delegate) = session(through: transportRequest.proxy, tls: tls)
         let task = session.dataTask(with: urlRequest)
         let taskBox = TaskBox(task)
+        let identifier = task.taskIdentifier
         let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
         continuation.onTermination = { termination in
-            if case .cancelled = termination { taskBox.task.cancel() }
+            if case .cancelled = termination { taskBox.cancelInBackground() }
         }
+        // Cancellation (the caller's, a time limit's) returns at once: URLSession reports a
+        // cancelled task's end through its own queues, which FoundationNetworking can take
+        // seconds to reach under load. The task is torn down in the background.
         let response: HTTPURLResponse = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (head: CheckedContinuation<HTTPURLResponse, any Error>) in
-                delegate.register(task.taskIdentifier, head: head, body: continuation)
-                taskBox.task.resume()
+                delegate.register(identifier, head: head, body: continuation)
+                // Cancelled before the registration: the handler found nothing to end.
+                if Task.isCancelled {
+                    delegate.abandon(identifier)
+                    taskBox.cancelInBackground()
+                } else {
+                    taskBox.task.resume()
+                }
             }
         } onCancel: {
-            taskBox.task.cancel()
+            delegate.abandon(identifier)
+            taskBox.cancelInBackground()
         }
         var fields = HTTPFields()
         for (key, value) in response.allHeaderFields {
@@ -207,6 +218,12 @@ public final class URLSessionTransport: Transport {
 private final class TaskBox: @unchecked Sendable {
     let task: URLSessionDataTask
     init(_ task: URLSessionDataTask) { self.task = task }
+
+    /// Cancels the task off the caller's thread: FoundationNetworking's `cancel()` waits for the
+    /// session's work queue, and a thread of the concurrency pool must not block on it.
+    func cancelInBackground() {
+        DispatchQueue.global().async { self.task.cancel() }
+    }
 }
 
 /// Routes delegate callbacks to the waiting call, by task identifier.
@@ -234,6 +251,14 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         body: AsyncThrowingStream<Data, any Error>.Continuation
     ) {
         pending.withLock { $0[identifier] = Pending(head: head, body: body) }
+    }
+
+    /// Ends a task's wait at once, as cancelled: the head's waiter and the body's reader. What
+    /// URLSession reports for it later finds nothing to resume.
+    func abandon(_ identifier: Int) {
+        guard let entry = pending.withLock({ $0.removeValue(forKey: identifier) }) else { return }
+        entry.head?.resume(throwing: CancellationError())
+        entry.body.finish(throwing: CancellationError())
     }
 
     func urlSession(
