@@ -201,7 +201,7 @@ struct TransportStage: Middleware {
         }
         let startedAt = Date()
         let start = ContinuousClock.now
-        var body = wire.body
+        var body = wire.body?.limitingUnknownLength(to: limits.maximumRequestBodySize)
         // A body read into memory may be read by the transport with the head, in one step.
         let collects: Bool
         if case .memory = context.call.origin.consumer { collects = true } else { collects = false }

@@ -102,19 +102,18 @@ public struct MultipartFormData: Sendable {
             case .bytes(let data):
                 body.append(data)
             case .file(let url, _):
-                do {
-                    body.append(try Data(contentsOf: url, options: .mappedIfSafe))
-                } catch {
-                    throw FileChunks.unreadable(url, error)
-                }
+                body.append(try BodyFile.readAll(url, limit: Limits.default.maximumRequestBodySize))
             }
         }
         return body
     }
 
     /// The encoded body as a stream: files are read from disk as the transport sends them, never
-    /// whole, and the total length is known (from the files' sizes) so it goes out with a
-    /// `Content-Length`. Replayable: every send reads the files again.
+    /// whole. When every file is a regular file, the total length is known (from the files'
+    /// sizes) so it goes out with a `Content-Length`, and the body is replayable: every send
+    /// reads the files again. A part from a FIFO, a device or a `/proc` file (see ``BodyFile``)
+    /// has no length to know: the body is streamed once, chunked, each such file bounded by
+    /// ``Limits/maximumRequestBodySize``.
     ///
     /// ```swift
     /// request.body = RequestBody(content: try form.streamedBody(), contentType: form.contentType)
@@ -126,12 +125,15 @@ public struct MultipartFormData: Sendable {
             // No files: one buffer, which logs, HAR files and retries can read as they are.
             return .data(segments.reduce(into: Data()) { if case .bytes(let data) = $1 { $0.append(data) } })
         }
-        let length = segments.reduce(0) { total, segment in
+        var length: Int? = 0
+        for segment in segments {
             switch segment {
-            case .bytes(let data): total + data.count
-            case .file(_, let size): total + size
+            case .bytes(let data): length = length.map { $0 + data.count }
+            case .file(_, let size?): length = length.map { $0 + size }
+            case .file(_, nil): length = nil
             }
         }
+        guard let length else { return .stream(SegmentChunks(segments: segments)) }
         return .factory(length: length) { SegmentChunks(segments: segments) }
     }
 
@@ -154,14 +156,19 @@ public struct MultipartFormData: Sendable {
             case .data(let data):
                 segments.append(.bytes(Data(head.utf8) + data + Data("\r\n".utf8)))
             case .file(let url):
-                guard let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int,
-                    FileManager.default.isReadableFile(atPath: url.path)
-                else {
+                // Through the body-file door: a regular file's size, or no length for a FIFO,
+                // a device or a /proc file.
+                let kind = try? BodyFile.kind(of: url)
+                guard let kind, FileManager.default.isReadableFile(atPath: url.path) else {
                     throw APIError(
                         .encoding, localized: "the file \"\(url.lastPathComponent)\" for multipart part \"\(part.name)\" cannot be read")
                 }
                 segments.append(.bytes(Data(head.utf8)))
-                segments.append(.file(url, size: size))
+                if case .regular(let size) = kind {
+                    segments.append(.file(url, size: size))
+                } else {
+                    segments.append(.file(url, size: nil))
+                }
                 segments.append(.bytes(Data("\r\n".utf8)))
             }
         }
@@ -171,7 +178,8 @@ public struct MultipartFormData: Sendable {
 
     enum Segment: Sendable {
         case bytes(Data)
-        case file(URL, size: Int)
+        /// A file and its size, `nil` when it cannot be known in advance (``BodyFile/Kind/unknownLength``).
+        case file(URL, size: Int?)
     }
 
     /// Escapes a name or filename for a quoted `Content-Disposition` parameter, as the HTML
