@@ -24,7 +24,10 @@ extension APIClient {
     ///
     /// Progress (including resumed bytes) is reported on a ``CallTask`` from
     /// ``startDownload(_:to:resuming:)``. A download has no per-attempt time limit unless the
-    /// request sets one; use ``Request/Fields/deadline``.
+    /// request sets one; use ``Request/Fields/deadline``. A server that goes silent, before its
+    /// head or in the middle of the body, ends it after the idle limit
+    /// (``APIClient/Configuration/Timeouts/idle``, 60 seconds by default). Cancelling the task
+    /// stops the transfer at once and leaves the partial file for a resume.
     ///
     /// ```swift
     /// let response = try await client.download(.get("files/archive.zip"), to: URL(fileURLWithPath: "archive.zip"))
@@ -73,7 +76,9 @@ extension APIClient {
 
     /// Sends a request and returns as soon as the response head has arrived; the body is read
     /// by the caller, chunk by chunk, as it arrives (decoded if it was compressed). Nothing is
-    /// cached, and the per-attempt timeout covers only the wait for the head.
+    /// cached, and the per-attempt timeout covers only the wait for the head; each chunk is
+    /// awaited under the idle limit (``APIClient/Configuration/Timeouts/idle``) and the call's
+    /// deadline, both failing the read with ``APIError/Code/timedOut``.
     ///
     /// ```swift
     /// let streamed = try await client.stream(.get("events"))

@@ -78,7 +78,8 @@ extension APIClient {
 
         // MARK: Reliability
 
-        /// Per-attempt and whole-call time limits. Default: 60 seconds per attempt, no deadline.
+        /// Per-attempt, whole-call and idle time limits. Default: 60 seconds per attempt, no
+        /// deadline, 60 seconds without a byte.
         public var timeouts: Timeouts = Timeouts()
         /// How failed attempts are retried. Default ``RetryPolicy/default``: 3 attempts for
         /// idempotent requests, exponential back-off with jitter, `Retry-After` honoured.
@@ -219,11 +220,24 @@ extension APIClient.Configuration {
         /// One time limit for each whole call — attempts, retry waits, redirects and body —
         /// (APE's abort-after). A request's own ``Request/Fields/deadline`` wins. Default `nil`: none.
         public var deadline: Duration? = nil
+        /// How long any call — a body read into memory, a stream, a download to a file — may go
+        /// without a byte from the server: waiting for the head, and between two chunks of the
+        /// body (AsyncHTTPClient's read timeout). Past it the call ends with
+        /// ``APIError/Code/timedOut``. It holds where the other limits do not reach: a stream's
+        /// body, and a download without a timeout or deadline of its own. A stream's body is
+        /// idle only while its reader waits for the next chunk. Default 60 seconds; `nil` for none.
+        ///
+        /// ```swift
+        /// configuration.timeouts.idle = .seconds(15)   // a silent server is given up after 15 s
+        /// ```
+        public var idle: Duration? = .seconds(60)
 
-        /// Creates time limits; the defaults are 60 seconds per attempt and no deadline.
-        public init(attempt: Duration = .seconds(60), deadline: Duration? = nil) {
+        /// Creates time limits; the defaults are 60 seconds per attempt, no deadline, and an idle
+        /// limit of 60 seconds.
+        public init(attempt: Duration = .seconds(60), deadline: Duration? = nil, idle: Duration? = .seconds(60)) {
             self.attempt = attempt
             self.deadline = deadline
+            self.idle = idle
         }
     }
 

@@ -32,6 +32,9 @@ struct CallFacts: Sendable {
     var deadline: ContinuousClock.Instant?
     /// When this attempt must be over (set by the timeout stage for transports that enforce it).
     var attemptDeadline: ContinuousClock.Instant?
+    /// The attempt's idle watch (set by the timeout stage), restarted by every byte the transport
+    /// stage sees move.
+    var idleWatch: IdleWatch?
     /// The parameter names the common-parameters stage added, which leave on a hop to another origin.
     var commonParameterNames: Set<String> = []
     /// The resolved target of the request's path, so the encoding stage does not resolve it again.

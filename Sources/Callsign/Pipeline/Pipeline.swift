@@ -99,7 +99,8 @@ struct Pipeline: Sendable {
         }
         stages[.recording] = RecordingStage(telemetry: telemetry, recorder: observability.recorder)
         stages[.timeout] = TimeoutStage(
-            attempt: configuration.timeouts.attempt, transportEnforcesDeadlines: transport.enforcesDeadlines)
+            attempt: configuration.timeouts.attempt, idle: configuration.timeouts.idle, deadline: configuration.timeouts.deadline,
+            transportEnforcesDeadlines: transport.enforcesDeadlines)
         stages[.body] = BodyStage(limit: configuration.limits.maximumResponseBodySize)
         if !transport.decodesContentEncoding, configuration.responses.decompression.isEnabled {
             stages[.decompression] = DecompressionStage(

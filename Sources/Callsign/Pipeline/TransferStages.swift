@@ -5,36 +5,81 @@ import Synchronization
 // The stages at the bottom of every chain, from the per-attempt time limit down to the
 // transport. Each does one thing; together they are the one way a request is sent.
 
-/// The per-attempt time limit (``MiddlewareStage/timeout``): a request's own ``Request/Fields/timeout``,
-/// else the client's ``APIClient/Configuration/Timeouts/attempt``. A transport that enforces
-/// deadlines itself is handed the instant; any other attempt is raced against a timer.
+/// The per-attempt time limits (``MiddlewareStage/timeout``): a request's own ``Request/Fields/timeout``,
+/// else the client's ``APIClient/Configuration/Timeouts/attempt``, and the idle limit
+/// (``APIClient/Configuration/Timeouts/idle``). A transport that enforces deadlines itself is
+/// handed the instant; any other attempt, and any attempt the idle limit can end sooner, is
+/// raced against one timer. A stream's body, read after the attempt, waits for each chunk under
+/// the idle limit and the call's deadline.
 struct TimeoutStage: Middleware {
     let attempt: Duration
+    /// No byte for this long ends the call; `nil` for no idle limit.
+    let idle: Duration?
+    /// The client's deadline, for the message when it ends a stream's body.
+    let deadline: Duration?
     let transportEnforcesDeadlines: Bool
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
+        let consumer = context.call.origin.consumer
         // A download's length has no natural bound: only an explicit timeout limits one attempt.
-        guard let limit = request.timeout ?? (context.call.origin.consumer.isFile ? nil : attempt) else {
-            return try await next(request, context: context)
-        }
+        let limit = request.timeout ?? (consumer.isFile ? nil : attempt)
+        var context = context
+        // An attempt that must be over within the idle limit cannot stay idle for longer: no watch.
+        let watch = idle.flatMap { idle in limit.map { $0 <= idle } == true ? nil : IdleWatch(limit: idle) }
+        context.call.idleWatch = watch
+        var response: Response
         do {
-            // A file's body is written above the transport, so only a race can bound it.
-            if transportEnforcesDeadlines, !context.call.origin.consumer.isFile {
-                var context = context
+            if watch == nil, let limit, transportEnforcesDeadlines, !consumer.isFile {
+                // No timer task: the transport ends the attempt at the instant. (A file's body is
+                // written above the transport, so only a race can bound it.)
                 context.call.attemptDeadline = .now + limit
-                return try await next(request, context: context)
+                response = try await next(request, context: context)
+            } else {
+                let bounded = context
+                response = try await Deadline.run(until: limit.map { .now + $0 }, idle: watch) {
+                    try await next(request, context: bounded)
+                }
             }
-            return try await Deadline.run(within: limit) { try await next(request, context: context) }
-        } catch is Deadline.Expired {
+        } catch let error as Deadline.Idle {
+            throw Self.idle(error.limit, request: request, response: watch?.arrivedHead)
+        } catch let error as Deadline.Expired {
+            guard let limit else { throw error }
             throw Self.expired(limit, request: request)
         } catch let error as APIError where error.code == .timedOut && error.underlyingError == nil {
             // A custom transport's own deadline error: say which limit it was.
+            guard let limit else { throw error }
             throw Self.expired(limit, request: error.request ?? request)
         }
+        if case .stream = consumer, let body = response.bodyStream {
+            let deadline = request.deadline ?? deadline
+            let head = response
+            response.bodyStream = body.timed(idle: idle, until: context.call.deadline) { error in
+                switch error {
+                case let error as Deadline.Idle:
+                    return Self.idle(error.limit, request: head.request, response: head)
+                case let expired as Deadline.Expired:
+                    let failure = APIError(
+                        .timedOut, localized: "the deadline of \(APIClient.describe(deadline ?? .zero)) passed before the call completed",
+                        request: head.request, underlyingError: expired)
+                    return BodyStage.bodyFailure(failure, response: head)
+                default:
+                    return error
+                }
+            }
+        }
+        return response
     }
 
     private static func expired(_ limit: Duration, request: Request) -> APIError {
         APIError(.timedOut, localized: "no complete answer within \(APIClient.describe(limit))", request: request, underlyingError: Deadline.Expired())
+    }
+
+    /// The idle limit passed; with `response`, while its body arrived.
+    private static func idle(_ limit: Duration, request: Request, response: Response?) -> APIError {
+        let failure = APIError(
+            .timedOut, localized: "no byte arrived for \(APIClient.describe(limit)): the idle limit (timeouts.idle) passed",
+            request: request, underlyingError: Deadline.Idle(limit: limit))
+        return response.map { BodyStage.bodyFailure(failure, response: $0) } ?? failure
     }
 }
 
@@ -212,11 +257,18 @@ struct TransportStage: Middleware {
                 progress.report(TransferProgress(direction: .download, completedBytes: received, totalBytes: expected))
             }
         }
+        let watch = context.call.idleWatch
+        if let watch {
+            // Every byte either way restarts the idle limit: a head or body received, a chunk sent.
+            let report = receiveProgress
+            receiveProgress = { received, expected in
+                watch.touch()
+                report?(received, expected)
+            }
+        }
         let upload = progress.flatMap { UploadProgress($0, body: wire.body) }
         if let upload {
             upload.started()
-            // A streamed body reports each chunk as the transport takes it.
-            if body?.inMemoryData == nil { body = body?.reportingProgress(upload.sent) }
             // The upload is complete once the answer starts: said before the first download report.
             if let report = receiveProgress {
                 receiveProgress = { @Sendable (received: Int64, expected: Int64?) in
@@ -225,11 +277,20 @@ struct TransportStage: Middleware {
                 }
             }
         }
+        if body?.inMemoryData == nil, upload != nil || watch != nil {
+            // A streamed body reports each chunk as the transport takes it.
+            body = body?.reportingProgress { sent in
+                watch?.touch()
+                upload?.sent(sent)
+            }
+        }
         let sent: TransportResponse
         do {
             sent = try await transport.send(
                 TransportRequest(
-                    head: wire.head, body: body, bodyReading: collects ? .collect(limit: limits.maximumResponseBodySize) : .stream,
+                    head: wire.head, body: body,
+                    // Under an idle watch the head must come up as soon as it arrives, for the error.
+                    bodyReading: collects && watch == nil ? .collect(limit: limits.maximumResponseBodySize) : .stream,
                     deadline: context.call.attemptDeadline, receiveProgress: receiveProgress,
                     proxy: proxy?.proxy(for: wire.url), tls: tls, clientCaches: clientCaches))
         } catch {
@@ -237,6 +298,8 @@ struct TransportStage: Middleware {
         }
         upload?.finished()
         var response = try Self.response(sent, request: request, wire: wire, startedAt: startedAt, duration: .now - start)
+        response.bodyStream = sent.body.watched(by: watch)
+        watch?.arrived(response)
         do {
             response.declaredLength = try limits.check(sent.head).map { Int(clamping: $0) }
         } catch {

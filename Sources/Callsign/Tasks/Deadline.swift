@@ -1,36 +1,103 @@
 import Foundation
+import Synchronization
 
-/// Runs work under a time limit, cancelling it when the limit passes.
+/// Runs work under time limits — an end instant, an idle limit, or both — cancelling it when one
+/// passes.
+///
+/// The timers race real I/O, so they run on the continuous clock, not the injected
+/// ``CallClock``: a test clock's sleeps return at once, which would end every call at once.
 enum Deadline {
     /// The limit passed before the work finished.
     struct Expired: Error {}
+
+    /// No byte moved for `limit` (``APIClient/Configuration/Timeouts/idle``).
+    struct Idle: Error {
+        let limit: Duration
+    }
 
     /// Runs `operation`, throwing ``Expired`` (and cancelling it) once `limit` has passed.
     static func run<T: Sendable>(
         within limit: Duration, _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        try await race(operation) { try await Task.sleep(for: limit) }
+        try await run(until: .now + limit, idle: nil, operation)
     }
 
     /// Runs `operation`, throwing ``Expired`` (and cancelling it) once `instant` has passed.
     static func run<T: Sendable>(
         until instant: ContinuousClock.Instant, _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        try await race(operation) { try await Task.sleep(until: instant, clock: .continuous) }
+        try await run(until: instant, idle: nil, operation)
     }
 
-    private static func race<T: Sendable>(
-        _ operation: @escaping @Sendable () async throws -> T, timer: @escaping @Sendable () async throws -> Void
+    /// Runs `operation`, throwing ``Expired`` once `end` has passed, or ``Idle`` once `idle` has
+    /// seen no byte for its limit; either way `operation` is cancelled and awaited (one timer
+    /// task, however often the idle watch restarts). With neither, `operation` just runs.
+    static func run<T: Sendable>(
+        until end: ContinuousClock.Instant?, idle: IdleWatch?, _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        try await withThrowingTaskGroup(of: T.self) { group in
+        guard end != nil || idle != nil else { return try await operation() }
+        return try await withThrowingTaskGroup(of: T.self) { group in
             group.addTask { try await operation() }
             group.addTask {
-                try await timer()
-                throw Expired()
+                try await expiry(end: end, idle: idle)
+                throw CancellationError()  // not reached: expiry only returns by throwing
             }
             defer { group.cancelAll() }
             guard let first = try await group.next() else { throw CancellationError() }
             return first
         }
+    }
+
+    /// Sleeps until `end` or the idle watch's due instant, whichever is first, and throws which
+    /// one passed; a watch restarted meanwhile only moves the next wake-up.
+    private static func expiry(end: ContinuousClock.Instant?, idle: IdleWatch?) async throws {
+        while true {
+            let now = ContinuousClock.now
+            if let end, now >= end { throw Expired() }
+            if let idle, now >= idle.due { throw Idle(limit: idle.limit) }
+            // At most a day per sleep: a limit of any size never reaches the clock's arithmetic.
+            var wake = now + .seconds(86_400)
+            if let end { wake = min(wake, end) }
+            if let idle { wake = min(wake, idle.due) }
+            try await Task.sleep(until: wake, clock: .continuous)
+        }
+    }
+}
+
+/// How long a transfer may go without a byte: restarted by every byte that moves, read by the
+/// timer of ``Deadline/run(until:idle:_:)``. One per attempt, shared by whoever moves its bytes;
+/// restarting it costs one clock read and one atomic store, no task.
+final class IdleWatch: Sendable {
+    /// How long the transfer may go without a byte.
+    let limit: Duration
+    private let origin: ContinuousClock.Instant
+    /// Nanoseconds from `origin` to the last byte (or the start).
+    private let last = Atomic<Int64>(0)
+    /// The response head, once it has arrived: for the error when the limit passes in its body.
+    private let head = Mutex<Response?>(nil)
+
+    /// A watch whose idle period starts now.
+    init(limit: Duration) {
+        self.limit = max(limit, .zero)
+        origin = .now
+    }
+
+    /// A byte moved: the idle period starts again.
+    func touch() {
+        last.store(origin.duration(to: .now).nanoseconds, ordering: .relaxed)
+    }
+
+    /// The head arrived (a byte moved too).
+    func arrived(_ response: Response) {
+        head.withLock { $0 = response }
+        touch()
+    }
+
+    /// The head, if it arrived.
+    var arrivedHead: Response? { head.withLock { $0 } }
+
+    /// When the limit passes unless another byte moves first.
+    var due: ContinuousClock.Instant {
+        origin + .nanoseconds(last.load(ordering: .relaxed)) + limit
     }
 }

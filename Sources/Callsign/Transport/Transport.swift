@@ -252,3 +252,91 @@ extension HTTPRequest {
         "\(scheme ?? "http")://\(authority ?? "")\(path ?? "/")"
     }
 }
+
+extension ResponseBodyStream {
+    /// The same chunks, each restarting `watch` (the attempt's idle watch, read by the timer of
+    /// the timeout stage). A body already in memory is returned as it is.
+    ///
+    /// An end that comes only because the reading task was cancelled is not the end of the body:
+    /// `AsyncThrowingStream` (URLSession's body) and others end quietly on cancellation, and a
+    /// cancelled download would otherwise look complete. It throws `CancellationError` instead.
+    func watched(by watch: IdleWatch?) -> ResponseBodyStream {
+        guard inMemoryData == nil else { return self }
+        return ResponseBodyStream(WatchedChunks(base: self, watch: watch))
+    }
+
+    /// The same chunks, each awaited under time limits: `idle` from when the reader asks for it,
+    /// and the instant `end`. For a body read outside the pipeline (``APIClient/stream(_:)``),
+    /// where no attempt's timer runs any more. `failure` turns ``Deadline/Expired`` and
+    /// ``Deadline/Idle`` into the caller's error. A body already in memory is returned as it is.
+    func timed(
+        idle: Duration?, until end: ContinuousClock.Instant?, failure: @escaping @Sendable (any Error) -> any Error
+    ) -> ResponseBodyStream {
+        guard inMemoryData == nil, idle != nil || end != nil else { return self }
+        return ResponseBodyStream(TimedChunks(base: self, idle: idle, end: end, failure: failure))
+    }
+}
+
+/// See ``ResponseBodyStream/watched(by:)``.
+private struct WatchedChunks: AsyncSequence, Sendable {
+    typealias Element = Data
+    let base: ResponseBodyStream
+    let watch: IdleWatch?
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: ResponseBodyStream.AsyncIterator
+        let watch: IdleWatch?
+
+        mutating func next() async throws -> Data? {
+            guard let chunk = try await base.next() else {
+                try Task.checkCancellation()
+                return nil
+            }
+            watch?.touch()
+            return chunk
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), watch: watch) }
+}
+
+/// See ``ResponseBodyStream/timed(idle:until:failure:)``.
+private struct TimedChunks: AsyncSequence, Sendable {
+    typealias Element = Data
+    let base: ResponseBodyStream
+    let idle: Duration?
+    let end: ContinuousClock.Instant?
+    let failure: @Sendable (any Error) -> any Error
+
+    /// The base iterator, moved into each chunk's race. Safe to share: one chunk is read at a
+    /// time — each `next()` awaits its race, both of its tasks included, before it returns, and
+    /// an iterator is never advanced by two callers at once.
+    final class Source: @unchecked Sendable {
+        private var iterator: ResponseBodyStream.AsyncIterator
+        init(_ iterator: ResponseBodyStream.AsyncIterator) { self.iterator = iterator }
+        func next() async throws -> Data? { try await iterator.next() }
+    }
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let source: Source
+        let sequence: TimedChunks
+
+        mutating func next() async throws -> Data? {
+            let source = source
+            do {
+                let watch = sequence.idle.map { IdleWatch(limit: $0) }
+                guard let chunk = try await Deadline.run(until: sequence.end, idle: watch, { try await source.next() }) else {
+                    try Task.checkCancellation()
+                    return nil
+                }
+                return chunk
+            } catch let error as Deadline.Idle {
+                throw sequence.failure(error)
+            } catch let error as Deadline.Expired {
+                throw sequence.failure(error)
+            }
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(source: Source(base.makeAsyncIterator()), sequence: self) }
+}
