@@ -43,7 +43,14 @@ struct CallCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let loaded = try DefinitionsArgument.loaded(file.definitions, baseURL: baseURL)
+            guard let choice = DefinitionsArgument.choice(file.definitions) else {
+                _ = try DefinitionsArgument.path(nil)  // throws: no definitions file
+                return
+            }
+            DefinitionsArgument.announce(choice, quiet: exchange.quiet)
+            // A --base-url is typed: credentials may go there, whichever file lends the rest.
+            try DefinitionsArgument.checkCredentials(exchange.credentials, choice: choice, typedOrigin: baseURL != nil)
+            let loaded = try DefinitionsArgument.loaded(choice.path, baseURL: baseURL)
             let given = try ParameterArguments.parse(parameters)
             // An OpenAPI operation places and checks its parameters as its document says.
             let request = try loaded.openAPI.map { operations throws(APIError) in try operations.request(name, parameters: given) }

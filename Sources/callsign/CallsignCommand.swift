@@ -18,4 +18,10 @@ struct CallsignCommand: AsyncParsableCommand {
             HeadCommand.self, DownloadCommand.self, ListCommand.self, DescribeCommand.self, QueueCommand.self, DemoCommand.self,
         ]
     )
+
+    /// Reads the command line without its `-H` options, which ``HeaderOptions`` took out first:
+    /// thousands of them cost linear time, not ArgumentParser's quadratic time.
+    static func main() async {
+        await main(HeaderOptions.process.rest)
+    }
 }

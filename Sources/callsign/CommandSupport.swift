@@ -15,17 +15,36 @@ import Darwin
 /// Raw `write(2)` calls rather than `FileHandle.write`, which traps when the reader has gone
 /// (`callsign call X | head -1`). A closed stdout ends the program as `cat` or `curl` would:
 /// quietly, by the default action of SIGPIPE (status 141 in a shell), with nothing on stderr.
+///
+/// Every line of text goes through ``TerminalText/line(_:)``: a control character or a line
+/// feed in it — from a server, a document or a stored row — is shown escaped, never obeyed.
+/// Only ``write(_:)`` (a body, already made safe for a terminal or going to a pipe) and
+/// ``redraw(_:)`` (the progress bar's own cursor control) send bytes as they are.
 enum Terminal {
+    /// One line on standard output, its control characters escaped.
     static func out(_ text: String) {
-        write(Data((text + "\n").utf8))
+        write(Data((TerminalText.line(text) + "\n").utf8))
     }
 
+    /// Bytes on standard output exactly as given: a body (see ``ResponsePrinter/printBody(_:output:)``).
     static func write(_ data: Data) {
         write(data, to: STDOUT_FILENO)
     }
 
+    /// One line on standard error, its control characters escaped.
     static func error(_ text: String) {
-        write(Data((text + "\n").utf8), to: STDERR_FILENO)
+        write(Data((TerminalText.line(text) + "\n").utf8), to: STDERR_FILENO)
+    }
+
+    /// Redraws the current line of standard error (a progress bar on a terminal): the cursor goes
+    /// back to the start of the line, the line is cleared, and `text` — escaped — is drawn.
+    static func redraw(_ text: String) {
+        write(Data(("\r\u{1B}[2K" + TerminalText.line(text)).utf8), to: STDERR_FILENO)
+    }
+
+    /// Ends a line drawn by ``redraw(_:)``.
+    static func endRedrawnLine() {
+        write(Data("\n".utf8), to: STDERR_FILENO)
     }
 
     private static func write(_ data: Data, to descriptor: Int32) {
@@ -191,20 +210,53 @@ enum DefinitionsArgument {
     /// The definitions file to use: the one given, else `$CALLSIGN_DEFINITIONS`, else
     /// `callsign.yaml` or `callsign.json` in the current folder.
     static func path(_ given: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(APIError) -> String {
-        if let given { return given }
-        if let named = environment["CALLSIGN_DEFINITIONS"], !named.isEmpty { return named }
-        for candidate in ["callsign.yaml", "callsign.json"] where FileManager.default.fileExists(atPath: candidate) {
-            return candidate
+        guard let choice = choice(given, environment: environment) else {
+            throw cliError(
+                .invalidDefinition,
+                "no definitions file: give --definitions FILE (-D), set CALLSIGN_DEFINITIONS, or put callsign.yaml in this folder")
         }
-        throw cliError(
-            .invalidDefinition,
-            "no definitions file: give --definitions FILE (-D), set CALLSIGN_DEFINITIONS, or put callsign.yaml in this folder")
+        return choice.path
     }
 
     /// The definitions file to use if there is one: the one given, else the defaults `path`
     /// looks for; `nil` when none of them exists (for ad-hoc calls, which need none).
     static func optionalPath(_ given: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
-        try? path(given, environment: environment)
+        choice(given, environment: environment)?.path
+    }
+
+    /// A definitions file and whether the user named it.
+    struct Choice: Equatable {
+        var path: String
+        /// `true` for `-D FILE` and `$CALLSIGN_DEFINITIONS`; `false` for a `callsign.yaml` or
+        /// `callsign.json` that merely lies in the current folder — perhaps a cloned repository's,
+        /// written by someone else. Command-line credentials never go to such a file's hosts.
+        var named: Bool
+    }
+
+    /// The definitions file to use, and how it was chosen; `nil` when there is none.
+    static func choice(_ given: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> Choice? {
+        if let given { return Choice(path: given, named: true) }
+        if let named = environment["CALLSIGN_DEFINITIONS"], !named.isEmpty { return Choice(path: named, named: true) }
+        for candidate in ["callsign.yaml", "callsign.json"] where FileManager.default.fileExists(atPath: candidate) {
+            return Choice(path: candidate, named: false)
+        }
+        return nil
+    }
+
+    /// Says on stderr which definitions file was picked up without being named, so a file
+    /// planted in a folder never acts unseen.
+    static func announce(_ choice: Choice, quiet: Bool) {
+        guard !choice.named, !quiet else { return }
+        Terminal.error(localized("callsign: using \(choice.path), found in this folder (name a file with -D to choose)"))
+    }
+
+    /// Refuses command-line credentials when they would go to the hosts of a definitions file
+    /// the user did not name: only an origin typed on the command line, or the origins of a
+    /// file named with `-D` or `$CALLSIGN_DEFINITIONS`, receive them.
+    static func checkCredentials(_ credentials: CredentialOptions, choice: Choice?, typedOrigin: Bool) throws {
+        guard let choice, !choice.named, credentials.given, !typedOrigin else { return }
+        throw ValidationError(
+            localized("command-line credentials go only to a URL you type or to a definitions file you name: \(choice.path) was found in this folder; give -D \(choice.path) to send them to its hosts, or a full URL"))
     }
 
     /// Loads the definitions file `path(given)` names.
@@ -251,14 +303,29 @@ enum ResponsePrinter {
     /// The body exactly as received (after content decoding), or — for a person — JSON
     /// re-indented token by token, never re-serialized: key order, number text and string escapes
     /// stay as the server sent them.
+    ///
+    /// On a terminal (unless `--raw` asks for the bytes as they are), the body is first made safe
+    /// by ``TerminalText/body(_:)``: control characters a server could use to clear the screen,
+    /// set the window title or forge lines are shown escaped, and binary content is not shown at
+    /// all, only its size (as HTTPie does). To a file or a pipe the body is byte-exact.
     static func printBody(_ response: Response, output: OutputOptions) {
         guard !response.body.isEmpty else { return }
-        if output.prettyPrints, let pretty = JSONText.prettyPrinted(response.body, colors: output.colors) {
+        var body = response.body
+        if output.showsOnTerminal {
+            switch TerminalText.body(body) {
+            case .text(let safe):
+                body = safe
+            case .binary(let count):
+                Terminal.out(localized("[binary body of \(count) bytes not shown on a terminal: use -o FILE, a pipe, or --raw]"))
+                return
+            }
+        }
+        if output.prettyPrints, let pretty = JSONText.prettyPrinted(body, colors: output.colors) {
             Terminal.write(pretty)
             return
         }
-        Terminal.write(response.body)
-        if output.prettyPrints, response.body.last != UInt8(ascii: "\n") { Terminal.out("") }
+        Terminal.write(body)
+        if output.prettyPrints, body.last != UInt8(ascii: "\n") { Terminal.write(Data("\n".utf8)) }
     }
 
     static func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) == 1 }

@@ -49,6 +49,20 @@ struct DownloadCommand: AsyncParsableCommand {
     @Flag(name: [.short, .long], help: .localized("No progress output."))
     var quiet = false
 
+    @Option(help: .localized("Time limit in seconds for one attempt, the whole body included."))
+    var timeout: Double?
+
+    @Option(help: .localized("One time limit in seconds for the whole download, retries included."))
+    var deadline: Double?
+
+    func validate() throws {
+        for (option, value) in [("--timeout", timeout), ("--deadline", deadline)] {
+            if let value, !(value > 0 && value <= 86_400) {
+                throw ValidationError(localized("\(option) takes more than 0 and at most 86400 seconds"))
+            }
+        }
+    }
+
     func run() async throws {
         try await reportingErrors {
             let file = try definitions.map { path throws(APIError) in try DefinitionsArgument.loaded(path, baseURL: nil) }
@@ -68,15 +82,26 @@ struct DownloadCommand: AsyncParsableCommand {
                 request = try loaded.definition(named: target).request(parameters: try ParameterArguments.parse(parameters))
             }
             let client = APIClient(definitions: loaded ?? APIDefinitions(), configuration: configuration)
-            request.headers = request.headers.merging(try ParameterArguments.headers(headers))
+            request.headers = request.headers.merging(try ParameterArguments.headers(HeaderOptions.all(headers)))
             if explicit != nil { request.needsAuthorization = true }
+            // A download's own limits: the client's per-attempt timeout does not cover a body
+            // written to a file, a request's own does (validate() bounds both values).
+            if let timeout { request.timeout = .milliseconds(Int64(timeout * 1000)) }
+            if let deadline { request.deadline = .milliseconds(Int64(deadline * 1000)) }
             let destination = URL(fileURLWithPath: output)
             let task = client.startDownload(request, to: destination, resuming: resume)
             let bar = ProgressBar(enabled: !quiet, terminal: ResponsePrinter.isTerminal(STDERR_FILENO))
-            for await progress in task.progress where progress.direction == .download {
-                bar.show(progress)
+            // The download runs in a task of the client's own: Ctrl-C (which cancels this task)
+            // must cancel it too, or the transfer would run to its end. The partial file stays,
+            // for --continue.
+            let response = try await withTaskCancellationHandler {
+                for await progress in task.progress where progress.direction == .download {
+                    bar.show(progress)
+                }
+                return try await task.response
+            } onCancel: {
+                task.cancel()
             }
-            let response = try await task.response
             try response.validate()
             bar.finish()
             let size = (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int) ?? 0
@@ -125,7 +150,7 @@ final class ProgressBar {
             let width = 24
             let filled = Int((progress.fraction ?? 0) * Double(width))
             let bar = "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
-            FileHandle.standardError.write(Data(("\r\u{1B}[2K" + bar + parts.joined(separator: "  ")).utf8))
+            Terminal.redraw(bar + parts.joined(separator: "  "))
             drewLine = true
         } else {
             Terminal.error(localized("downloaded \(parts.joined(separator: "  "))"))
@@ -133,7 +158,7 @@ final class ProgressBar {
     }
 
     func finish() {
-        if enabled, terminal, drewLine { FileHandle.standardError.write(Data("\n".utf8)) }
+        if enabled, terminal, drewLine { Terminal.endRedrawnLine() }
     }
 
     static func time(_ seconds: Double) -> String {

@@ -126,7 +126,7 @@ struct ExchangeOptions: ParsableArguments {
         let explicit = try credentials.authentication(sendingTo: request.path, openAPI: openAPI)
         var configuration = try makeConfiguration(definitions: definitions, explicit: explicit)
         if openAPI != nil { configuration.encoders.queryEncoder.arrayStyle = .repeatedKey }
-        request.headers = request.headers.merging(try ParameterArguments.headers(headers))
+        request.headers = request.headers.merging(try ParameterArguments.headers(HeaderOptions.all(headers)))
         if explicit != nil { request.needsAuthorization = true }
         try adjust(&request, retryPolicy: configuration.retry)
         let response: Response = try await withStorages { queueStorage, cacheStorage in

@@ -25,13 +25,17 @@ struct AdHocCall: ParsableArguments {
     /// through the same client path as `callsign call`.
     func run(_ method: HTTPRequest.Method) async throws {
         try await reportingErrors {
-            let file = try DefinitionsArgument.optionalPath(definitions).map { path throws(APIError) in
-                try DefinitionsArgument.loaded(path, baseURL: nil)
-            }
-            let loaded = file?.definitions
+            let choice = DefinitionsArgument.choice(definitions)
+            if let choice { DefinitionsArgument.announce(choice, quiet: exchange.quiet) }
+            let file = try choice.map { choice throws(APIError) in try DefinitionsArgument.loaded(choice.path, baseURL: nil) }
+            var loaded = file?.definitions
             let defaults = loaded?.defaultDefinition ?? APIDefinition()
             let items = try AdHocItems(parsing: self.items)
-            var definition = APIDefinition(path: try Self.target(url, base: defaults.baseURL), method: method)
+            let target = try Self.target(url, base: defaults.baseURL)
+            try DefinitionsArgument.checkCredentials(exchange.credentials, choice: choice, typedOrigin: Self.isAbsolute(target))
+            // A file found, not named, lends its base URL and headers, never its hosts' trust.
+            if choice?.named == false { loaded?.trustsItsOrigins = false }
+            var definition = APIDefinition(path: target, method: method)
             // Parameters go where the method puts them (the query for GET, HEAD and DELETE, a
             // JSON body otherwise), as in the library's Request.get/post.
             if [.post, .put, .patch].contains(method) { definition.contentType = .json }
@@ -44,17 +48,54 @@ struct AdHocCall: ParsableArguments {
 
     /// The URL to call: absolute as given, a path under the definitions' base URL, or
     /// `http://` + the text (as curl and HTTPie read `example.com/x`); `:8080/x` is localhost.
+    /// Text that looks like a host (see ``looksLikeHost(_:)``) is always a host, never a path
+    /// under a base URL: `127.0.0.1:8080/x` goes to 127.0.0.1, whatever file lies in the folder.
     static func target(_ text: String, base: URL?) throws(APIError) -> String {
         let lowered = text.lowercased()
         if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") { return text }
         if text.contains("://") { throw cliError(.invalidRequest, "\(text): only http and https URLs can be called") }
         if text.hasPrefix(":") { return "http://localhost" + text }
+        if looksLikeHost(text) { return "http://" + text }
         if base != nil { return text }
         guard !text.isEmpty, !text.hasPrefix("/") else {
             throw cliError(.invalidRequest, "\(text) is a path, and no definitions file gives a base URL: give a full URL")
         }
         return "http://" + text
     }
+}
+
+extension AdHocCall {
+    /// Whether `target` is an absolute http(s) URL.
+    static func isAbsolute(_ target: String) -> Bool {
+        let lowered = target.lowercased()
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+    }
+
+    /// Whether the text before the first `/`, `?` or `#` names a host: `host:port`,
+    /// `localhost`, a bracketed IPv6 literal, or a dotted name (`example.com`, `127.0.0.1`) —
+    /// as curl and HTTPie read them. Such an argument is always a host, never a path under a
+    /// definitions file's base URL.
+    static func looksLikeHost(_ text: String) -> Bool {
+        let authority = text.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard !authority.isEmpty else { return false }
+        if authority.hasPrefix("[") { return true }  // [::1]:8080
+        var host = authority
+        if let colon = authority.lastIndex(of: ":") {
+            let port = authority[authority.index(after: colon)...]
+            guard !port.isEmpty, port.allSatisfy(\.isASCIIDigit) else { return false }
+            host = authority[..<colon]
+            return !host.isEmpty && !host.contains(":")
+        }
+        if host.lowercased() == "localhost" { return true }
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        return labels.count >= 2
+            && labels.allSatisfy { label in !label.isEmpty && label.allSatisfy { $0.isASCIILetterOrDigit || $0 == "-" } }
+    }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
+    fileprivate var isASCIILetterOrDigit: Bool { isASCII && (isLetter || isNumber) }
 }
 
 /// HTTPie's request items: `key=value`, `key:=json`, `key==value`, `Name:value` (see

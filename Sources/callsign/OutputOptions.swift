@@ -20,13 +20,20 @@ struct OutputOptions: ParsableArguments {
     @Flag(help: .localized("Pretty-print JSON even when stdout is not a terminal (key order, numbers and escapes unchanged)."))
     var pretty = false
 
-    @Flag(help: .localized("Print the body exactly as received even on a terminal."))
+    @Flag(help: .localized("Print the body exactly as received even on a terminal (control characters included: only for a server you trust)."))
     var raw = false
 
     /// Whether JSON bodies are re-indented: on a terminal, unless `--raw`; elsewhere only with `--pretty`.
     var prettyPrints: Bool {
         if raw { return false }
         return pretty || ResponsePrinter.isTerminal(STDOUT_FILENO)
+    }
+
+    /// Whether the body goes to a terminal as text for a person: control characters escaped,
+    /// binary content not shown (``TerminalText/body(_:)``). `--raw` prints the bytes exactly,
+    /// controls included, as `cat` would.
+    var showsOnTerminal: Bool {
+        !raw && ResponsePrinter.isTerminal(STDOUT_FILENO)
     }
 
     /// The colours to use, if any: never when the output is not pretty-printed.

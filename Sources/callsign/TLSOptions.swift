@@ -35,6 +35,14 @@ struct TLSOptions: ParsableArguments {
     func validate() throws {
         if http1 && http2 { throw ValidationError(localized("--http1.1 and --http2 cannot be used together")) }
         if (certificateFile == nil) != (keyFile == nil) { throw ValidationError(localized("--cert and --key go together")) }
+        // An empty file name (an unset variable) is a mistake, never "use the defaults".
+        for (option, value) in [("--cacert", authorityFile), ("--cert", certificateFile), ("--key", keyFile)] where value?.isEmpty == true {
+            throw ValidationError(localized("\(option) names no file (an unset variable?)"))
+        }
+        if pins.contains(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
+            throw ValidationError(localized("--pin is empty (an unset variable?): give sha256/BASE64"))
+        }
+        _ = try pinnedKeys.map(Self.curlPins)
     }
 
     /// The TLS settings these options ask for.
@@ -47,17 +55,23 @@ struct TLSOptions: ParsableArguments {
             settings.clientIdentity = try TLSClientIdentity(
                 certificatePEM: try Self.read(certificateFile, option: "--cert"), privateKeyPEM: try Self.read(keyFile, option: "--key"))
         }
-        // curl's list separates pins with `;` and writes `sha256//`; Callsign's pins are `sha256/`.
-        let curlPins = (pinnedKeys ?? "").split(separator: ";").map { piece -> String in
-            let pin = piece.trimmingCharacters(in: .whitespaces)
-            return pin.hasPrefix("sha256//") ? "sha256/" + pin.dropFirst("sha256//".count) : pin
-        }
-        let all = pins + curlPins
+        let all = pins + (try pinnedKeys.map(Self.curlPins) ?? [])
         // One command calls one host: its pins apply to whichever host that is.
         if !all.isEmpty { settings.pins = try CertificatePins(["*": all]) }
         if requiresTLS13 { settings.minimumVersion = .tls13 }
         settings.allowsHTTP2 = !http1
         return settings
+    }
+
+    /// curl's pin list: pins separated by `;`, written `sha256//`; Callsign's pins are `sha256/`.
+    /// An option that was given but names no pin — an empty value (an unset `$PIN`), `;`, an
+    /// empty piece — is a usage error, never "no pinning": pinning must not fail open.
+    static func curlPins(_ list: String) throws -> [String] {
+        let pieces = list.split(separator: ";", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard !pieces.contains(where: \.isEmpty) else {
+            throw ValidationError(localized("--pinnedpubkey names no pin or an empty one (an unset variable?): give sha256//BASE64[;sha256//BASE64…]"))
+        }
+        return pieces.map { pin in pin.hasPrefix("sha256//") ? "sha256/" + pin.dropFirst("sha256//".count) : pin }
     }
 
     private static func read(_ path: String, option: String) throws -> String {
