@@ -62,7 +62,8 @@ enum CacheRoutes {
         case "private":
             // Names the user by the token's first word ("alice-…" → "alice"), never echoing the token:
             // a response that echoes a credential is not stored.
-            let token = request.header("Authorization")?.split(separator: " ").last.map(String.init) ?? ""
+            // The credential is Authorization's, or a Private-Token header's (GitLab's style).
+            let token = (request.header("Authorization") ?? request.header("Private-Token"))?.split(separator: " ").last.map(String.init) ?? ""
             let user = token.split(separator: "-").first.map(String.init) ?? ""
             return with(body(["user": .string(user)]), [("Cache-Control", "private, max-age=60")])
         case "stale-if-error":

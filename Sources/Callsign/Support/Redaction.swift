@@ -1,28 +1,45 @@
 public import Foundation
 
-/// What is secret, and how it is hidden wherever Callsign shows a request: logs, cURL lines, error
-/// descriptions and HAR files.
+/// What is secret, and how it is hidden wherever Callsign shows or keeps a request: logs, cURL
+/// lines, error descriptions, HAR files, the HTTP cache's partitions and the offline queue.
 ///
-/// On by default. Values of secret headers and query parameters, URL user-info and secret JSON or
-/// form fields in bodies are replaced by `REDACTED`.
+/// On by default. Secrets are recognised by a *name rule*, not a short list: a header, query
+/// parameter or body field whose name contains one of ``secretNameFragments`` (`token`, `key`,
+/// `secret`, `auth`, `password`, `passwd`, `session`, `signature`, `credential`, `cookie`, in any
+/// case) is secret, unless it is one of the known non-secrets in ``publicNames`` (such as
+/// `Idempotency-Key`). So `Private-Token`, `Api-Key`, `X-Auth-Token` and `sessionid` are secret
+/// without being listed. A false positive costs a masked log line; a false negative would leak a
+/// credential.
+///
+/// A secret's value is replaced by `REDACTED` when it is shown, is part of the cache's partition
+/// (a response to `Private-Token: A` is never served to `Private-Token: B`) and is never stored in
+/// clear: not in the cache, not in the offline queue. URL user-info is always removed.
 ///
 /// ```swift
-/// configuration.observability.redaction.secretHeaders.insert("X-Api-Key")
-/// configuration.observability.redaction.secretQueryNames.insert("session")
-/// configuration.observability.redaction.secretBodyFields.insert("pin")
+/// configuration.observability.redaction.secretHeaders.insert("X-Tenant")   // one more exact name
+/// configuration.observability.redaction.secretNameFragments.append("pin")  // every name with "pin"
+/// configuration.observability.redaction.publicNames.insert("sort_key")     // not a secret here
 /// ```
 public struct Redaction: Sendable, Hashable {
-    /// Header names whose values are secret (case-insensitive). Default: `Authorization`,
-    /// `Proxy-Authorization`, `Cookie`, `Set-Cookie`, `X-Api-Key`, `X-Auth-Token`.
+    /// Name fragments that make a header, query parameter or body field secret (compared in
+    /// lower case): `token`, `key`, `secret`, `auth`, `password`, `passwd`, `session`,
+    /// `signature`, `credential`, `cookie`.
+    public var secretNameFragments: [String]
+    /// Names that contain a fragment but are not secret (case-insensitive): `Idempotency-Key`,
+    /// `WWW-Authenticate` (a server's challenge), and the words `author`, `authors`, `authority`,
+    /// `keyword`, `keywords`, `tokenizer`.
+    public var publicNames: Set<String>
+    /// More header names whose values are secret (case-insensitive), beside the name rule.
+    /// Default: `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`, `X-Api-Key`,
+    /// `X-Auth-Token` (all also caught by the rule).
     public var secretHeaders: Set<String>
-    /// Query parameter names whose values are secret (case-insensitive). Default: `token`,
-    /// `access_token`, `refresh_token`, `id_token`, `api_key`, `apikey`, `key`, `password`,
-    /// `secret`, `client_secret`, `sig`, `signature`, the signed-URL parameters of S3 and Google
-    /// Cloud Storage (`X-Amz-Signature`, `X-Amz-Security-Token`, `X-Amz-Credential`,
-    /// `X-Goog-Signature`, `X-Goog-Credential`), `session`, `session_id`, `sessionid`.
+    /// More query parameter names whose values are secret (case-insensitive), beside the name
+    /// rule. Default: `sig` and the names the rule catches anyway (`access_token`, `api_key`,
+    /// `X-Amz-Signature`, `X-Goog-Credential`, `session_id`, …).
     public var secretQueryNames: Set<String>
-    /// JSON and form field names whose values are secret, at any depth (case-insensitive).
-    /// Default: `password`, `token`, `access_token`, `refresh_token`, `client_secret`, `secret`.
+    /// More JSON and form field names whose values are secret at any depth (case-insensitive),
+    /// beside the name rule. Default: `password`, `token`, `access_token`, `refresh_token`,
+    /// `client_secret`, `secret`.
     public var secretBodyFields: Set<String>
 
     /// The text that replaces a secret.
@@ -33,6 +50,8 @@ public struct Redaction: Sendable, Hashable {
 
     /// Creates the default redaction.
     public init() {
+        secretNameFragments = ["token", "key", "secret", "auth", "password", "passwd", "session", "signature", "credential", "cookie"]
+        publicNames = ["idempotency-key", "www-authenticate", "author", "authors", "authority", "keyword", "keywords", "tokenizer"]
         secretHeaders = ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "x-auth-token"]
         secretQueryNames = [
             "token", "access_token", "refresh_token", "id_token", "api_key", "apikey", "key", "password", "secret",
@@ -45,11 +64,36 @@ public struct Redaction: Sendable, Hashable {
     /// Shows secrets as they are. For local debugging only.
     public static let none: Redaction = {
         var redaction = Redaction()
+        redaction.secretNameFragments = []
         redaction.secretHeaders = []
         redaction.secretQueryNames = []
         redaction.secretBodyFields = []
         return redaction
     }()
+
+    /// Whether a name is secret by the name rule: it contains a fragment and is not public.
+    ///
+    /// ```swift
+    /// Redaction.default.isSecretName("Private-Token")    // true
+    /// Redaction.default.isSecretName("Idempotency-Key")  // false
+    /// ```
+    public func isSecretName(_ name: String) -> Bool {
+        guard !secretNameFragments.isEmpty else { return false }
+        let lowered = name.lowercased()
+        guard secretNameFragments.contains(where: { lowered.contains($0) }) else { return false }
+        return !publicNames.contains(lowered)
+    }
+
+    /// Adds exact names to every kind of secret (headers, query parameters and body fields), as
+    /// the command line's `--secret-name` does.
+    public mutating func addSecretNames(_ names: some Sequence<String>) {
+        for name in names {
+            let lowered = name.lowercased()
+            secretHeaders.insert(lowered)
+            secretQueryNames.insert(lowered)
+            secretBodyFields.insert(lowered)
+        }
+    }
 
     /// The URL text with user-info removed and the values of secret query parameters replaced.
     ///
@@ -78,8 +122,10 @@ public struct Redaction: Sendable, Hashable {
         return changed ? (components.string ?? text) : text
     }
 
-    /// Whether a header's value is secret.
-    public func isSecretHeader(_ name: String) -> Bool { secretHeaders.contains(name.lowercased()) }
+    /// Whether a header's value is secret: by the name rule, or listed in ``secretHeaders``.
+    public func isSecretHeader(_ name: String) -> Bool {
+        secretHeaders.contains(name.lowercased()) || isSecretName(name)
+    }
 
     /// The value to show for a header.
     public func redact(header name: String, value: String) -> String {
@@ -93,7 +139,7 @@ public struct Redaction: Sendable, Hashable {
 
     /// A body with secret JSON or form fields replaced; other bodies are returned as they are.
     public func redact(body: Data, contentType: String?) -> Data {
-        guard !secretBodyFields.isEmpty, !body.isEmpty else { return body }
+        guard !secretBodyFields.isEmpty || !secretNameFragments.isEmpty, !body.isEmpty else { return body }
         let type = contentType?.lowercased() ?? ""
         if type.contains("json") || (type.isEmpty && body.first.map { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "[") } == true) {
             guard let value = try? JSONValue(parsing: body) else { return body }
@@ -189,8 +235,8 @@ public struct Redaction: Sendable, Hashable {
     private func isSecretQueryName(_ name: String) -> Bool {
         let lowered = name.lowercased()
         let base = lowered.hasSuffix("[]") ? String(lowered.dropLast(2)) : lowered
-        return secretQueryNames.contains(base)
+        return secretQueryNames.contains(base) || isSecretName(base)
     }
 
-    private func isSecretBodyField(_ name: String) -> Bool { secretBodyFields.contains(name.lowercased()) }
+    private func isSecretBodyField(_ name: String) -> Bool { secretBodyFields.contains(name.lowercased()) || isSecretName(name) }
 }
