@@ -81,70 +81,6 @@ private let systemWrite = Glibc.write
 private let systemWrite = Darwin.write
 #endif
 
-/// Reads `-p` arguments: `key=value` sends a string, `key:=json` sends a JSON value
-/// (`page:=2`, `tags:=["a","b"]`, `on:=true`), as HTTPie writes them.
-enum ParameterArguments {
-    static func parse(_ arguments: [String]) throws(APIError) -> Parameters {
-        var parameters: Parameters = [:]
-        for argument in arguments {
-            guard let item = RequestItem(argument, separators: [":=", "="]) else {
-                throw cliError(.invalidRequest, "-p takes key=value (a string) or key:=json, not \(argument)")
-            }
-            parameters[item.key] = try item.parameterValue(option: "-p ")
-        }
-        return parameters
-    }
-
-    static func headers(_ arguments: [String]) throws(APIError) -> Headers {
-        var headers = Headers()
-        for argument in arguments {
-            guard let colon = argument.firstIndex(of: ":") else {
-                throw cliError(.invalidRequest, "-H takes 'Name: value', not \(argument)")
-            }
-            headers.add(
-                String(argument[..<colon]).trimmingCharacters(in: .whitespaces),
-                String(argument[argument.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
-        }
-        return headers
-    }
-}
-
-/// One `key<separator>value` argument, split at the earliest separator; where two start at the
-/// same place, the longer wins (`:=` over `:`, `==` over `=`). HTTPie's request items.
-struct RequestItem {
-    let key: String
-    let separator: String
-    let value: String
-
-    /// `nil` when no separator occurs, or the key before it is empty.
-    init?(_ text: String, separators: [String]) {
-        var best: (separator: String, range: Range<String.Index>)?
-        for separator in separators {
-            guard let range = text.range(of: separator) else { continue }
-            if let current = best, current.range.lowerBound < range.lowerBound
-                || (current.range.lowerBound == range.lowerBound && current.separator.count >= separator.count)
-            {
-                continue
-            }
-            best = (separator, range)
-        }
-        guard let best, best.range.lowerBound != text.startIndex else { return nil }
-        key = String(text[..<best.range.lowerBound])
-        separator = best.separator
-        value = String(text[best.range.upperBound...])
-    }
-
-    /// The value as a parameter: parsed JSON after `:=`, a string otherwise.
-    func parameterValue(option: String = "") throws(APIError) -> JSONValue {
-        guard separator == ":=" else { return .string(value) }
-        do {
-            return try JSONValue(parsing: Data(value.utf8))
-        } catch {
-            throw cliError(.invalidRequest, "the value of \(option)\(key):= is not JSON: \(value)")
-        }
-    }
-}
-
 /// `--body` and `-F`: a text body, a file streamed from disk, or a multipart form.
 enum BodyArguments {
     static func body(_ body: String?, json: String? = nil, form fields: [String]) throws(APIError) -> RequestBody? {
@@ -347,7 +283,12 @@ func reportingErrors(_ body: @escaping @Sendable () async throws -> Void) async 
             Terminal.error(localized("callsign: interrupted"))
             throw ExitCode(130)
         }
-        guard let error = error as? APIError else { throw error }
+        guard let error = error as? APIError else {
+            // ArgumentParser prints a usage error as it is: one that quotes outside text (a file's
+            // contents, a variable's value) is made safe for the terminal first.
+            if let usage = error as? ValidationError { throw ValidationError(TerminalText.line(usage.message)) }
+            throw error
+        }
         Terminal.error("callsign: \(error.description)")
         throw ExitCode(ExitStatus.code(for: error))
     }

@@ -98,27 +98,6 @@ extension Character {
     fileprivate var isASCIILetterOrDigit: Bool { isASCII && (isLetter || isNumber) }
 }
 
-/// HTTPie's request items: `key=value`, `key:=json`, `key==value`, `Name:value` (see
-/// ``RequestItem``: the separator that comes first wins, so `Authorization:Bearer a=b` is a header).
-struct AdHocItems {
-    var parameters: Parameters = [:]
-    var query: Parameters = [:]
-    var headers = Headers()
-
-    init(parsing items: [String]) throws(APIError) {
-        for text in items {
-            guard let item = RequestItem(text, separators: [":=", "==", "=", ":"]) else {
-                throw cliError(.invalidRequest, "\(text) is not an item: give key=value, key:=json, key==value or Name:value")
-            }
-            switch item.separator {
-            case "==": query[item.key] = .string(item.value)
-            case ":": headers.add(item.key.trimmingCharacters(in: .whitespaces), item.value.trimmingCharacters(in: .whitespaces))
-            default: parameters[item.key] = try item.parameterValue()
-            }
-        }
-    }
-}
-
 /// The ad-hoc commands' help: one text, the method's name in it.
 private func adHocConfiguration(_ method: String, example: String) -> CommandConfiguration {
     CommandConfiguration(

@@ -167,10 +167,24 @@ let targets: [FuzzTarget] = [
         }
     },
     // Header fields stored by a cache or an outbox (rows are outside data).
+    // Through the one field door (FieldReader): never past the count limit, never a trap.
     FuzzTarget(name: "stored-fields") { data in
+        if let headers = try? StoredFields.decodeHeaders(data) {
+            precondition(headers.fields.count <= Limits.default.maximumHeaderFieldCount)
+        }
         guard let fields = try? StoredFields.decode(data) else { return }
-        precondition(fields.count <= StoredFields.maximumFields)
+        precondition(fields.count <= Limits.default.maximumHeaderFieldCount)
         precondition((try? StoredFields.decode(StoredFields.encode(fields))) == fields, "stored fields do not round-trip")
+    },
+    // Callsign's own JSON reader and writer (bodies, definitions files, command-line items):
+    // what it reads is JSON, what it writes reads back as the same value, numbers as written.
+    FuzzTarget(name: "json-value") { data in
+        guard let value = try? JSONValue(parsing: data) else { return }
+        if !data.starts(with: [0xEF, 0xBB, 0xBF]) { precondition(JSONText.isValid(data), "read text the validator refuses") }
+        for pretty in [false, true] {
+            let written = value.jsonData(prettyPrinted: pretty)
+            precondition((try? JSONValue(parsing: written)) == value, "written JSON does not read back as the same value")
+        }
     },
     // HTTP Archive files, as HAR replay reads them.
     FuzzTarget(name: "har") { data in
@@ -189,6 +203,27 @@ let targets: [FuzzTarget] = [
         precondition(JSONText.isValid(data), "printed text the validator refuses")
         precondition(Minified.of(plain) == Minified.of(data), "the printer changed a token")
         precondition(JSONText.prettyPrinted(plain) == plain, "printing is not idempotent")
+    },
+    // The command line's item parser (-p, -H, HTTPie's items; one argument a line), its -H pre-pass
+    // and its terminal sanitizer, compiled from Sources/callsign through the links in CLI/. A
+    // sanitized line must hold no control character; a body shown on a terminal, none but LF,
+    // TAB and the CR of a CRLF.
+    FuzzTarget(name: "cli-items") { data in
+        let text = String(decoding: data, as: UTF8.self)
+        let arguments = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        _ = try? AdHocItems(parsing: arguments)
+        _ = try? ParameterArguments.parse(arguments)
+        _ = try? ParameterArguments.headers(arguments)
+        let (rest, headers) = HeaderOptions.extract(["get"] + arguments)
+        precondition(rest.count + headers.count <= arguments.count + 1, "the -H pre-pass invented arguments")
+        precondition(!TerminalText.line(text).unicodeScalars.contains(where: TerminalText.escapesInLine), "a control character passed the sanitizer")
+        if case .text(let safe) = TerminalText.body(data) {
+            let scalars = Array(String(decoding: safe, as: UTF8.self).unicodeScalars)
+            let controls: ClosedRange<UInt32> = 0x7F...0x9F
+            for (index, scalar) in scalars.enumerated() where (scalar.value < 0x20 || controls.contains(scalar.value)) && scalar != "\n" && scalar != "\t" {
+                precondition(scalar == "\r" && index + 1 < scalars.count && scalars[index + 1] == "\n", "a control character passed the body sanitizer")
+            }
+        }
     },
 ]
 
