@@ -213,7 +213,7 @@ package enum StoredFields {
         _ data: Data, direction: FieldReader.Direction = .response, limits: Limits = .default
     ) throws(APIError) -> HTTPFields {
         try FieldReader(limits: limits, direction: direction, code: .storage)
-            .fields(try pairs(data), source: "a stored row", invalid: .drop)
+            .fields(try pairs(data), source: "a stored row" as LocalizedMessage, invalid: .drop)
     }
 
     /// The headers of a stored request, bounded like ``decode(_:direction:limits:)`` and kept as

@@ -75,7 +75,7 @@ struct ValueReader {
         // API, key and line here.
         do {
             let fields = try FieldReader(direction: .request, code: .invalidDefinition)
-                .fields(pairs, source: "the definition", invalid: .refuse)
+                .fields(pairs, source: "the definition" as LocalizedMessage, invalid: .refuse)
             return Headers(fields)
         } catch {
             throw self.error("\(error.message)")

@@ -107,7 +107,7 @@ public struct Mocks: Sendable {
     static func response(status: Int, headers: [(String, String)], body: Data) throws(APIError) -> TransportResponse {
         // A mock's fields come from a HAR file or a fixture: outside data, through the field door.
         var fields = try FieldReader(direction: .response, code: .invalidResponse)
-            .fields(headers.lazy.map { (name: $0.0, value: $0.1) }, source: "the mock response", invalid: .drop)
+            .fields(headers.lazy.map { (name: $0.0, value: $0.1) }, source: "the mock response" as LocalizedMessage, invalid: .drop)
         fields[.contentLength] = String(body.count)
         return TransportResponse(head: HTTPResponse(status: try .checked(status), headerFields: fields), body: ResponseBodyStream(data: body))
     }

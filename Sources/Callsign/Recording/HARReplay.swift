@@ -74,7 +74,7 @@ public final class HARReplay: Sendable {
             // Checked here, through the field door, so a file with too many fields is refused
             // when it is loaded, naming the entry, rather than on the first replay.
             _ = try FieldReader(direction: .response, code: .invalidDefinition)
-                .fields(headers.lazy.map { (name: $0.0, value: $0.1) }, source: "\"\(name)\": entry \(index + 1)", invalid: .drop)
+                .fields(headers.lazy.map { (name: $0.0, value: $0.1) }, source: "\"\(name)\": entry \(index + 1)" as LocalizedMessage, invalid: .drop)
             let key = Self.key(method: entry.request.method, url: entry.request.url, redaction: redaction)
             exchanges[key, default: []].append(
                 Exchange(requestBody: entry.request.postData?.text, status: entry.response.status, headers: headers, body: body))

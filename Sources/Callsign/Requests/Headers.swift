@@ -100,7 +100,7 @@ public struct Headers: Sendable, Hashable {
     /// more fields or bytes than `limits` allow.
     package func httpFields(limits: Limits = .default) throws(APIError) -> HTTPFields {
         try FieldReader(limits: limits, direction: .request, code: .invalidRequest)
-            .fields(fields.lazy.map { (name: $0.name, value: $0.value) }, source: "the request", invalid: .refuse)
+            .fields(fields.lazy.map { (name: $0.name, value: $0.value) }, source: "the request" as LocalizedMessage, invalid: .refuse)
     }
 }
 

@@ -50,7 +50,7 @@ package struct FieldReader: Sendable {
     ///
     /// - Parameter source: what the fields come from, for the message ("the HAR file").
     package func fields(
-        _ pairs: some Sequence<(name: String, value: String)>, source: String, invalid: InvalidField
+        _ pairs: some Sequence<(name: String, value: String)>, source: LocalizedMessage, invalid: InvalidField
     ) throws(APIError) -> HTTPFields {
         var result = HTTPFields()
         var count = 0
