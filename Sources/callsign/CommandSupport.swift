@@ -93,7 +93,9 @@ enum BodyArguments {
             return .data(Data(json.utf8), contentType: "application/json")
         }
         if let body {
-            if body == "@-" { return .stream(StandardInput()) }
+            // Standard input through the same door as any file (BodyFile): a redirected regular
+            // file is sent with its length, a pipe or a terminal streamed within the limit.
+            if body == "@-" { return .file(URL(fileURLWithPath: "/dev/stdin")) }
             guard body.hasPrefix("@") else { return .text(body) }
             return .file(try existingFile(String(body.dropFirst()), option: "--body"))
         }
@@ -123,22 +125,6 @@ enum BodyArguments {
         }
         return URL(fileURLWithPath: path)
     }
-}
-
-/// Standard input as a body's chunks, read off the cooperative threads as the transport asks.
-struct StandardInput: AsyncSequence, Sendable {
-    typealias Element = Data
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        mutating func next() async throws -> Data? {
-            let chunk = await withCheckedContinuation { (continuation: CheckedContinuation<Data, Never>) in
-                DispatchQueue.global().async { continuation.resume(returning: FileHandle.standardInput.availableData) }
-            }
-            return chunk.isEmpty ? nil : chunk
-        }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator() }
 }
 
 /// Loads a definitions file and applies `--base-url`.

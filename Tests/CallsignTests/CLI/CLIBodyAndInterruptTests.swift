@@ -45,6 +45,10 @@ struct CLIBodyAndInterruptTests {
                 let text = String(decoding: server.requests.last?.body ?? Data(), as: UTF8.self)
                 #expect(text.contains("from a pipe"))
             }
+            // Standard input goes through the same door: a pipe, streamed whole.
+            let piped = try await CLIRunner.run(["post", server.url("/anything/stdin").absoluteString, "--body", "@-"], input: Self.payload)
+            #expect(piped.status == 0, "\(piped.standardError)")
+            #expect(server.requests.last?.body == Self.payload)
             #if os(Linux)
             let proc = try await CLIRunner.run(["post", server.url("/anything/proc").absoluteString, "--body", "@/proc/self/status"])
             #expect(proc.status == 0, "\(proc.standardError)")
