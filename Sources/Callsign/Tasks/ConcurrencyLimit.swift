@@ -34,6 +34,8 @@ final class AsyncLimiter: Sendable {
         var waiters: [Waiter] = []
         var head = 0
         var nextID: UInt64 = 0
+        /// Who awaits a line of at least so many waiters (``waitUntil(waiting:)``).
+        var watchers = CountWatchers()
     }
 
     private let limit: Int
@@ -46,6 +48,19 @@ final class AsyncLimiter: Sendable {
         state.withLock { ($0.waiters.count - $0.head, $0.running) }
     }
 
+    /// Returns once at least `count` calls wait in line — each one really suspended — without
+    /// polling, so a test can order its steps on a machine of any speed.
+    func waitUntil(waiting count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                guard state.waiters.count - state.head < count else { return true }
+                state.watchers.add(count, continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
     /// Waits for a slot. Throws `CancellationError` if the task is cancelled while waiting.
     func acquire() async throws {
         let id = state.withLock { state -> UInt64 in
@@ -54,15 +69,16 @@ final class AsyncLimiter: Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let outcome = state.withLock { state -> Bool? in
-                    if Task.isCancelled { return false }
+                let (outcome, watchers) = state.withLock { state -> (Bool?, [CheckedContinuation<Void, Never>]) in
+                    if Task.isCancelled { return (false, []) }
                     if state.running < limit {
                         state.running += 1
-                        return true
+                        return (true, [])
                     }
                     state.waiters.append(Waiter(id: id, continuation: continuation))
-                    return nil
+                    return (nil, state.watchers.take(reaching: state.waiters.count - state.head))
                 }
+                for watcher in watchers { watcher.resume() }
                 switch outcome {
                 case true?: continuation.resume()
                 case false?: continuation.resume(throwing: CancellationError())

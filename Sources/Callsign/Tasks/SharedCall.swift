@@ -21,6 +21,7 @@ final class SharedCall: Sendable {
         var waiters: [UInt64: CheckedContinuation<Response, any Error>] = [:]
         var activeWaiters = 0
         var nextID: UInt64 = 0
+        var watchers = CountWatchers()
     }
 
     private let state = Mutex(State())
@@ -86,7 +87,7 @@ final class SharedCall: Sendable {
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Response, any Error>) in
-                enum Outcome { case ready(Result<Response, APIError>), cancelled(lastOne: Bool), waiting }
+                enum Outcome { case ready(Result<Response, APIError>), cancelled(lastOne: Bool), waiting([CheckedContinuation<Void, Never>]) }
                 let outcome = state.withLock { state -> Outcome in
                     if let result = state.result { return .ready(result) }
                     // Cancelled before the continuation existed: the cancellation handler found
@@ -96,7 +97,7 @@ final class SharedCall: Sendable {
                         return .cancelled(lastOne: state.activeWaiters == 0)
                     }
                     state.waiters[id] = continuation
-                    return .waiting
+                    return .waiting(state.watchers.take(reaching: state.waiters.count))
                 }
                 switch outcome {
                 case .ready(let result):
@@ -104,8 +105,8 @@ final class SharedCall: Sendable {
                 case .cancelled(let lastOne):
                     continuation.resume(throwing: CancellationError())
                     if lastOne { cancel() }
-                case .waiting:
-                    break
+                case .waiting(let watchers):
+                    for watcher in watchers { watcher.resume() }
                 }
             }
         } onCancel: {
@@ -121,6 +122,18 @@ final class SharedCall: Sendable {
 
     /// Callers waiting now (for tests of the state machine).
     var waitingCount: Int { state.withLock { $0.waiters.count } }
+
+    /// Returns once at least `count` callers wait, each one really suspended, without polling.
+    func waitUntil(waiting count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                guard state.waiters.count < count else { return true }
+                state.watchers.add(count, continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
 
     private func complete(with result: Result<Response, APIError>) {
         let waiters = state.withLock { state -> [CheckedContinuation<Response, any Error>] in

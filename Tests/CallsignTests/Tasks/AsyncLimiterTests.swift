@@ -3,11 +3,11 @@ import Synchronization
 import Testing
 
 /// The concurrency limit's state machine on its own: slots, FIFO hand-over, cancellation.
-@Suite("AsyncLimiter", .timeLimit(.minutes(1)))
+@Suite("AsyncLimiter", .timeLimit(.minutes(10)))
 struct AsyncLimiterTests {
     /// Waits until `limiter` has `waiting` calls in line (each one is a task that really suspended).
     private func waitUntil(_ limiter: AsyncLimiter, waiting: Int) async {
-        while limiter.counts.waiting < waiting { await Task.yield() }
+        await limiter.waitUntil(waiting: waiting)
     }
 
     @Test("up to the limit at once; the rest wait and are served first come, first served")
@@ -28,7 +28,7 @@ struct AsyncLimiterTests {
         // One slot at a time, each served before the next is freed: the order seen is the grant order.
         for served in 1...5 {
             limiter.release()
-            while order.values.count < served { await Task.yield() }
+            await order.waitUntil(count: served)
         }
         for task in tasks { try await task.value }
         #expect(order.values == [0, 1, 2, 3, 4])
@@ -81,9 +81,29 @@ struct AsyncLimiterTests {
     }
 }
 
-/// The order in which waiters got their slot.
+/// The order in which waiters got their slot; awaitable, so no test polls for it.
 private final class OrderLog: Sendable {
-    private let state = Mutex<[Int]>([])
-    func append(_ value: Int) { state.withLock { $0.append(value) } }
-    var values: [Int] { state.withLock { $0 } }
+    private let state = Mutex<(values: [Int], watchers: CountWatchers)>(([], CountWatchers()))
+
+    func append(_ value: Int) {
+        let ready = state.withLock { state in
+            state.values.append(value)
+            return state.watchers.take(reaching: state.values.count)
+        }
+        for watcher in ready { watcher.resume() }
+    }
+
+    var values: [Int] { state.withLock { $0.values } }
+
+    /// Returns once `count` values are in the log.
+    func waitUntil(count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                guard state.values.count < count else { return true }
+                state.watchers.add(count, continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
 }

@@ -4,11 +4,12 @@ import Testing
 
 /// One running call many callers await, on its own: results fan out, a waiter can leave, the
 /// last one out cancels the work.
-@Suite("SharedCall", .timeLimit(.minutes(1)))
+@Suite("SharedCall", .timeLimit(.minutes(10)))
 struct SharedCallTests {
     /// Work that runs until the test opens its gate (or its task is cancelled).
     private final class Gate: Sendable {
-        private let state = Mutex<(open: Bool, waiter: CheckedContinuation<Void, Never>?, cancelled: Bool)>((false, nil, false))
+        private let state = Mutex<(open: Bool, waiter: CheckedContinuation<Void, Never>?, cancelled: Bool, watchers: CountWatchers)>(
+            (false, nil, false, CountWatchers()))
 
         func wait() async {
             await withTaskCancellationHandler {
@@ -21,12 +22,13 @@ struct SharedCallTests {
                     if resume { continuation.resume() }
                 }
             } onCancel: {
-                let waiter = state.withLock { state in
+                let (waiter, watchers) = state.withLock { state in
                     state.cancelled = true
                     defer { state.waiter = nil }
-                    return state.waiter
+                    return (state.waiter, state.watchers.take(reaching: 1))
                 }
                 waiter?.resume()
+                for watcher in watchers { watcher.resume() }
             }
         }
 
@@ -40,6 +42,18 @@ struct SharedCallTests {
         }
 
         var wasCancelled: Bool { state.withLock { $0.cancelled } }
+
+        /// Returns once the work has been cancelled.
+        func waitUntilCancelled() async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state -> Bool in
+                    guard !state.cancelled else { return true }
+                    state.watchers.add(1, continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        }
     }
 
     private func start(_ call: SharedCall, gate: Gate) {
@@ -51,7 +65,7 @@ struct SharedCallTests {
     }
 
     private func waitUntil(_ call: SharedCall, waiting: Int) async {
-        while call.waitingCount < waiting { await Task.yield() }
+        await call.waitUntil(waiting: waiting)
     }
 
     @Test("every waiter gets the one result; a waiter that leaves does not stop the others")
@@ -82,7 +96,7 @@ struct SharedCallTests {
         start(call, gate: gate)
         only.cancel()
         await #expect(throws: CancellationError.self) { try await only.value }
-        while !gate.wasCancelled { await Task.yield() }
+        await gate.waitUntilCancelled()
     }
 
     @Test("cancel() before the work exists cancels it as soon as it is adopted")
