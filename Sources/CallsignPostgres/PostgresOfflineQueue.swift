@@ -136,7 +136,7 @@ public final class PostgresOfflineQueue: OfflineQueueStorage {
         ).collect()
         if let row = rows.first {
             try await connection.query("SELECT pg_notify(\(channel), \(String(request.orderingKey ?? "")))", logger: logger)
-            return try PostgresRows.request(row)
+            return PostgresRows.request(row)
         }
         // Already queued under the same key: that one stands.
         let existing = try await connection.query(
@@ -145,7 +145,7 @@ public final class PostgresOfflineQueue: OfflineQueueStorage {
         guard let row = existing.first else {
             throw APIError(.storage, localized: "the request's Idempotency-Key is already taken by a dead letter; retry or remove that one")
         }
-        return try PostgresRows.request(row)
+        return PostgresRows.request(row)
     }
 
     public func claimNext(lease: Duration, owner: String) async throws -> QueuedRequest? {
@@ -176,7 +176,7 @@ public final class PostgresOfflineQueue: OfflineQueueStorage {
                 RETURNING o.*
                 """, logger: logger
             ).collect()
-            return try rows.first.map(PostgresRows.request)
+            return rows.first.map(PostgresRows.request)
         }
     }
 

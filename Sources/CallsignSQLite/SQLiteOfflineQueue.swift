@@ -93,7 +93,7 @@ public final class SQLiteOfflineQueue: OfflineQueueStorage {
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM queued_request WHERE dead = 0 ORDER BY id LIMIT 1") else {
                 return nil
             }
-            let request = try Self.request(from: row)
+            let request = Self.request(from: row)
             try db.execute(
                 sql: "UPDATE queued_request SET claimed_until = ?, claim_owner = ? WHERE id = ?", arguments: [until, owner, request.id])
             return request
@@ -172,15 +172,38 @@ public final class SQLiteOfflineQueue: OfflineQueueStorage {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
-    private static func request(from row: Row) throws -> QueuedRequest {
-        // Throwing reads: a damaged or edited row is an error, never a trap.
-        let enqueuedAt = try row.decode(Double.self, forColumn: "enqueued_at")
-        return QueuedRequest(
-            id: try row.decode(forColumn: "id"), enqueuedAt: Date(timeIntervalSince1970: enqueuedAt.isFinite ? enqueuedAt : 0),
-            apiName: try row.decode(forColumn: "api_name"), method: try row.decode(forColumn: "method"),
-            url: try row.decode(forColumn: "url"), headers: try StoredFields.decodeHeaders(row.decode(forColumn: "headers")),
-            body: try row.decode(forColumn: "body"), needsAuthorization: try row.decode(forColumn: "needs_authorization"),
-            tag: try row.decode(forColumn: "tag"), attempts: try row.decode(forColumn: "attempts"),
-            lastError: try row.decode(forColumn: "last_error"))
+    /// A row through the queue's one door (``QueuedRequest/reading(storedRow:limits:_:)``): a
+    /// damaged or edited row comes back as a placeholder with its id and the reason, never as an
+    /// error for the whole queue nor a trap.
+    private static func request(from row: Row) -> QueuedRequest {
+        let id = (try? row.decode(Int64.self, forColumn: "id")) ?? 0
+        return QueuedRequest.reading(storedRow: id) {
+            let enqueuedAt = try cell(row, "enqueued_at", as: Double.self)
+            return QueuedRequest(
+                id: id, enqueuedAt: Date(timeIntervalSince1970: enqueuedAt.isFinite ? enqueuedAt : 0),
+                apiName: try optionalCell(row, "api_name", as: String.self), method: try cell(row, "method", as: String.self),
+                url: try cell(row, "url", as: String.self), headers: try StoredFields.decodeHeaders(try cell(row, "headers", as: Data.self)),
+                body: try optionalCell(row, "body", as: Data.self), needsAuthorization: try cell(row, "needs_authorization", as: Bool.self),
+                tag: try optionalCell(row, "tag", as: String.self), attempts: try cell(row, "attempts", as: Int.self),
+                lastError: try optionalCell(row, "last_error", as: String.self))
+        }
+    }
+
+    /// One cell, or an error that names its column (GRDB's own would quote the whole row).
+    private static func cell<Value: DatabaseValueConvertible>(_ row: Row, _ column: String, as type: Value.Type) throws -> Value {
+        do {
+            return try row.decode(Value.self, forColumn: column)
+        } catch {
+            throw APIError(.storage, localized: "the column \(column) does not hold a value of its type")
+        }
+    }
+
+    /// One cell that may be NULL, or an error that names its column.
+    private static func optionalCell<Value: DatabaseValueConvertible>(_ row: Row, _ column: String, as type: Value.Type) throws -> Value? {
+        do {
+            return try row.decode(Value?.self, forColumn: column)
+        } catch {
+            throw APIError(.storage, localized: "the column \(column) does not hold a value of its type")
+        }
     }
 }

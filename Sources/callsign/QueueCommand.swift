@@ -66,7 +66,13 @@ struct QueueListCommand: AsyncParsableCommand {
                 Terminal.out(localized(dead ? "The dead-letter list is empty." : "The queue is empty."))
                 return
             }
+            // Every line goes through Terminal.out, which escapes control characters: a row's URL,
+            // names, last error and quarantine reason are outside text.
             for entry in entries {
+                if let reason = entry.quarantineReason {
+                    Terminal.out("#\(entry.id)  " + localized("cannot be read, set aside: \(reason)"))
+                    continue
+                }
                 var line = "#\(entry.id)  \(entry.method) \(Redaction.redact(entry.url))"
                 if let apiName = entry.apiName { line += "  [\(apiName)]" }
                 line += "  " + localized("queued \(entry.enqueuedAt.formatted(.iso8601))")
@@ -128,7 +134,9 @@ struct QueueReplayCommand: AsyncParsableCommand {
                 return try await client.replay(lease: .milliseconds(Int64((lease * 1000).rounded())))
             }
             for item in report.items {
-                let target = "#\(item.request.id) \(item.request.method) \(Redaction.redact(item.request.url))"
+                // A row that cannot be read has no method or URL to show: its id and the reason do.
+                let target = item.request.quarantineReason == nil
+                    ? "#\(item.request.id) \(item.request.method) \(Redaction.redact(item.request.url))" : "#\(item.request.id)"
                 switch item.outcome {
                 case .sent(let response): Terminal.out(localized("sent         \(target) → \(response.status.code)"))
                 case .deadLettered(let error): Terminal.out(localized("dead-letter  \(target): \(error.message)"))

@@ -47,6 +47,11 @@ extension APIClient {
         if Task.isCancelled { throw APIError(.cancelled, localized: "the replay was cancelled") }
         guard let entry = try await queueOperation("claim the next queued request", { try await $0.claimNext(lease: lease, owner: owner) })
         else { return nil }
+        if entry.quarantineReason != nil {
+            // A row that cannot be read is set aside unsent; the replay goes on with the next.
+            let failure = try await queueOperation("dead-letter a request") { try await $0.quarantine(entry, owner: owner) }
+            return OfflineReplayReport.Item(request: entry, outcome: .deadLettered(failure))
+        }
         let failure: APIError
         let permanent: Bool
         do throws(APIError) {

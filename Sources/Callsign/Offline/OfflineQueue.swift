@@ -34,6 +34,14 @@ public struct QueuedRequest: Sendable, Hashable, Identifiable {
     /// ``MemoryOfflineQueue`` and `SQLiteOfflineQueue` keep one line for all keys, an order that
     /// is stricter still.
     public var orderingKey: String?
+    /// Why the stored row of this request could not be read, or `nil` for a request read whole.
+    ///
+    /// A storage never fails a whole list or replay because one row is damaged or was edited by
+    /// hand: the row is read through ``QueuedRequest/reading(storedRow:limits:_:)``, which turns
+    /// it into this placeholder — its id and the reason, nothing to send. A replay moves it to
+    /// the dead-letter list without sending it and goes on with the next request; `callsign
+    /// queue list` shows it; ``APIClient/removeQueuedRequest(_:)`` removes it.
+    public var quarantineReason: String?
 
     /// Creates a queued request. The offline store makes these; storages only keep them.
     public init(
@@ -150,7 +158,8 @@ public actor MemoryOfflineQueue: OfflineQueueStorage {
         if let claim, claim.until > now, pending.contains(where: { $0.id == claim.id }) { return nil }
         guard let first = pending.first else { return nil }
         claim = (first.id, owner, now + lease)
-        return first
+        // Through the same door as a stored row: a request that could never be sent is set aside.
+        return QueuedRequest.reading(storedRow: first.id) { first }
     }
 
     /// Extends `owner`'s claim; `false` when it is no longer theirs.
@@ -205,7 +214,7 @@ public actor MemoryOfflineQueue: OfflineQueueStorage {
     }
 
     public func list(_ list: OfflineQueueList) -> [QueuedRequest] {
-        list == .pending ? pending : deadLetters
+        (list == .pending ? pending : deadLetters).map { request in QueuedRequest.reading(storedRow: request.id) { request } }
     }
 
     public func remove(_ id: Int64) -> Bool {
