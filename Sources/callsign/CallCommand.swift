@@ -50,12 +50,16 @@ struct CallCommand: AsyncParsableCommand {
             DefinitionsArgument.announce(choice, quiet: exchange.quiet)
             // A --base-url is typed: credentials may go there, whichever file lends the rest.
             try DefinitionsArgument.checkCredentials(exchange.credentials, choice: choice, typedOrigin: baseURL != nil)
-            let loaded = try DefinitionsArgument.loaded(choice.path, baseURL: baseURL)
+            var loaded = try DefinitionsArgument.loaded(choice.path, baseURL: baseURL)
+            // A file found, not named, lends its definitions, never its hosts' trust: credentials
+            // go to the --base-url typed, nowhere else it names.
+            if !choice.named { loaded.definitions.trustsItsOrigins = false }
+            let typed = baseURL.flatMap { URL(string: $0) }.map { [$0] } ?? []
             let given = try ParameterArguments.parse(parameters)
             // An OpenAPI operation places and checks its parameters as its document says.
             let request = try loaded.openAPI.map { operations throws(APIError) in try operations.request(name, parameters: given) }
                 ?? loaded.definitions.definition(named: name).request(parameters: given)
-            try await exchange.perform(request, definitions: loaded.definitions, openAPI: loaded.openAPI)
+            try await exchange.perform(request, definitions: loaded.definitions, openAPI: loaded.openAPI, typedOrigins: typed)
         }
     }
 }

@@ -121,9 +121,12 @@ struct ExchangeOptions: ParsableArguments {
     /// given on the command line go to the request's own origin too: naming both is asking for it.
     /// - Parameter openAPI: the document the request's operation comes from: its exploded query
     ///   arrays repeat their key (`id=1&id=2`), and its security schemes send `--api-key`.
-    func perform(_ request: Request, definitions: APIDefinitions, openAPI: OpenAPIOperations? = nil) async throws {
+    /// - Parameter typedOrigins: origins typed on the command line besides the request's own
+    ///   (`--base-url`): credentials given on the command line may go there too.
+    func perform(_ request: Request, definitions: APIDefinitions, openAPI: OpenAPIOperations? = nil, typedOrigins: [URL] = []) async throws {
         var request = request
-        let explicit = try credentials.authentication(sendingTo: request.path, openAPI: openAPI)
+        var explicit = try credentials.authentication(sendingTo: request.path, openAPI: openAPI)
+        explicit?.additionalOrigins += typedOrigins
         var configuration = try makeConfiguration(definitions: definitions, explicit: explicit)
         if openAPI != nil { configuration.encoders.queryEncoder.arrayStyle = .repeatedKey }
         request.headers = request.headers.merging(try ParameterArguments.headers(HeaderOptions.all(headers)))

@@ -107,6 +107,13 @@ struct CLITrustTests {
                     #expect(byName.status == 64, "\(byName.standardError)")
                     #expect(planted.requests.isEmpty)
 
+                    // --base-url is typed: the credentials go there, under the found file's definitions.
+                    let based = try await CLIRunner.run(["call", "Echo", "--bearer", "T0KEN", "--base-url", typed.baseURL.absoluteString], directory: folder)
+                    #expect(based.status == 0, "\(based.standardError)")
+                    #expect(typed.requests.last?.rawPath == "/anything/e")
+                    #expect(typed.requests.last?.header("Authorization") == "Bearer T0KEN")
+                    #expect(planted.requests.isEmpty)
+
                     // Named with -D: the user chose it, so its host gets them.
                     let named = try await CLIRunner.run(["get", "anything/z", "--bearer", "T0KEN", "-D", "callsign.json"], directory: folder)
                     #expect(named.status == 0, "\(named.standardError)")
