@@ -3,15 +3,36 @@ public import Foundation
 
 /// A definitions file or an OpenAPI document, told apart by its `openapi` key, read once.
 package enum DefinitionsFile {
-    package static func load(contentsOf url: URL) throws(APIError) -> (definitions: APIDefinitions, openAPI: OpenAPIOperations?) {
+    package static func load(contentsOf url: URL, limits: Limits = .default) throws(APIError) -> (definitions: APIDefinitions, openAPI: OpenAPIOperations?) {
         // Unknown extensions and unreadable files get the definitions loader's own errors.
-        guard let format = APIDefinitions.Format(pathExtension: url.pathExtension), let data = try? Data(contentsOf: url) else {
+        guard let format = APIDefinitions.Format(pathExtension: url.pathExtension), FileManager.default.isReadableFile(atPath: url.path) else {
             return (try APIDefinitions(contentsOf: url), nil)
         }
-        let document = try DefinitionDocument(data: data, format: format)
+        let data = try read(url, limits: limits)
+        let document = try DefinitionDocument(data: data, format: format, limits: limits)
         guard document.root["openapi"]?.stringValue != nil else { return (try APIDefinitions(document: document), nil) }
-        let operations = try OpenAPIOperations(root: document.root)
+        let operations = try OpenAPIOperations(root: document.root, limits: limits)
         return (operations.definitions, operations)
+    }
+
+    /// The bytes of `url`, at most ``Limits/maximumDocumentSize``: one byte more is read to tell a
+    /// larger file, which fails without being read whole (a FIFO or `/dev/zero` included).
+    static func read(_ url: URL, limits: Limits) throws(APIError) -> Data {
+        let limit = max(0, limits.maximumDocumentSize)
+        let data: Data
+        do {
+            let handle = try FileHandle(forReadingFrom: url)
+            defer { try? handle.close() }
+            data = try handle.read(upToCount: limit == Int.max ? limit : limit + 1) ?? Data()
+        } catch {
+            throw APIError(.invalidDefinition, localized: "the OpenAPI document \"\(url.lastPathComponent)\" cannot be read")
+        }
+        guard data.count <= limit else {
+            throw APIError(
+                .invalidDefinition,
+                localized: "the file \"\(url.lastPathComponent)\" is larger than \(limit) bytes (Limits.maximumDocumentSize)")
+        }
+        return data
     }
 }
 
@@ -29,11 +50,38 @@ extension APIDefinitions {
 }
 
 /// A document with `operations` operations, each answering a schema that refers to the next
-/// through `depth` `$ref`s: for load-time benchmarks and tests.
+/// through `depth` `$ref`s: for load-time benchmarks and tests, as YAML or JSON.
 package enum OpenAPIFixtures {
-    package static func large(operations: Int, depth: Int) -> Data {
+    package static func large(operations: Int, depth: Int, format: APIDefinitions.Format = .yaml) -> Data {
+        let depth = max(1, depth)
+        guard format == .yaml else {
+            var paths: [String: JSONValue] = [:]
+            for index in 0..<max(0, operations) {
+                let parameters: JSONValue = [
+                    ["name": "id", "in": "path", "required": true, "schema": ["type": "integer"]],
+                    ["name": "q", "in": "query", "schema": ["type": "string", "enum": ["a", "b"]]],
+                ]
+                let schema: JSONValue = ["$ref": .string("#/components/schemas/S\(index % depth)")]
+                paths["/items\(index)/{id}"] = [
+                    "get": [
+                        "operationId": .string("getItem\(index)"), "parameters": parameters,
+                        "responses": ["200": ["description": "ok", "content": ["application/json": ["schema": schema]]]],
+                    ]
+                ]
+            }
+            var schemas: [String: JSONValue] = [:]
+            for level in 0..<depth {
+                let next: JSONValue = level + 1 < depth ? ["$ref": .string("#/components/schemas/S\(level + 1)")] : ["type": "string"]
+                schemas["S\(level)"] = ["type": "object", "properties": ["value": ["type": "integer"], "next": next]]
+            }
+            let root: JSONValue = [
+                "openapi": "3.1.0", "info": ["title": "Large", "version": "1"], "servers": [["url": "http://127.0.0.1/"]],
+                "paths": .object(paths), "components": ["schemas": .object(schemas)],
+            ]
+            return root.jsonData()
+        }
         var text = "openapi: \"3.1.0\"\ninfo: {title: Large, version: \"1\"}\nservers: [{url: \"http://127.0.0.1/\"}]\npaths:\n"
-        for index in 0..<operations {
+        for index in 0..<max(0, operations) {
             text += "  /items\(index)/{id}:\n    get:\n      operationId: getItem\(index)\n"
             text += "      parameters: [{name: id, in: path, required: true, schema: {type: integer}}, {name: q, in: query, schema: {type: string, enum: [a, b]}}]\n"
             text += "      responses: {'200': {description: ok, content: {application/json: {schema: {$ref: '#/components/schemas/S\(index % depth)'}}}}}\n"

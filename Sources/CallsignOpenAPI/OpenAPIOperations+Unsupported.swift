@@ -41,7 +41,7 @@ extension OpenAPIOperations {
         let discriminated = endpoint.responses.values.contains { response in
             response.content.values.contains { media in
                 guard let schema = media.schema else { return false }
-                return schema.discriminator != nil || Self.alternatives(of: schema).contains { $0.discriminator != nil }
+                return schema.ownKeywords.discriminator != nil || Self.alternatives(of: schema).contains { $0.ownKeywords.discriminator != nil }
             }
         }
         if discriminated {

@@ -105,112 +105,128 @@ public struct OpenAPIOperations: Sendable {
         return document.root["openapi"]?.stringValue != nil
     }
 
-    /// Reads a document from a `.json`, `.yaml` or `.yml` file.
+    /// Reads a document from a `.json`, `.yaml` or `.yml` file: at most
+    /// ``Limits/maximumDocumentSize`` bytes (and one more to tell a larger file).
     public init(contentsOf url: URL, limits: Limits = .default) throws(APIError) {
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            throw APIError(.invalidDefinition, localized: "the OpenAPI document \"\(url.lastPathComponent)\" cannot be read")
-        }
+        let data = try DefinitionsFile.read(url, limits: limits)
         try self.init(data: data, format: url.pathExtension.lowercased() == "json" ? .json : .yaml, limits: limits)
     }
 
-    /// Reads a document. YAML and JSON are read by Callsign's bounded reader (nesting depth, value
-    /// count) before OpenAPIKit sees them, so a hostile document cannot exhaust memory.
+    /// Reads a document. YAML and JSON are read by Callsign's bounded reader (size, nesting depth,
+    /// value count), and the document's `$ref`s measured (chain length, expanded depth and size,
+    /// cycles; see ``Limits``) before OpenAPIKit sees it, so a hostile document gets a clear
+    /// ``APIError`` instead of exhausting the stack or memory.
+    ///
+    /// ```swift
+    /// let api = try OpenAPIOperations(data: yaml, format: .yaml, limits: .init { $0.maximumReferenceDepth = 16 })
+    /// ```
     public init(data: Data, format: APIDefinitions.Format, limits: Limits = .default) throws(APIError) {
-        try self.init(root: DefinitionDocument(data: data, format: format, limits: limits).root)
+        guard data.count <= limits.maximumDocumentSize else {
+            throw APIError(
+                .invalidDefinition,
+                localized: "the OpenAPI document is larger than \(limits.maximumDocumentSize) bytes (Limits.maximumDocumentSize)")
+        }
+        try self.init(root: DefinitionDocument(data: data, format: format, limits: limits).root, limits: limits)
     }
 
     /// A document already read by Callsign's bounded reader.
-    package init(root: [String: JSONValue]) throws(APIError) {
+    package init(root: [String: JSONValue], limits: Limits = .default) throws(APIError) {
         guard let version = root["openapi"]?.stringValue else {
             throw APIError(.invalidDefinition, localized: "the document has no \"openapi\" version: it is not an OpenAPI document")
         }
-        let json = JSONValue.object(root).jsonData()
-        let document: OpenAPIKit.OpenAPI.Document
-        // Vendor extensions (`x-…`) mean nothing to Callsign, and looking for them decodes every
-        // object of the document a second time: more than half of the load.
-        let decoder = JSONDecoder()
-        decoder.userInfo[OpenAPIKit.VendorExtensionsConfiguration.enabledKey] = false
-        decoder.userInfo[OpenAPIKit30.VendorExtensionsConfiguration.enabledKey] = false
-        do {
-            if version.hasPrefix("3.0") {
-                document = try decoder.decode(OpenAPIKit30.OpenAPI.Document.self, from: json).convert(to: .v3_1_0)
-            } else if version.hasPrefix("3.1") || version.hasPrefix("3.2") {
-                document = try decoder.decode(OpenAPIKit.OpenAPI.Document.self, from: json)
-            } else {
-                throw APIError(.invalidDefinition, localized: "OpenAPI \(version) is not supported (3.0 and 3.1 are)")
-            }
-        } catch let error as APIError {
-            throw error
-        } catch {
-            throw APIError(.invalidDefinition, localized: "the OpenAPI document is not valid: \(Self.describe(error))")
+        // Before any recursive library code: OpenAPIKit decodes and dereferences with one stack
+        // frame per level and one copy per use of a schema.
+        _ = try DocumentStructure(root: root, limits: limits)
+        // Decoded in parts: the document without its operations once, then one path at a time,
+        // expanded, read and dropped before the next. Neither the decoded operations nor the
+        // expanded copies of shared schemas ever exist for the whole document at once.
+        guard version.hasPrefix("3.0") || version.hasPrefix("3.1") || version.hasPrefix("3.2") else {
+            throw APIError(.invalidDefinition, localized: "OpenAPI \(version) is not supported (3.0 and 3.1 are)")
         }
-        let resolved: OpenAPIKit.ResolvedDocument
-        do {
-            resolved = try document.locallyDereferenced().resolved()
-        } catch {
-            throw APIError(.invalidDefinition, localized: "a $ref of the OpenAPI document cannot be resolved: \(Self.describe(error))")
+        var shell = root
+        let paths = shell.updateValue(.object([:]), forKey: "paths")
+        guard paths == nil || paths?.objectValue != nil else {
+            throw APIError(.invalidDefinition, localized: "the OpenAPI document is not valid: its \"paths\" is not a map")
         }
+        let document = try Self.decode(shell, version: version)
         var warnings = Self.documentWarnings(root: root)
         let baseURL = Self.baseURL(document.servers.first, warnings: &warnings)
         var operations: [Operation] = []
         var definitions: [APIDefinition] = []
         var responseSchemas: [String: [String: SchemaRule]] = [:]
+        var rules: [String: SchemaRule] = [:]
         var names = Set<String>()
         // By path, then method: the document's own order does not survive the bounded reader,
         // and `list` and generated names must not change from one run to the next.
         let methodOrder = ["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE", "QUERY"]
-        let endpoints = resolved.endpoints.sorted { left, right in
-            if left.path.rawValue != right.path.rawValue { return left.path.rawValue < right.path.rawValue }
-            let leftIndex = methodOrder.firstIndex(of: left.method.rawValue.uppercased()) ?? methodOrder.count
-            let rightIndex = methodOrder.firstIndex(of: right.method.rawValue.uppercased()) ?? methodOrder.count
-            return leftIndex < rightIndex
-        }
-        for endpoint in endpoints {
-            let method = endpoint.method.rawValue.uppercased()
-            let path = endpoint.path.rawValue
-            var name = endpoint.operationId ?? ""
-            if name.isEmpty || names.contains(name) {
-                var made = method.lowercased() + path.split(separator: "/").map { $0.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "") }
-                    .map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
-                // Never two operations under one name, and none dropped: a number makes it unique.
-                var suffix = 2
-                let base = made
-                while names.contains(made) {
-                    made = base + String(suffix)
-                    suffix += 1
+        let byPath = (paths?.objectValue ?? [:]).map { (key: OpenAPIKit.OpenAPI.Path(rawValue: $0.key).rawValue, text: $0.key, item: $0.value) }
+            .sorted { $0.key != $1.key ? $0.key < $1.key : $0.text < $1.text }
+        // What decoding a path checks its security requirements against.
+        var checked: [String: JSONValue] = [:]
+        for key in ["securitySchemes", "pathItems"] { checked[key] = root["components"]?[key] }
+        var single = document
+        for entry in byPath {
+            // A document of this one path (and what decoding it needs): decoded, converted from
+            // 3.0 if need be, then expanded with the whole document's components.
+            var part: [String: JSONValue] = ["openapi": .string(version), "paths": .object([entry.text: entry.item])]
+            part["info"] = root["info"]
+            part["components"] = .object(checked)
+            single.paths = try Self.decode(part, version: version).paths
+            let resolved: OpenAPIKit.ResolvedDocument
+            do {
+                resolved = try single.locallyDereferenced().resolved()
+            } catch {
+                throw APIError(.invalidDefinition, localized: "a $ref of the OpenAPI document cannot be resolved: \(Self.describe(error))")
+            }
+            let endpoints = resolved.endpoints.sorted { left, right in
+                let leftIndex = methodOrder.firstIndex(of: left.method.rawValue.uppercased()) ?? methodOrder.count
+                let rightIndex = methodOrder.firstIndex(of: right.method.rawValue.uppercased()) ?? methodOrder.count
+                return leftIndex < rightIndex
+            }
+            for endpoint in endpoints {
+                let method = endpoint.method.rawValue.uppercased()
+                let path = endpoint.path.rawValue
+                var name = endpoint.operationId ?? ""
+                if name.isEmpty || names.contains(name) {
+                    var made = method.lowercased() + path.split(separator: "/").map { $0.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "") }
+                        .map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+                    // Never two operations under one name, and none dropped: a number makes it unique.
+                    var suffix = 2
+                    let base = made
+                    while names.contains(made) {
+                        made = base + String(suffix)
+                        suffix += 1
+                    }
+                    warnings.append(
+                        name.isEmpty
+                            ? ("\(method) \(path) has no operationId; it is called \"\(made)\"" as LocalizedMessage).description
+                            : ("\(method) \(path) repeats the operationId \"\(name)\"; it is called \"\(made)\"" as LocalizedMessage).description)
+                    name = made
                 }
-                warnings.append(
-                    name.isEmpty
-                        ? ("\(method) \(path) has no operationId; it is called \"\(made)\"" as LocalizedMessage).description
-                        : ("\(method) \(path) repeats the operationId \"\(name)\"; it is called \"\(made)\"" as LocalizedMessage).description)
-                name = made
+                names.insert(name)
+                let operation = Self.operation(endpoint, name: name)
+                operations.append(operation)
+                warnings += Self.operationWarnings(root: root, endpoint: endpoint, name: name)
+                for (status, response) in endpoint.responses {
+                    guard let schema = Self.jsonSchema(of: response.content) else { continue }
+                    let key = status.rawValue.lowercased() == "default" ? "default" : status.rawValue.uppercased()
+                    responseSchemas[name, default: [:]][key] = SchemaRule(schema, made: &rules)
+                }
+                var definition = APIDefinition()
+                definition.name = name
+                definition.method = HTTPRequest.Method(method)
+                definition.path = path.hasPrefix("/") ? String(path.dropFirst()) : path
+                if let server = endpoint.servers.first, endpoint.servers != document.servers {
+                    definition.baseURL = Self.baseURL(server, warnings: &warnings)
+                }
+                definition.contentType = operation.bodyContentType.map(Self.contentType)
+                definition.responseType = Self.responseType(endpoint)
+                let codes = endpoint.responses.keys.compactMap { Int($0.rawValue) }.filter { (200..<300).contains($0) }.sorted()
+                if !codes.isEmpty { definition.acceptedStatusCodes = StatusCodes(codes) }
+                definition.needsAuthorization = operation.needsAuthorization
+                definition.notes = operation.summary
+                definitions.append(definition)
             }
-            names.insert(name)
-            let operation = Self.operation(endpoint, name: name)
-            operations.append(operation)
-            warnings += Self.operationWarnings(root: root, endpoint: endpoint, name: name)
-            for (status, response) in endpoint.responses {
-                guard let schema = Self.jsonSchema(of: response.content) else { continue }
-                let key = status.rawValue.lowercased() == "default" ? "default" : status.rawValue.uppercased()
-                responseSchemas[name, default: [:]][key] = SchemaRule(schema)
-            }
-            var definition = APIDefinition()
-            definition.name = name
-            definition.method = HTTPRequest.Method(method)
-            definition.path = path.hasPrefix("/") ? String(path.dropFirst()) : path
-            if let server = endpoint.servers.first, endpoint.servers != document.servers {
-                definition.baseURL = Self.baseURL(server, warnings: &warnings)
-            }
-            definition.contentType = operation.bodyContentType.map(Self.contentType)
-            definition.responseType = Self.responseType(endpoint)
-            let codes = endpoint.responses.keys.compactMap { Int($0.rawValue) }.filter { (200..<300).contains($0) }.sorted()
-            if !codes.isEmpty { definition.acceptedStatusCodes = StatusCodes(codes) }
-            definition.needsAuthorization = operation.needsAuthorization
-            definition.notes = operation.summary
-            definitions.append(definition)
         }
         var defaults = APIDefinition()
         defaults.baseURL = baseURL
@@ -235,6 +251,24 @@ public struct OpenAPIOperations: Sendable {
         self.warnings = warnings
     }
 
+    /// Decodes (a part of) a document with OpenAPIKit, as OpenAPI 3.1.
+    private static func decode(_ value: [String: JSONValue], version: String) throws(APIError) -> OpenAPIKit.OpenAPI.Document {
+        let json = JSONValue.object(value).jsonData()
+        // Vendor extensions (`x-…`) mean nothing to Callsign, and looking for them decodes every
+        // object of the document a second time: more than half of the load.
+        let decoder = JSONDecoder()
+        decoder.userInfo[OpenAPIKit.VendorExtensionsConfiguration.enabledKey] = false
+        decoder.userInfo[OpenAPIKit30.VendorExtensionsConfiguration.enabledKey] = false
+        do {
+            if version.hasPrefix("3.0") {
+                return try decoder.decode(OpenAPIKit30.OpenAPI.Document.self, from: json).convert(to: .v3_1_0)
+            }
+            return try decoder.decode(OpenAPIKit.OpenAPI.Document.self, from: json)
+        } catch {
+            throw APIError(.invalidDefinition, localized: "the OpenAPI document is not valid: \(Self.describe(error))")
+        }
+    }
+
     /// The ``Authentication`` that sends `secret` as the document's security scheme `scheme`
     /// says, for operations that need authorization. The secret is yours to supply, as for any API.
     ///
@@ -254,7 +288,15 @@ public struct OpenAPIOperations: Sendable {
             return .basic(username: String(secret[..<colon]), password: String(secret[secret.index(after: colon)...]))
         case .headerKey(let name)?: return .headers(Headers([name: secret]))
         case .queryKey(let name)?: return .headers(Headers(), parameters: [name: .string(secret)])
-        case .cookieKey(let name)?: return .headers(Headers(["Cookie": "\(name)=\(secret)"]))
+        case .cookieKey(let name)?:
+            // The same writer as cookie parameters: a `;` in the key cannot add a cookie.
+            let pair: String
+            do {
+                pair = try Self.cookiePair(name, value: .string(secret), operation: scheme)
+            } catch {
+                throw APIError(.authentication, localized: "the security scheme \"\(scheme)\" names a cookie that is not a token (RFC 6265)")
+            }
+            return .headers(Headers(["Cookie": pair]))
         case .unsupported(let kind)?:
             throw APIError(.authentication, localized: "the security scheme \"\(scheme)\" is \(kind): give the client an Authentication for it yourself")
         case nil:
@@ -287,8 +329,8 @@ public struct OpenAPIOperations: Sendable {
             var style = location == .query || location == .cookie ? "form" : "simple"
             var explode = style == "form"
             if case .a(let context) = parameter.schemaOrContent {
-                type = context.schema.jsonType?.rawValue
-                allowed = context.schema.allowedValues?.map { "\($0.value)" }
+                type = context.schema.ownType?.rawValue
+                allowed = context.schema.ownKeywords.allowedValues?.map { "\($0.value)" }
                 style = context.style.rawValue
                 explode = context.explode
             }
@@ -325,7 +367,7 @@ public struct OpenAPIOperations: Sendable {
 
     /// A schema's JSON type, and for `allOf` the one type all its parts share.
     private static func kind(of schema: OpenAPIKit.DereferencedJSONSchema) -> OpenAPIKit.JSONType? {
-        if let type = schema.jsonType { return type }
+        if let type = schema.ownType { return type }
         guard case .all(of: let parts, core: _) = schema else { return nil }
         let kinds = Set(parts.map { kind(of: $0) })
         return kinds.count == 1 ? kinds.first ?? nil : nil
@@ -364,3 +406,4 @@ public struct OpenAPIOperations: Sendable {
     }
 
 }
+

@@ -13,33 +13,46 @@ indirect enum SchemaRule: Sendable {
     /// Rules nest at most this deep; deeper schemas (or recursive ones) are not checked further.
     static let maximumDepth = 32
 
-    init(_ schema: DereferencedJSONSchema, depth: Int = 0) {
+    /// The rule of `schema` at `depth` below the response's top. A schema that came from a
+    /// component (`$ref`) has one rule per depth, made once and shared through `made`: a schema
+    /// used by every operation is not copied for each.
+    init(_ schema: DereferencedJSONSchema, depth: Int = 0, made: inout [String: SchemaRule]) {
         guard depth < Self.maximumDepth else {
             self = .anything
             return
         }
+        let key = schema.vendorExtensions[OpenAPI.Components.componentNameExtension]?.value as? String
+        if let key, let rule = made["\(depth) \(key)"] {
+            self = rule
+            return
+        }
+        self.init(building: schema, depth: depth, made: &made)
+        if let key { made["\(depth) \(key)"] = self }
+    }
+
+    private init(building schema: DereferencedJSONSchema, depth: Int, made: inout [String: SchemaRule]) {
         switch schema {
-        case .all(of: let parts, core: _): self = .all(parts.map { SchemaRule($0, depth: depth + 1) })
-        case .one(of: let parts, core: _), .any(of: let parts, core: _): self = .some(parts.map { SchemaRule($0, depth: depth + 1) })
+        case .all(of: let parts, core: _): self = .all(parts.map { SchemaRule($0, depth: depth + 1, made: &made) })
+        case .one(of: let parts, core: _), .any(of: let parts, core: _): self = .some(parts.map { SchemaRule($0, depth: depth + 1, made: &made) })
         case .object(_, let context):
             var properties: [String: SchemaRule] = [:]
-            for (name, property) in context.properties { properties[name] = SchemaRule(property, depth: depth + 1) }
+            for (name, property) in context.properties { properties[name] = SchemaRule(property, depth: depth + 1, made: &made) }
             self = .value(
-                type: "object", nullable: schema.nullable, allowed: Self.allowed(schema), properties: properties,
-                required: context.requiredProperties, items: nil)
+                type: "object", nullable: schema.ownKeywords.nullable, allowed: Self.allowed(schema), properties: properties,
+                required: context.properties.filter { $0.value.isRequired }.map(\.key), items: nil)
         case .array(_, let context):
             self = .value(
-                type: "array", nullable: schema.nullable, allowed: Self.allowed(schema), properties: [:], required: [],
-                items: context.items.map { SchemaRule($0, depth: depth + 1) })
+                type: "array", nullable: schema.ownKeywords.nullable, allowed: Self.allowed(schema), properties: [:], required: [],
+                items: context.items.map { SchemaRule($0, depth: depth + 1, made: &made) })
         default:
             self = .value(
-                type: schema.jsonType?.rawValue, nullable: schema.nullable, allowed: Self.allowed(schema), properties: [:],
+                type: schema.ownType?.rawValue, nullable: schema.ownKeywords.nullable, allowed: Self.allowed(schema), properties: [:],
                 required: [], items: nil)
         }
     }
 
     private static func allowed(_ schema: DereferencedJSONSchema) -> [JSONValue]? {
-        schema.allowedValues?.compactMap { value in
+        schema.ownKeywords.allowedValues?.compactMap { value in
             (try? JSONEncoder().encode(value)).flatMap { try? JSONValue(parsing: $0) }
         }
     }
@@ -76,10 +89,12 @@ indirect enum SchemaRule: Sendable {
     private static func matches(_ value: JSONValue, type: String) -> Bool {
         switch (type, value) {
         case ("object", .object), ("array", .array), ("string", .string), ("boolean", .bool), ("integer", .int),
-            ("number", .int), ("number", .double):
+            ("number", .int), ("number", .double), ("number", .number):
             return true
         case ("integer", .double(let number)):
             return number.rounded() == number
+        case ("integer", .number(let number)):
+            return number.isInteger || number.intValue != nil
         default:
             return false
         }

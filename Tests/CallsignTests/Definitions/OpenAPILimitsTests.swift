@@ -1,0 +1,206 @@
+import Callsign
+@testable import CallsignOpenAPI
+import Foundation
+import Testing
+
+/// The OpenAPI document door (``DocumentStructure``, ``Limits``): generated documents at and past
+/// the bounds get a clear error, never a crash; documents under them load whole.
+@Suite("OpenAPI documents at the limits (CallsignOpenAPI)")
+struct OpenAPILimitsTests {
+    /// A JSON document with one operation whose 200 answer is `#/components/schemas/S0`, and the
+    /// given schemas.
+    private func document(schemas: [String: JSONValue], body: Bool = false) -> Data {
+        var operation: JSONValue = [
+            "operationId": "getItem",
+            "responses": ["200": ["description": "ok", "content": ["application/json": ["schema": ["$ref": "#/components/schemas/S0"]]]]],
+        ]
+        if body {
+            operation = [
+                "operationId": "getItem",
+                "requestBody": ["content": ["application/json": ["schema": ["$ref": "#/components/schemas/S0"]]]],
+                "responses": ["200": ["description": "ok", "content": ["application/json": ["schema": ["$ref": "#/components/schemas/S0"]]]]],
+            ]
+        }
+        let root: JSONValue = [
+            "openapi": "3.1.0", "info": ["title": "Limits", "version": "1"], "servers": [["url": "http://127.0.0.1/"]],
+            "paths": ["/item": ["post": operation]], "components": ["schemas": .object(schemas)],
+        ]
+        return root.jsonData()
+    }
+
+    /// `S0` → `S1` → … → `S(links - 1)`, each an object whose property `next` is the next; each
+    /// link nests `padding` objects more before its `$ref`.
+    private func chain(links: Int, padding: Int = 0) -> [String: JSONValue] {
+        var schemas: [String: JSONValue] = [:]
+        for level in 0..<links {
+            var next: JSONValue = level + 1 < links ? ["$ref": .string("#/components/schemas/S\(level + 1)")] : ["type": "string"]
+            for _ in 0..<padding { next = ["type": "object", "properties": ["inner": next]] }
+            schemas["S\(level)"] = ["type": "object", "properties": ["value": ["type": "integer"], "next": next]]
+        }
+        return schemas
+    }
+
+    private func refusal(_ load: () throws -> Void) -> APIError? {
+        do {
+            try load()
+            return nil
+        } catch let error as APIError {
+            return error
+        } catch {
+            return nil
+        }
+    }
+
+    @Test("a $ref chain 10,000 deep is refused with the bound and the chain named, without a crash")
+    func deepChain() throws {
+        let data = document(schemas: chain(links: 10_000))
+        let error = try #require(refusal { _ = try OpenAPIOperations(data: data, format: .json) })
+        #expect(error.code == .invalidDefinition)
+        #expect(error.message.contains("more than 64 $refs") && error.message.contains("Limits.maximumReferenceDepth"), "\(error.message)")
+        #expect(error.message.contains("#/components/schemas/S0"), "\(error.message)")
+    }
+
+    @Test("a $ref chain at the bound loads, and the bound is configurable")
+    func chainAtBound() throws {
+        let data = document(schemas: chain(links: Limits.default.maximumReferenceDepth), body: true)
+        let operations = try OpenAPIOperations(data: data, format: .json)
+        #expect(operations.operations.map(\.name) == ["getItem"])
+        #expect(operations.operations.first?.bodySchema?.contains("\"next\"") == true)
+        #expect(try operations.definitions.definition(named: "getItem").responseType == .object)
+        let tighter = Limits { $0.maximumReferenceDepth = 10 }
+        let error = try #require(refusal { _ = try OpenAPIOperations(data: data, format: .json, limits: tighter) })
+        #expect(error.message.contains("more than 10 $refs"), "\(error.message)")
+        // Ten links exactly are within ten.
+        _ = try OpenAPIOperations(data: document(schemas: chain(links: 10)), format: .json, limits: tighter)
+    }
+
+    @Test("nesting close to the depth bound once $refs are expanded loads; past it, a clear error")
+    func expandedDepth() throws {
+        // 60 links of 8 levels each: about 490 levels once expanded, under the 512 of maximumJSONDepth.
+        let deep = try OpenAPIOperations(data: document(schemas: chain(links: 60, padding: 3), body: true), format: .json)
+        #expect(deep.operations.count == 1)
+        #expect(deep.operations.first?.bodySchema?.contains("\"inner\"") == true)
+        // 10 levels each: about 610.
+        let error = try #require(refusal { _ = try OpenAPIOperations(data: document(schemas: chain(links: 60, padding: 4)), format: .json) })
+        #expect(error.code == .invalidDefinition)
+        #expect(error.message.contains("nests deeper than 512 levels once its $refs are expanded"), "\(error.message)")
+    }
+
+    @Test("a $ref cycle is refused, naming the schemas in it", arguments: ["S0", "S1"])
+    func cycle(start: String) throws {
+        var schemas = chain(links: 3)
+        schemas["S2"] = ["type": "object", "properties": ["back": ["$ref": .string("#/components/schemas/\(start)")]]]
+        let error = try #require(refusal { _ = try OpenAPIOperations(data: document(schemas: schemas), format: .json) })
+        #expect(error.code == .invalidDefinition)
+        #expect(error.message.contains("cycle") && error.message.contains("#/components/schemas/S2 → #/components/schemas/\(start)"), "\(error.message)")
+        // A schema that names itself.
+        let itself = try #require(refusal {
+            _ = try OpenAPIOperations(data: document(schemas: ["S0": ["type": "array", "items": ["$ref": "#/components/schemas/S0"]]]), format: .json)
+        })
+        #expect(itself.message.contains("#/components/schemas/S0 → #/components/schemas/S0"), "\(itself.message)")
+    }
+
+    @Test("a schema naming the next twice, 60 times over (2^60 values once expanded), is refused at once")
+    func exponential() throws {
+        var schemas: [String: JSONValue] = [:]
+        for level in 0..<60 {
+            let next: JSONValue = ["$ref": .string("#/components/schemas/S\(level + 1)")]
+            schemas["S\(level)"] = ["type": "object", "properties": ["a": next, "b": next]]
+        }
+        schemas["S60"] = ["type": "string"]
+        let error = try #require(refusal { _ = try OpenAPIOperations(data: document(schemas: schemas), format: .json) })
+        #expect(error.code == .invalidDefinition)
+        #expect(error.message.contains("Limits.maximumExpandedNodes"), "\(error.message)")
+        // The same bound, lowered, refuses an ordinary document that exceeds it.
+        let small = Limits { $0.maximumExpandedNodes = 1_000 }
+        let tooMuch = try #require(refusal { _ = try OpenAPIOperations(data: OpenAPIFixtures.large(operations: 100, depth: 5), format: .yaml, limits: small) })
+        #expect(tooMuch.message.contains("more than 1000 values"), "\(tooMuch.message)")
+    }
+
+    @Test("a 100 MB document is refused before it is parsed, from memory or from a file that is not read whole")
+    func hugeDocument() throws {
+        let huge = Data(count: 100 * 1024 * 1024)
+        let error = try #require(refusal { _ = try OpenAPIOperations(data: huge, format: .yaml) })
+        #expect(error.code == .invalidDefinition)
+        #expect(error.message.contains("larger than 16777216 bytes (Limits.maximumDocumentSize)"), "\(error.message)")
+        // A sparse 100 MB file: at most the limit and one byte are read.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-openapi-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("huge.yaml")
+        #expect(FileManager.default.createFile(atPath: file.path, contents: Data("openapi: 3.1.0\n".utf8)))
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: 100 * 1024 * 1024)
+        try handle.close()
+        let small = Limits { $0.maximumDocumentSize = 1024 * 1024 }
+        let fromFile = try #require(refusal { _ = try OpenAPIOperations(contentsOf: file, limits: small) })
+        #expect(fromFile.message.contains("\"huge.yaml\" is larger than 1048576 bytes"), "\(fromFile.message)")
+        let viaLoader = try #require(refusal { _ = try DefinitionsFile.load(contentsOf: file, limits: small) })
+        #expect(viaLoader.message.contains("larger than 1048576 bytes"), "\(viaLoader.message)")
+    }
+
+    @Test("20,000 operations load whole: every operation, in order, with its parameters and response type")
+    func twentyThousand() throws {
+        let operations = try OpenAPIOperations(data: OpenAPIFixtures.large(operations: 20_000, depth: 3, format: .json), format: .json)
+        #expect(operations.operations.count == 20_000)
+        #expect(Set(operations.operations.map(\.name)).count == 20_000)
+        #expect(operations.warnings.isEmpty)
+        // By path, as text: /items0, /items1, /items10, …
+        #expect(operations.operations.prefix(3).map(\.name) == ["getItem0", "getItem1", "getItem10"])
+        let last = try operations.operation(named: "getItem19999")
+        #expect(last.path == "/items19999/{id}" && last.method == "GET")
+        #expect(last.parameters.map(\.name) == ["id", "q"] && last.parameters.first?.type == "integer")
+        #expect(last.parameters.last?.allowedValues == ["a", "b"])
+        #expect(try operations.definitions.definition(named: "getItem19999").responseType == .object)
+        let request = try operations.request("getItem12345", parameters: ["id": "5", "q": "b"])
+        #expect(request.query["q"] == "b")
+    }
+
+    /// A document whose one operation takes a cookie and a header parameter.
+    private let parameters = Data(
+        """
+        openapi: 3.1.0
+        info: {title: Cookies, version: "1"}
+        servers: [{url: "http://127.0.0.1/"}]
+        paths:
+          /me:
+            get:
+              operationId: me
+              parameters:
+                - {name: session, in: cookie, schema: {type: string}}
+                - {name: ids, in: cookie, schema: {type: array, items: {type: string}}}
+                - {name: X-Trace, in: header, schema: {type: string}}
+              responses: {'200': {description: ok}}
+        components:
+          securitySchemes:
+            cookie_key: {type: apiKey, in: cookie, name: key}
+        """.utf8)
+
+    @Test("a cookie parameter's ;, comma, space or control character cannot add or change a cookie: it is percent-encoded")
+    func cookieInjection() throws {
+        let operations = try OpenAPIOperations(data: parameters, format: .yaml)
+        let plain = try operations.request("me", parameters: ["session": "abc+/=", "ids": ["1", "2"]])
+        #expect(plain.headers["Cookie"] == "session=abc+/=; ids=1,2")
+        let hostile = try operations.request("me", parameters: ["session": "a; admin=1", "ids": ["x", "y=1,z", "\r\nA: b"]])
+        #expect(hostile.headers["Cookie"] == "session=a%3B%20admin=1; ids=x,y%3D1%2Cz,%0D%0AA:%20b")
+        // Whatever a value holds, the field names exactly the cookies the operation has.
+        for value in ["a;b=c", "a,b=c", "a b=c", "a\tb", "\"q\"", "a\\b", "é", "\u{1B}[2J", "\0"] {
+            let cookie = try #require(try operations.request("me", parameters: ["session": .string(value)]).headers["Cookie"])
+            #expect(cookie.split(separator: ";").count == 1 && !cookie.contains(",") && !cookie.contains(" "), "\(value) → \(cookie)")
+            #expect(cookie.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F }, "\(value) → \(cookie)")
+        }
+        // A cookie API key is written by the same writer.
+        let authentication = try operations.authentication(scheme: "cookie_key", secret: "k; admin=1")
+        #expect(authentication.headers["Cookie"] == "key=k%3B%20admin=1")
+    }
+
+    @Test("a cookie name that is not a token is refused; a header parameter's CR or LF is refused by the field door")
+    func namesAndHeaders() throws {
+        let document = String(decoding: parameters, as: UTF8.self).replacingOccurrences(of: "name: session", with: "name: \"a;b\"")
+        let operations = try OpenAPIOperations(data: Data(document.utf8), format: .yaml)
+        let error = try #require(refusal { _ = try operations.request("me", parameters: ["a;b": "1"]) })
+        #expect(error.code == .invalidRequest && error.message.contains("is not a token"), "\(error.message)")
+        let headers = try OpenAPIOperations(data: parameters, format: .yaml).request("me", parameters: ["X-Trace": "a\r\nCookie: admin=1"])
+        #expect(throws: APIError.self) { _ = try headers.headers.httpFields() }
+    }
+}
