@@ -50,8 +50,9 @@ public final class PostgresTestServer: Sendable {
                 "-p \(port)", "-k \(folder.path)", "-c listen_addresses=''", "-c fsync=off", "-c synchronous_commit=off",
                 "-c full_page_writes=off", "-c max_connections=300",
             ].joined(separator: " ")
+            // -t: how long pg_ctl waits for the server, a hang guard for a busy machine.
             try await server.run(
-                "pg_ctl", ["start", "-w", "-t", "60", "-D", folder.appendingPathComponent("data").path, "-l", folder.appendingPathComponent("log").path, "-o", options])
+                "pg_ctl", ["start", "-w", "-t", "600", "-D", folder.appendingPathComponent("data").path, "-l", folder.appendingPathComponent("log").path, "-o", options])
         } catch {
             await server.stop()
             throw error
@@ -81,18 +82,18 @@ public final class PostgresTestServer: Sendable {
         defer { try? FileManager.default.removeItem(at: output) }
         // Spawned and reaped here rather than with Foundation's Process, whose wait spins and
         // never reaps on Linux once the child leaves a daemon behind (pg_ctl starts the server).
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                do {
-                    continuation.resume(returning: try Self.spawnAndWait(command, output: output.path))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-        }
+        let status = try await Self.offPool { try Self.spawnAndWait(command, output: output.path) }
         guard status == 0 else {
             let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
             throw TestServerError("\(program) exited with \(status): \(text.suffix(2000))")
+        }
+    }
+
+    /// Runs blocking work on a thread of its own, never on the cooperative pool, whose two
+    /// threads on a 2-core machine also run the servers and the transports.
+    private static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
         }
     }
 
@@ -138,7 +139,7 @@ public final class PostgresTestServer: Sendable {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-apt-\(UUID().uuidString).log")
         defer { try? FileManager.default.removeItem(at: log) }
         for command in [[aptGet, "update"], [aptGet, "install", "-y", "--no-install-recommends", "postgresql"]] {
-            let status = try spawnAndWait(command, output: log.path, environment: ["DEBIAN_FRONTEND=noninteractive"])
+            let status = try await offPool { try spawnAndWait(command, output: log.path, environment: ["DEBIAN_FRONTEND=noninteractive"]) }
             guard status == 0 else {
                 let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
                 throw TestServerError("\(command.joined(separator: " ")) exited with \(status): \(text.suffix(2000))")

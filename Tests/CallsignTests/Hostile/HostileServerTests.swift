@@ -40,7 +40,9 @@ func exchange(
     var configuration = APIClient.Configuration()
     configuration.baseURL = server.baseURL
     configuration.retry = .none
-    configuration.timeouts.attempt = .seconds(30)
+    // A hang guard for scripts that answer: a 10 ms exchange may wait long for a starved pool.
+    // Tests of time limits set their own, against servers that hold for far longer.
+    configuration.timeouts.attempt = .seconds(600)
     configure(&configuration)
     let transport = kind.make()
     let client = APIClient(configuration: configuration, transport: transport)
@@ -223,7 +225,7 @@ struct HostileServerTests {
     func fourGigabytes(kind: TransportKind) async throws {
         // The server then goes silent: reading on would hang until the timeout.
         let outcome = try await exchange(
-            [.write("HTTP/1.1 200 OK\r\nContent-Length: 4294967296\r\n\r\nabc"), .hang], kind: kind) { $0.timeouts.attempt = .seconds(60) }
+            [.write("HTTP/1.1 200 OK\r\nContent-Length: 4294967296\r\n\r\nabc"), .hang], kind: kind) { $0.timeouts.attempt = .seconds(600) }
         #expect(outcome.error?.code == .responseTooLarge)
     }
 
@@ -243,7 +245,7 @@ struct HostileServerTests {
     func resetInHead(kind: TransportKind) async throws {
         // The reset comes at once; the long limit only keeps a loaded machine from turning it into a timeout.
         let outcome = try await exchange([.write("HTTP/1.1 200 OK\r\nContent-Le"), .pause(.milliseconds(50)), .reset], kind: kind) {
-            $0.timeouts.attempt = .seconds(60)
+            $0.timeouts.attempt = .seconds(600)
         }
         #expect(outcome.error?.code == .transport)
     }
@@ -252,7 +254,7 @@ struct HostileServerTests {
     func resetInBody(kind: TransportKind) async throws {
         let outcome = try await exchange(
             [.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhalf"), .pause(.milliseconds(50)), .reset], kind: kind) {
-                $0.timeouts.attempt = .seconds(60)
+                $0.timeouts.attempt = .seconds(600)
             }
         #expect(outcome.error?.code == .transport)
     }

@@ -42,7 +42,7 @@ struct JSONNumberTests {
     @Test("compact and pretty output are byte for byte what JSONEncoder writes")
     func writerMatchesJSONEncoder() throws {
         let values: [JSONValue] = [
-            .null, true, 0, -42, .int(Int.max), .int(Int.min), 0.1, 1.0, -0.0, 1e20, 1e-7, 1.2345678901234568e+20, 5e-324, 12345678.9,
+            .null, true, 0, -42, .int(Int.max), .int(Int.min), 0.1, 1.0, -0.0, 1e20, 1e-7, 1.2345678901234568e+20, .double(.leastNonzeroMagnitude), 12345678.9,
             "", "plain", "quote \" backslash \\ slash / é 😀", "\u{0}\u{1}\u{8}\u{9}\u{A}\u{C}\u{D}\u{1B}\u{1F}\u{7F}\u{2028}",
             [], [:], [1, "a", nil, [[]], [:]], ["b": 1, "B": 2, "a": ["x": [], "y": [:]], "10": 4, "9": 5, "é": 6, "_": [1, 2]],
         ]

@@ -4,6 +4,7 @@ import Foundation
 ///
 /// Waiting and reading happen on threads of their own — never on the Swift concurrency pool or
 /// Dispatch's global queues, whose few threads also run the in-process server and the transports.
+/// Every run holds one of the suite's ``ProcessSlots`` from start to reaping.
 enum ProcessRunner {
     struct Result {
         var status: Int32
@@ -19,6 +20,15 @@ enum ProcessRunner {
     static func run(
         _ path: String, _ arguments: [String], environment: [String: String] = [:], input: Data? = nil,
         directory: URL? = nil, started: (@Sendable (_ processIdentifier: Int32) -> Void)? = nil
+    ) async throws -> Result {
+        try await ProcessSlots.withSlot {
+            try await runHoldingSlot(path, arguments, environment: environment, input: input, directory: directory, started: started)
+        }
+    }
+
+    private static func runHoldingSlot(
+        _ path: String, _ arguments: [String], environment: [String: String], input: Data?, directory: URL?,
+        started: (@Sendable (_ processIdentifier: Int32) -> Void)?
     ) async throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
