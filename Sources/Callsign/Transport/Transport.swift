@@ -21,7 +21,11 @@ public import HTTPTypes
 /// ```
 ///
 /// A transport must honour task cancellation: when the calling task is cancelled it stops the
-/// exchange and throws.
+/// exchange and throws, at once — waiting for the head and reading the body alike. Callsign's
+/// time limits (``APIClient/Configuration/Timeouts``) end an attempt by cancelling it, so they
+/// hold only as well as the transport lets go; tear the connection down in the background if
+/// it takes longer. A body that ends quietly when its reader is cancelled is reported as
+/// cancelled, never as complete.
 public protocol Transport: Sendable {
     /// Sends the request and returns once the response head has arrived (or, when the request
     /// asks for ``TransportRequest/BodyReading/collect(limit:)``, once the whole body has too).
