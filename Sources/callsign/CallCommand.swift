@@ -53,7 +53,7 @@ struct CallCommand: AsyncParsableCommand {
             var loaded = try DefinitionsArgument.loaded(choice.path, baseURL: baseURL)
             // A file found, not named, lends its definitions, never its hosts' trust: credentials
             // go to the --base-url typed, nowhere else it names.
-            if !choice.named { loaded.definitions.trustsItsOrigins = false }
+            DefinitionsArgument.distrust(&loaded.definitions, choice: choice, quiet: exchange.quiet)
             let typed = baseURL.flatMap { URL(string: $0) }.map { [$0] } ?? []
             let given = try ParameterArguments.parse(parameters)
             // An OpenAPI operation places and checks its parameters as its document says.

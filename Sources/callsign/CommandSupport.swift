@@ -172,6 +172,17 @@ enum DefinitionsArgument {
         Terminal.error(localized("callsign: using \(choice.path), found in this folder (name a file with -D to choose)"))
     }
 
+    /// A definitions file found, not named, lends its definitions but none of its hosts' trust:
+    /// neither command-line credentials nor the credentials it names itself (a token from an
+    /// environment variable) are sent to them. Says so when the file names credentials.
+    static func distrust(_ definitions: inout APIDefinitions, choice: Choice, quiet: Bool) {
+        guard !choice.named else { return }
+        definitions.trustsItsOrigins = false
+        if definitions.authenticationSource != nil, !quiet {
+            Terminal.error(localized("callsign: the credentials \(choice.path) names are sent only when you name it with -D"))
+        }
+    }
+
     /// Refuses command-line credentials when they would go to the hosts of a definitions file
     /// the user did not name: only an origin typed on the command line, or the origins of a
     /// file named with `-D` or `$CALLSIGN_DEFINITIONS`, receive them.

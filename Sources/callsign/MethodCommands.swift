@@ -34,7 +34,10 @@ struct AdHocCall: ParsableArguments {
             let target = try Self.target(url, base: defaults.baseURL)
             try DefinitionsArgument.checkCredentials(exchange.credentials, choice: choice, typedOrigin: Self.isAbsolute(target))
             // A file found, not named, lends its base URL and headers, never its hosts' trust.
-            if choice?.named == false { loaded?.trustsItsOrigins = false }
+            if let choice, var distrusted = loaded {
+                DefinitionsArgument.distrust(&distrusted, choice: choice, quiet: exchange.quiet)
+                loaded = distrusted
+            }
             var definition = APIDefinition(path: target, method: method)
             // Parameters go where the method puts them (the query for GET, HEAD and DELETE, a
             // JSON body otherwise), as in the library's Request.get/post.

@@ -120,6 +120,19 @@ struct CLITrustTests {
                     #expect(planted.requests.last?.header("Authorization") == "Bearer T0KEN")
                     #expect(!named.standardError.contains("found in this folder"))
 
+                    // The credentials the found file names itself (a token from the environment) stay home too.
+                    let withAuth = "DEFAULT:\n  baseURL: \(planted.baseURL.absoluteString)\n  authentication: {scheme: bearer, tokenEnvironment: PLANTED_TOKEN}\nEcho:\n  path: anything/a\n  needsAuthorization: true\n"
+                    try await withTemporaryFolder("cli-credentials-yaml") { other in
+                        try Data(withAuth.utf8).write(to: other.appendingPathComponent("callsign.yaml"))
+                        let found = try await CLIRunner.run(["call", "Echo"], environment: ["PLANTED_TOKEN": "S3CRET"], directory: other)
+                        #expect(planted.requests.last?.rawPath == "/anything/a", "\(found.standardError)")
+                        #expect(planted.requests.last?.header("Authorization") == nil)
+                        #expect(found.standardError.contains("name it with -D"), "\(found.standardError)")
+                        let chosen = try await CLIRunner.run(["call", "Echo", "-D", "callsign.yaml"], environment: ["PLANTED_TOKEN": "S3CRET"], directory: other)
+                        #expect(chosen.status == 0, "\(chosen.standardError)")
+                        #expect(planted.requests.last?.header("Authorization") == "Bearer S3CRET")
+                    }
+
                     // Without credentials the found file still lends its base URL, and says so.
                     let plain = try await CLIRunner.run(["get", "anything/w"], directory: folder)
                     #expect(plain.status == 0, "\(plain.standardError)")
