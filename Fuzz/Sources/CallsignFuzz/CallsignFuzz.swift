@@ -144,10 +144,26 @@ let targets: [FuzzTarget] = [
     },
     // OpenAPI documents from outside, in both formats, and requests built from their operations.
     FuzzTarget(name: "openapi") { data in
+        // Tight bounds as well as the defaults, so that small inputs reach the checks of $ref
+        // chains, expanded depth and size, and cycles (the corpus holds deep and cyclic chains).
+        let tight = Limits {
+            $0.maximumReferenceDepth = 8
+            $0.maximumExpandedNodes = 20_000
+            $0.maximumJSONDepth = 48
+        }
         for format in [APIDefinitions.Format.yaml, .json] {
-            guard let operations = try? OpenAPIOperations(data: data, format: format) else { continue }
-            for operation in operations.operations.prefix(8) {
-                _ = try? operations.request(operation.name, parameters: ["id": "1", "limit": "x", "tags": ["a"]])
+            for limits in [Limits.default, tight] {
+                guard let operations = try? OpenAPIOperations(data: data, format: format, limits: limits) else { continue }
+                for operation in operations.operations.prefix(8) {
+                    _ = try? operations.request(operation.name, parameters: ["id": "1", "limit": "x", "tags": ["a"]])
+                    // Whatever a cookie parameter's value holds, it never adds a cookie.
+                    for parameter in operation.parameters.prefix(4) where parameter.location == .cookie {
+                        guard let request = try? operations.request(operation.name, parameters: [parameter.name: "v; injected=1, x\r\n"]),
+                            let cookie = request.headers["Cookie"]
+                        else { continue }
+                        precondition(!cookie.contains(" injected=1"), "a cookie parameter's value added a cookie: \(cookie)")
+                    }
+                }
             }
         }
     },
