@@ -47,6 +47,10 @@ struct Benchmarks {
         let rounds = Int(ProcessInfo.processInfo.environment["CALLSIGN_BENCH_ROUNDS"] ?? "") ?? 5
         let scale = Double(ProcessInfo.processInfo.environment["CALLSIGN_BENCH_SCALE"] ?? "") ?? 1
         let body = itemJSON.jsonData()
+        if CommandLine.arguments.dropFirst().first == OpenAPIBenchmark.loadArgument {
+            try OpenAPIBenchmark.load(operations: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 1_000)
+            return
+        }
         if CommandLine.arguments.dropFirst().first == ServerProcess.serveArgument {
             Pinning.pinAndRestart(toCPU: Pinning.serverCPU)
             try await ServerProcess.serve(body: body)

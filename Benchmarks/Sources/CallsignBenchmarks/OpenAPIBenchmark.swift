@@ -1,20 +1,69 @@
 import CallsignOpenAPI
 import Foundation
 
-/// How long an OpenAPI document of 1,000 operations, whose responses go through `$ref` chains
-/// 20 deep, takes to load (run I in Benchmarks/README.md).
+/// How loading an OpenAPI document grows with its size: generated YAML documents of 1,000, 5,000
+/// and 20,000 operations whose responses go through `$ref` chains 20 deep (run I and J in
+/// Benchmarks/README.md), each loaded in a fresh child process so its peak RSS is its own.
+///
+/// `CALLSIGN_BENCH_OPENAPI_SIZES=1000,2000` chooses other operation counts.
 enum OpenAPIBenchmark {
+    /// The argument that makes this executable load one document and report instead of measuring.
+    static let loadArgument = "--openapi-load"
+
     static func run(rounds: Int) throws {
-        let document = OpenAPIFixtures.large(operations: 1_000, depth: 20)
-        var seconds: [Double] = []
-        for _ in 0..<rounds {
-            let clock = ContinuousClock()
-            let start = clock.now
-            let operations = try OpenAPIOperations(data: document, format: .yaml)
-            seconds.append((clock.now - start).secondsValue)
-            precondition(operations.operations.count == 1_000)
-        }
+        let sizes = (ProcessInfo.processInfo.environment["CALLSIGN_BENCH_OPENAPI_SIZES"] ?? "1000,5000,20000")
+            .split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }.filter { $0 > 0 }
         print("")
-        print("OpenAPI: \(document.count / 1024) KiB YAML, 1,000 operations, $ref chains 20 deep: loaded in \(format(median(seconds) * 1000, 0)) ms (median of \(rounds))")
+        print("OpenAPI: YAML documents, $ref chains 20 deep, each loaded in a fresh process (median of \(rounds))")
+        print("\(pad("operations", 11, right: true)) \(pad("document", 10, right: true)) \(pad("load", 9, right: true)) \(pad("peak RSS", 10, right: true)) \(pad("µs/op", 7, right: true))")
+        for operations in sizes {
+            var seconds: [Double] = []
+            var peaks: [Double] = []
+            var bytes = 0
+            for _ in 0..<rounds {
+                let result = try child(operations: operations)
+                seconds.append(result.seconds)
+                peaks.append(result.peakMiB)
+                bytes = result.bytes
+            }
+            let load = median(seconds)
+            print(
+                "\(pad(format(Double(operations)), 11, right: true)) \(pad("\(bytes / 1024) KiB", 10, right: true)) "
+                    + "\(pad("\(format(load * 1000)) ms", 9, right: true)) \(pad("\(format(median(peaks))) MiB", 10, right: true)) "
+                    + "\(pad(format(load * 1e6 / Double(operations)), 7, right: true))")
+        }
+    }
+
+    /// In the child: makes the document, loads it once, prints `bytes seconds peakMiB`.
+    static func load(operations: Int) throws {
+        let document = OpenAPIFixtures.large(operations: operations, depth: 20)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let loaded = try OpenAPIOperations(data: document, format: .yaml)
+        let seconds = (clock.now - start).secondsValue
+        precondition(loaded.operations.count == operations)
+        print("\(document.count) \(seconds) \(Measure.peakRSS())")
+    }
+
+    private static func child(operations: Int) throws -> (bytes: Int, seconds: Double, peakMiB: Double) {
+        let process = Process()
+        #if os(Linux)
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        #else
+        process.executableURL = Bundle.main.executableURL
+        #endif
+        process.arguments = [loadArgument, String(operations)]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let fields = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace)
+        guard process.terminationStatus == 0, fields.count == 3, let bytes = Int(fields[0]), let seconds = Double(fields[1]),
+            let peak = Double(fields[2])
+        else {
+            throw ServerProcessError(description: "loading \(operations) operations failed (status \(process.terminationStatus))")
+        }
+        return (bytes, seconds, peak)
     }
 }
