@@ -10,10 +10,13 @@ import Synchronization
 /// - `/cache/last-modified/{id}` — `Last-Modified`, `Cache-Control: no-cache` (`If-Modified-Since` → 304).
 /// - `/cache/max-age/{seconds}/{id}` — fresh for that many seconds.
 /// - `/cache/no-store/{id}` — `Cache-Control: no-store`.
-/// - `/cache/vary/{id}` — `Vary: Accept-Language`, the body echoes the language.
-/// - `/cache/private/{id}` — `private, max-age=60`, the body names the user: the first `-`-separated word of the token.
+/// - `/cache/vary/{id}` — `Vary: Accept-Language`, `max-age=86400`, the body echoes the language.
+///
+/// Freshness is a day wherever a test expects a fresh hit: a test on a busy machine may take
+/// minutes between its calls, and a shorter lifetime would turn a hit into a fetch.
+/// - `/cache/private/{id}` — `private, max-age=86400`, the body names the user: the first `-`-separated word of the token.
 /// - `/cache/stale-if-error/{id}` — `max-age=0, stale-if-error=600` with an ETag.
-/// - `/cache/status/{code}/{id}` — that status with `max-age=60`.
+/// - `/cache/status/{code}/{id}` — that status with `max-age=86400`.
 /// - any unsafe method on `/cache/…` answers 204 (and so invalidates the URL in a client's cache).
 enum CacheRoutes {
     private static let counter = Counter()
@@ -51,13 +54,13 @@ enum CacheRoutes {
             }
             return with(body(), [("Last-Modified", stamp), ("Cache-Control", "no-cache")])
         case "max-age":
-            let seconds = Int(segments.count > 1 ? segments[1] : "60") ?? 60
+            let seconds = Int(segments.count > 1 ? segments[1] : "86400") ?? 86_400
             return with(body(), [("Cache-Control", "max-age=\(seconds)")])
         case "no-store":
             return with(body(), [("Cache-Control", "no-store")])
         case "vary":
             return with(body(["language": .string(request.header("Accept-Language") ?? "")]), [
-                ("Vary", "Accept-Language"), ("Cache-Control", "max-age=60"),
+                ("Vary", "Accept-Language"), ("Cache-Control", "max-age=86400"),
             ])
         case "private":
             // Names the user by the token's first word ("alice-…" → "alice"), never echoing the token:
@@ -65,14 +68,14 @@ enum CacheRoutes {
             // The credential is Authorization's, or a Private-Token header's (GitLab's style).
             let token = (request.header("Authorization") ?? request.header("Private-Token"))?.split(separator: " ").last.map(String.init) ?? ""
             let user = token.split(separator: "-").first.map(String.init) ?? ""
-            return with(body(["user": .string(user)]), [("Cache-Control", "private, max-age=60")])
+            return with(body(["user": .string(user)]), [("Cache-Control", "private, max-age=86400")])
         case "stale-if-error":
             return with(body(), [("ETag", "\"sie\""), ("Cache-Control", "max-age=0, stale-if-error=600")])
         case "status":
             let code = Int(segments.count > 1 ? segments[1] : "200") ?? 200
             var response = body()
             response.status = (200...599).contains(code) ? code : 400
-            return with(response, [("Cache-Control", "max-age=60")])
+            return with(response, [("Cache-Control", "max-age=86400")])
         default:
             return .json(["error": "no cache route \(kind)"], status: 404)
         }

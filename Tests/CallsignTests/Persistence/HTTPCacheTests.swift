@@ -92,7 +92,7 @@ struct HTTPCacheTests {
     @Test("max-age: fresh hits never reach the server and carry an Age", arguments: CacheStorageKind.allCases)
     func freshHits(kind: CacheStorageKind) async throws {
         try await withCache(kind) { server, client, _ in
-            let path = "/cache/max-age/60/\(UUID().uuidString)"
+            let path = "/cache/max-age/86400/\(UUID().uuidString)"
             let first = try await client.get(path).send()
             for _ in 0..<5 {
                 let hit = try await client.get(path).send()
@@ -119,7 +119,7 @@ struct HTTPCacheTests {
             #expect(second.source == .network)
             #expect(server.hits(path) == 2)
             // A storable response next to it, so the file certainly exists and holds something.
-            _ = try await client.get("/cache/max-age/60/\(id)-control").send()
+            _ = try await client.get("/cache/max-age/86400/\(id)-control").send()
             if let file {
                 let bytes = Scratch.databaseBytes(file)
                 #expect(!bytes.isEmpty)
@@ -187,7 +187,7 @@ struct HTTPCacheTests {
     @Test("A successful POST invalidates the URL", arguments: CacheStorageKind.allCases)
     func invalidation(kind: CacheStorageKind) async throws {
         try await withCache(kind) { server, client, _ in
-            let path = "/cache/max-age/60/\(UUID().uuidString)"
+            let path = "/cache/max-age/86400/\(UUID().uuidString)"
             _ = try await client.get(path).send()
             #expect(try await client.get(path).send().source == .cache)
             let post = try await client.post(path).parameters(["x": 1]).send()
@@ -234,7 +234,7 @@ struct HTTPCacheTests {
     @Test("Cache policies: reload, return-cache-else-load, cache-only", arguments: CacheStorageKind.allCases)
     func policies(kind: CacheStorageKind) async throws {
         try await withCache(kind) { server, client, _ in
-            let fresh = "/cache/max-age/60/\(UUID().uuidString)"
+            let fresh = "/cache/max-age/86400/\(UUID().uuidString)"
             _ = try await client.get(fresh).send()
             let reloaded = try await client.get(fresh).cachePolicy(.reloadIgnoringCache).send()
             #expect(reloaded.source == .network)
@@ -248,7 +248,7 @@ struct HTTPCacheTests {
             #expect(offlineFirst.source == .cache)
             #expect(server.hits(stale) == 1)
 
-            let missing = "/cache/max-age/60/\(UUID().uuidString)"
+            let missing = "/cache/max-age/86400/\(UUID().uuidString)"
             let miss = await apiError { _ = try await client.get(missing).cachePolicy(.cacheOnly).send() }
             #expect(miss?.code == .cacheMiss)
             #expect(server.hits(missing) == 0)
@@ -267,7 +267,7 @@ struct HTTPCacheTests {
             #expect(server.hits(failing) == 2)
 
             try await TestServer.withRunning { other in
-                let target = other.url("/cache/max-age/60/\(UUID().uuidString)")
+                let target = other.url("/cache/max-age/86400/\(UUID().uuidString)")
                 let hop = "/redirect-to?url=\(target.absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")"
                 let first = try await client.get(hop).send()
                 #expect(first.status.code == 200)
@@ -281,7 +281,7 @@ struct HTTPCacheTests {
     func sqliteRestartAndBudget() async throws {
         let file = Scratch.folder().appendingPathComponent("cache.sqlite")
         try await TestServer.withRunning { server in
-            let path = "/cache/max-age/60/\(UUID().uuidString)"
+            let path = "/cache/max-age/86400/\(UUID().uuidString)"
             func client(_ storage: SQLiteCacheStorage) -> APIClient {
                 APIClient(configuration: .init {
                     $0.baseURL = server.baseURL
@@ -295,13 +295,13 @@ struct HTTPCacheTests {
 
             let small = SQLiteCacheStorage(url: Scratch.folder().appendingPathComponent("small.sqlite"), byteBudget: 64 << 10)
             let budgeted = client(small)
-            for index in 0..<40 { _ = try await budgeted.get("/cache/max-age/60/\(index)-\(String(repeating: "x", count: 200))").send() }
+            for index in 0..<40 { _ = try await budgeted.get("/cache/max-age/86400/\(index)-\(String(repeating: "x", count: 200))").send() }
             let stored = try await small.storedBytes()
             #expect(stored > 0)
             #expect(stored <= 64 << 10)
             let memory = MemoryCacheStorage(byteBudget: 8 << 10)
             let memoryClient = APIClient(configuration: .init { $0.baseURL = server.baseURL; $0.cache = HTTPCache(storage: memory) })
-            for index in 0..<40 { _ = try await memoryClient.get("/cache/max-age/60/m\(index)").send() }
+            for index in 0..<40 { _ = try await memoryClient.get("/cache/max-age/86400/m\(index)").send() }
             let memoryStored = await memory.storedBytes
             #expect(memoryStored > 0 && memoryStored <= 8 << 10)
         }

@@ -213,8 +213,9 @@ struct TrustedOriginTests {
 
 /// A provider whose fetches wait at a gate the test opens, answering from a script.
 private final class GatedProvider: TokenProvider {
-    private let state = Mutex<(opened: Bool, waiters: [CheckedContinuation<Void, Never>], answers: [Result<String, any Error>], fetches: Int)>(
-        (false, [], [], 0))
+    private let state = Mutex<
+        (opened: Bool, waiters: [CheckedContinuation<Void, Never>], answers: [Result<String, any Error>], fetches: Int, watchers: CountWatchers)
+    >((false, [], [], 0, CountWatchers()))
 
     init(answers: [Result<String, any Error>]) { state.withLock { $0.answers = answers } }
 
@@ -229,13 +230,26 @@ private final class GatedProvider: TokenProvider {
         for waiter in waiters { waiter.resume() }
     }
 
-    private func next() async throws -> AccessToken {
-        await withCheckedContinuation { continuation in
-            let resumeNow = state.withLock { state in
-                if state.opened { return true }
-                state.waiters.append(continuation)
+    /// Returns once a fetch waits at the gate (the store is fetching), without polling.
+    func waitUntilFetching() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                guard state.waiters.isEmpty else { return true }
+                state.watchers.add(1, continuation)
                 return false
             }
+            if ready { continuation.resume() }
+        }
+    }
+
+    private func next() async throws -> AccessToken {
+        await withCheckedContinuation { continuation in
+            let (resumeNow, watchers) = state.withLock { state in
+                if state.opened { return (true, [CheckedContinuation<Void, Never>]()) }
+                state.waiters.append(continuation)
+                return (false, state.watchers.take(reaching: state.waiters.count))
+            }
+            for watcher in watchers { watcher.resume() }
             if resumeNow { continuation.resume() }
         }
         let answer = state.withLock { state in
@@ -254,7 +268,7 @@ private final class Counter: Sendable {
     func increment() { value.withLock { $0 += 1 } }
 }
 
-@Suite("Token store races", .timeLimit(.minutes(1)))
+@Suite("Token store races", .timeLimit(.minutes(10)))
 struct TokenStoreRaceTests {
     @Test("signing out while a fetch is in flight does not bring the old session back")
     func signOutDuringFetch() async throws {
@@ -262,7 +276,8 @@ struct TokenStoreRaceTests {
         let expired = Counter()
         let store = CredentialStore(provider: provider, leeway: .zero, onSessionExpired: { _ in expired.increment() })
         let waiting = Task { try await store.token() }
-        while await !store.isFetching { await Task.yield() }
+        await provider.waitUntilFetching()
+        #expect(await store.isFetching)
         await store.reset()  // the user signs out
         provider.open()      // the old fetch finishes anyway
         let first = try? await waiting.value

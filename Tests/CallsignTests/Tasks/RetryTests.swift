@@ -97,7 +97,11 @@ struct RetryTests {
     @Test("Retry-After in seconds and as an HTTP date is honoured")
     func retryAfter() async throws {
         let clock = TestClock()
-        try await withServer(configure: { $0.clock = clock; $0.retry = RetryPolicy(maximumAttempts: 2) }) { server, client in
+        try await withServer(configure: {
+            $0.clock = clock
+            $0.retry = RetryPolicy(maximumAttempts: 2)
+            $0.retry.maximumRetryAfter = .seconds(7200)
+        }) { server, client in
             installFlaky(on: server, path: "/seconds", failures: 1, retryAfter: "7")
             let value3 = try await client.get("/seconds").send()
 
@@ -108,12 +112,14 @@ struct RetryTests {
             formatter.locale = Locale(identifier: "en_US_POSIX")
             formatter.timeZone = TimeZone(identifier: "GMT")
             formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-            installFlaky(on: server, path: "/date", failures: 1, retryAfter: formatter.string(from: Date().addingTimeInterval(30)))
+            // A date an hour ahead: the wait is the time left until then, whatever this machine's
+            // speed (the date is read against the real clock when the answer arrives).
+            installFlaky(on: server, path: "/date", failures: 1, retryAfter: formatter.string(from: Date().addingTimeInterval(3600)))
             let value4 = try await client.get("/date").send()
 
             #expect(value4.status == .ok)
             let waited = try #require(clock.sleeps.last)
-            #expect(waited > .seconds(25) && waited <= .seconds(30))
+            #expect(waited > .seconds(3000) && waited <= .seconds(3600))
         }
     }
 
@@ -123,9 +129,11 @@ struct RetryTests {
         try await withServer(configure: {
             $0.clock = clock
             $0.retry = RetryPolicy(maximumAttempts: 5)
-            $0.timeouts.deadline = .seconds(10)
+            $0.retry.maximumRetryAfter = .seconds(86_400)
+            // An hour: far more than a first attempt takes on a busy machine, far less than the wait.
+            $0.timeouts.deadline = .seconds(3600)
         }) { server, client in
-            installFlaky(on: server, failures: 1, retryAfter: "30")
+            installFlaky(on: server, failures: 1, retryAfter: "7200")
             let error = await apiError { _ = try await client.get("/flaky").send() }
             #expect(error?.code == .timedOut)
             #expect(error?.message.contains("after the deadline") == true)

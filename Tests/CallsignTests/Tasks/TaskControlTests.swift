@@ -8,16 +8,20 @@ import Testing
 final class Gate: Sendable {
     let arrivals: AsyncStream<String>
     private let continuation: AsyncStream<String>.Continuation
-    private let released = Mutex<[CheckedContinuation<Void, Never>]>([])
-    private let open = Mutex(false)
+    /// Whether the gate is open, and who waits while it is shut — under one lock, so a request
+    /// that arrives while the gate opens is never left behind.
+    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     init(on server: TestServer, path: String) {
         (arrivals, continuation) = AsyncStream<String>.makeStream()
         server.route(path) { [self] request in
             continuation.yield(request.uri)
             await withCheckedContinuation { waiter in
-                let isOpen = open.withLock { $0 }
-                if isOpen { waiter.resume() } else { released.withLock { $0.append(waiter) } }
+                let isOpen = state.withLock { state in
+                    if !state.open { state.waiters.append(waiter) }
+                    return state.open
+                }
+                if isOpen { waiter.resume() }
             }
             return .json(["uri": .string(request.uri)])
         }
@@ -34,8 +38,12 @@ final class Gate: Sendable {
 
     /// Lets every held and future request through.
     func release() {
-        open.withLock { $0 = true }
-        for waiter in released.withLock({ waiters in defer { waiters.removeAll() }; return waiters }) { waiter.resume() }
+        let waiters = state.withLock { state in
+            state.open = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 }
 
