@@ -96,6 +96,11 @@ struct ExchangeOptions: ParsableArguments {
     @Option(help: .localized("Record the exchange to this HAR file (secrets redacted)."))
     var har: String?
 
+    @Option(
+        name: .customLong("secret-name"),
+        help: .localized("A header, query parameter or body field whose value is secret, beside the built-in rule (any name containing token, key, secret, auth, password, passwd, session, signature, credential or cookie): masked in output and HAR files, part of the cache's partition, never queued. Repeatable."))
+    var secretNames: [String] = []
+
     @Option(help: .localized("Answer from mocks instead of the network: a HAR file to replay, or a folder of fixtures (a definition's `mock:` file, else <API name>.json)."))
     var mock: String?
 
@@ -183,6 +188,7 @@ struct ExchangeOptions: ParsableArguments {
         if let retry {
             guard (1...100).contains(retry) else { throw ValidationError(localized("--retry takes 1 to 100 attempts")) }
         }
+        configuration.observability.redaction.addSecretNames(secretNames)
         if verbose { AttemptPrinter.install(in: &configuration) }
         configuration.authentication = try explicit ?? definitions.authenticationSource?.authentication()
         configuration.proxy = try proxy.settings()

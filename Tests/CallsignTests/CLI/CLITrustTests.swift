@@ -245,4 +245,26 @@ struct CLITrustTests {
             }
         }
     }
+
+    // MARK: - Secrets
+
+    @Test("--secret-name adds a name to the rule: masked in the HAR file beside Private-Token, which the rule catches itself")
+    func secretName() async throws {
+        try CLIRunner.requireBuilt()
+        try await withTemporaryFolder("cli-secret") { folder in
+            try await TestServer.withRunning { server in
+                let har = folder.appendingPathComponent("x.har").path
+                let result = try await CLIRunner.run([
+                    "get", server.url("/anything/s").absoluteString, "-H", "X-Tenant: SENTINEL-tenant", "-H", "Private-Token: SENTINEL-token",
+                    "-H", "Idempotency-Key: visible-key", "--secret-name", "x-tenant", "--har", har,
+                ])
+                #expect(result.status == 0, "\(result.standardError)")
+                let archive = String(decoding: try Data(contentsOf: URL(fileURLWithPath: har)), as: UTF8.self)
+                #expect(!archive.contains("SENTINEL-tenant"))
+                #expect(!archive.contains("SENTINEL-token"))
+                #expect(archive.contains("visible-key"))
+                #expect(server.requests.last?.header("X-Tenant") == "SENTINEL-tenant", "the server still gets the value")
+            }
+        }
+    }
 }
