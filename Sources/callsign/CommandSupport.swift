@@ -366,7 +366,7 @@ enum MockArgument {
             (name, definitions[name]?.mock ?? "\(name).json")
         })
         return Mocks(directory: url, realRequests: false) { request in
-            request.apiName.flatMap { files[$0] }.map { Mock.file($0) }
+            request.apiName.flatMap { files[$0] }.map { Mock.confinedFile($0) }
         }
     }
 }

@@ -19,7 +19,8 @@ import Synchronization
 public struct Mock: Sendable {
     enum Answer: Sendable {
         case data(Data, status: Int, headers: [(String, String)])
-        case file(String, status: Int, headers: [(String, String)])
+        /// `confined`: the path comes from a file (a definition's `mock:`) and must stay inside the folder.
+        case file(String, status: Int, headers: [(String, String)], confined: Bool)
         case failure(any Error)
         case sequence(SequenceState)
     }
@@ -53,7 +54,20 @@ public struct Mock: Sendable {
     /// A file's contents: a path relative to the directory of its ``Mocks``, or an absolute path. The
     /// `Content-Type` follows the extension (json, xml, txt, html, png, jpg) unless given.
     public static func file(_ path: String, status: Int = 200, headers: [String: String] = [:], delay: Duration? = nil) -> Mock {
-        Mock(answer: .file(path, status: status, headers: fields(headers)), delay: delay)
+        Mock(answer: .file(path, status: status, headers: fields(headers), confined: false), delay: delay)
+    }
+
+    /// A file inside the directory of its ``Mocks``, for paths that come from a file rather than
+    /// from code — a definition's `mock:` key, a name on the command line. A path that is
+    /// absolute, climbs out with `..`, or leads out through a symbolic link is refused with
+    /// ``APIError/Code/invalidDefinition`` when the mock is used: a definitions file from
+    /// somewhere else cannot make a mock serve `/etc/passwd` or `~/.ssh/id_ed25519`.
+    ///
+    /// ```swift
+    /// Mocks(directory: fixtures) { request in .confinedFile("\(request.apiName ?? "none").json") }
+    /// ```
+    public static func confinedFile(_ path: String, status: Int = 200, headers: [String: String] = [:], delay: Duration? = nil) -> Mock {
+        Mock(answer: .file(path, status: status, headers: fields(headers), confined: true), delay: delay)
     }
 
     /// A failure instead of a response, such as `URLError(.notConnectedToInternet)`; reported

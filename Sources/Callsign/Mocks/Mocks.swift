@@ -52,7 +52,8 @@ public struct Mocks: Sendable {
             definitions[name]?.mock.map { (name, $0) }
         })
         self.init(directory: directory, defaultDelay: defaultDelay, realRequests: realRequests) { request in
-            request.apiName.flatMap { files[$0] }.map { Mock.file($0) }
+            // A definitions file's paths stay inside the mock folder.
+            request.apiName.flatMap { files[$0] }.map { Mock.confinedFile($0) }
         }
     }
 
@@ -85,8 +86,9 @@ public struct Mocks: Sendable {
         switch mock.answer {
         case .data(let data, let status, let headers):
             return try Self.response(status: status, headers: headers, body: data)
-        case .file(let path, let status, var headers):
-            let fileURL = path.hasPrefix("/") ? URL(fileURLWithPath: path) : (directory ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).appendingPathComponent(path)
+        case .file(let path, let status, var headers, let confined):
+            let folder = directory ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+            let fileURL = confined ? try Self.confined(path, in: folder) : path.hasPrefix("/") ? URL(fileURLWithPath: path) : folder.appendingPathComponent(path)
             let data: Data
             do {
                 data = try Data(contentsOf: fileURL)
@@ -110,6 +112,24 @@ public struct Mocks: Sendable {
             .fields(headers.lazy.map { (name: $0.0, value: $0.1) }, source: "the mock response" as LocalizedMessage, invalid: .drop)
         fields[.contentLength] = String(body.count)
         return TransportResponse(head: HTTPResponse(status: try .checked(status), headerFields: fields), body: ResponseBodyStream(data: body))
+    }
+
+    /// `path` inside `folder`, or an error when it would lead out of it: an absolute path, a
+    /// `..` component, or a symbolic link on the way that points outside.
+    static func confined(_ path: String, in folder: URL) throws(APIError) -> URL {
+        let components = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard !path.hasPrefix("/"), !path.contains("\0"), !components.isEmpty, !components.contains("..") else {
+            throw APIError(
+                .invalidDefinition,
+                localized: "the mock file \"\(path)\" is outside the mock folder: give a path relative to it, without \"..\"")
+        }
+        let base = folder.standardizedFileURL.resolvingSymlinksInPath()
+        let file = base.appendingPathComponent(path).standardizedFileURL.resolvingSymlinksInPath()
+        guard file.path.hasPrefix(base.path.hasSuffix("/") ? base.path : base.path + "/") else {
+            throw APIError(
+                .invalidDefinition, localized: "the mock file \"\(path)\" leads out of the mock folder through a symbolic link")
+        }
+        return file
     }
 
     static func contentType(forExtension pathExtension: String) -> String {

@@ -63,10 +63,20 @@ public final class HARReplay: Sendable {
                     localized: "\"\(name)\": entry \(index + 1) has status \(entry.response.status), which is not an HTTP status (100–999)")
             }
             let body: Data
-            if entry.response.content.encoding == "base64" {
-                body = Data(base64Encoded: entry.response.content.text ?? "") ?? Data()
-            } else {
+            switch entry.response.content.encoding {
+            case "base64":
+                // Not valid base64 is a broken file, never an empty body replayed as a success.
+                guard let decoded = Data(base64Encoded: entry.response.content.text ?? "") else {
+                    throw APIError(
+                        .invalidDefinition, localized: "\"\(name)\": entry \(index + 1) has a body marked base64 that is not valid base64")
+                }
+                body = decoded
+            case nil, "":
                 body = Data((entry.response.content.text ?? "").utf8)
+            case let other?:
+                throw APIError(
+                    .invalidDefinition,
+                    localized: "\"\(name)\": entry \(index + 1) has a body in the encoding \"\(String(other.prefix(40)))\"; a HAR body is text or base64")
             }
             let headers = entry.response.headers
                 .filter { !["content-length", "transfer-encoding", "content-encoding"].contains($0.name.lowercased()) }
