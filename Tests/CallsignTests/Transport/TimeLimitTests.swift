@@ -54,6 +54,18 @@ struct TimeLimitTests {
         }
     }
 
+    @Test("the deadline ends a stream's body that drips, read after the call returned", arguments: TransportKind.allCases)
+    func deadlineInStream(kind: TransportKind) async throws {
+        try await withServer(transport: kind, configure: { $0.timeouts.deadline = .milliseconds(1500) }) { server, client in
+            let error = await apiError {
+                let streamed = try await client.stream(client.get("/misbehave/slow-body").query(["bytes": 3600, "interval_ms": 1000]).request)
+                for try await _ in streamed.chunks {}
+            }
+            #expect(error?.code == .timedOut)
+            #expect(error?.message.contains("deadline") == true, "\(error?.message ?? "")")
+        }
+    }
+
     // MARK: - The idle limit
 
     @Test("a server silent before its head trips the idle limit", arguments: TransportKind.allCases)
