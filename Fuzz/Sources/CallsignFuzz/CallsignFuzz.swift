@@ -192,6 +192,9 @@ let targets: [FuzzTarget] = [
         precondition(fields.count <= Limits.default.maximumHeaderFieldCount)
         precondition((try? StoredFields.decode(StoredFields.encode(fields))) == fields, "stored fields do not round-trip")
     },
+    // Offline-queue rows (a database is outside data): through the storages' one row door,
+    // whole and sendable or quarantined with their id (see QueueRowFuzz.swift).
+    FuzzTarget(name: "queue-rows") { data in fuzzQueueRow(data) },
     // Callsign's own JSON reader and writer (bodies, definitions files, command-line items):
     // what it reads is JSON, what it writes reads back as the same value, numbers as written.
     FuzzTarget(name: "json-value") { data in

@@ -21,9 +21,9 @@ extension QueuedRequest {
     /// ```
     /// - Parameters:
     ///   - id: the row's id, read on its own (a primary key, always there).
-    ///   - limits: the bounds. Default ``Limits/init(_:)``'s.
+    ///   - limits: the bounds. Default ``Limits/default``.
     ///   - columns: builds the request from the row's cells.
-    public static func reading(storedRow id: Int64, limits: Limits = Limits(), _ columns: () throws -> QueuedRequest) -> QueuedRequest {
+    public static func reading(storedRow id: Int64, limits: Limits = .default, _ columns: () throws -> QueuedRequest) -> QueuedRequest {
         do {
             var request = try columns()
             try check(request, limits: limits)
@@ -38,7 +38,8 @@ extension QueuedRequest {
             let reason = (error as? APIError)?.message ?? String(describing: error)
             var placeholder = QueuedRequest(id: id, method: "", url: "", headers: Headers())
             // A driver's description may quote the row at length: a line is enough to act on.
-            placeholder.quarantineReason = reason.count > maximumNoteSize ? String(reason.prefix(maximumNoteSize)) + "…" : reason
+            placeholder.quarantineReason =
+                reason.utf8.count > maximumNoteSize ? String(decoding: reason.utf8.prefix(maximumNoteSize), as: UTF8.self) + "…" : reason
             return placeholder
         }
     }
