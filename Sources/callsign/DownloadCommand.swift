@@ -49,7 +49,7 @@ struct DownloadCommand: AsyncParsableCommand {
     @Flag(name: [.short, .long], help: .localized("No progress output."))
     var quiet = false
 
-    @Option(help: .localized("Time limit in seconds for one attempt, the whole body included."))
+    @Option(help: .localized("Time limit in seconds for one attempt, the whole body included. Past 60 s it also lets the server be silent that long (the idle limit)."))
     var timeout: Double?
 
     @Option(help: .localized("One time limit in seconds for the whole download, retries included."))
@@ -81,6 +81,7 @@ struct DownloadCommand: AsyncParsableCommand {
                 }
                 request = try loaded.definition(named: target).request(parameters: try ParameterArguments.parse(parameters))
             }
+            if let timeout { configuration.allowSilence(upTo: .milliseconds(Int64(timeout * 1000))) }
             let client = APIClient(definitions: loaded ?? APIDefinitions(), configuration: configuration)
             request.headers = request.headers.merging(try ParameterArguments.headers(HeaderOptions.all(headers)))
             if explicit != nil { request.needsAuthorization = true }

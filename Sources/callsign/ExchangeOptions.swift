@@ -81,7 +81,7 @@ struct ExchangeOptions: ParsableArguments {
     @Flag(name: [.short, .long], help: .localized("No notes on standard error beyond the one line of an error."))
     var quiet = false
 
-    @Option(help: .localized("Time limit in seconds for one attempt."))
+    @Option(help: .localized("Time limit in seconds for one attempt. Past 60 s it also lets the server be silent that long (the idle limit)."))
     var timeout: Double?
 
     @Option(help: .localized("Attempts in all for a failing idempotent call (1 = no retry). Default: the definitions' policy, else 3."))
@@ -180,6 +180,7 @@ struct ExchangeOptions: ParsableArguments {
         if let timeout {
             guard timeout > 0, timeout <= 86_400 else { throw ValidationError(localized("--timeout takes more than 0 and at most 86400 seconds")) }
             configuration.timeouts.attempt = .milliseconds(Int64(timeout * 1000))
+            configuration.allowSilence(upTo: configuration.timeouts.attempt)
         }
         if let deadline {
             guard deadline > 0, deadline <= 86_400 else { throw ValidationError(localized("--deadline takes more than 0 and at most 86400 seconds")) }
@@ -242,5 +243,14 @@ struct ExchangeOptions: ParsableArguments {
             throw error
         }
         try emit(response)
+    }
+}
+
+extension APIClient.Configuration {
+    /// `--timeout`: a user who gives an attempt longer than the idle limit (60 s) accepts a
+    /// server that is silent that long too — one that thinks for two minutes before it answers.
+    mutating func allowSilence(upTo limit: Duration?) {
+        guard let limit, let idle = timeouts.idle, limit > idle else { return }
+        timeouts.idle = limit
     }
 }
