@@ -165,10 +165,14 @@ public struct OpenAPIOperations: Sendable {
         var checked: [String: JSONValue] = [:]
         for key in ["securitySchemes", "pathItems"] { checked[key] = root["components"]?[key] }
         var single = document
-        for entry in byPath {
-            // A document of this one path (and what decoding it needs): decoded, converted from
+        // A few dozen paths at a time: few enough to bound what exists at once, enough that each
+        // decoding's fixed cost is shared.
+        for start in stride(from: 0, to: byPath.count, by: 64) {
+            let batch = byPath[start..<min(start + 64, byPath.count)]
+            // A document of these paths (and what decoding them needs): decoded, converted from
             // 3.0 if need be, then expanded with the whole document's components.
-            var part: [String: JSONValue] = ["openapi": .string(version), "paths": .object([entry.text: entry.item])]
+            var part: [String: JSONValue] = ["openapi": .string(version)]
+            part["paths"] = .object(Dictionary(batch.map { ($0.text, $0.item) }, uniquingKeysWith: { first, _ in first }))
             part["info"] = root["info"]
             part["components"] = .object(checked)
             single.paths = try Self.decode(part, version: version).paths
@@ -179,6 +183,7 @@ public struct OpenAPIOperations: Sendable {
                 throw APIError(.invalidDefinition, localized: "a $ref of the OpenAPI document cannot be resolved: \(Self.describe(error))")
             }
             let endpoints = resolved.endpoints.sorted { left, right in
+                if left.path.rawValue != right.path.rawValue { return left.path.rawValue < right.path.rawValue }
                 let leftIndex = methodOrder.firstIndex(of: left.method.rawValue.uppercased()) ?? methodOrder.count
                 let rightIndex = methodOrder.firstIndex(of: right.method.rawValue.uppercased()) ?? methodOrder.count
                 return leftIndex < rightIndex
