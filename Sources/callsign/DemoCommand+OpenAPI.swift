@@ -8,7 +8,7 @@ extension DemoTour {
     mutating func openAPIStep() async throws {
         step("OpenAPI: an operation of an OpenAPI 3.1 document, called by its operationId — no code generation")
         let file = folder.appendingPathComponent("demo-boards.openapi.yaml")
-        try Data(DemoAPI.openAPIYAML(baseURL: server.baseURL).utf8).write(to: file)
+        try FileWriter.write(Data(DemoAPI.openAPIYAML(baseURL: server.baseURL).utf8), to: file)
         let boards = try OpenAPIOperations(contentsOf: file)
         for operation in boards.operations {
             say("\(operation.name): \(operation.method) \(operation.path) — \(operation.summary ?? "")")

@@ -58,7 +58,7 @@ struct DemoTour {
         Terminal.out(localized("Nothing leaves this machine: every request goes to 127.0.0.1."))
 
         let file = folder.appendingPathComponent("demo-api.yaml")
-        try Data(DemoAPI.definitionsYAML(baseURL: server.baseURL).utf8).write(to: file)
+        try FileWriter.write(Data(DemoAPI.definitionsYAML(baseURL: server.baseURL).utf8), to: file)
         let definitions = try APIDefinitions(contentsOf: file)
         let recorder = HARRecorder(fileURL: FileManager.default.temporaryDirectory.appendingPathComponent("callsign-demo.har"))
         let client = APIClient(definitions: definitions, configuration: .init {
