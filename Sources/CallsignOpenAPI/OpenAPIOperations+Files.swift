@@ -5,10 +5,9 @@ public import Foundation
 package enum DefinitionsFile {
     package static func load(contentsOf url: URL, limits: Limits = .default) throws(APIError) -> (definitions: APIDefinitions, openAPI: OpenAPIOperations?) {
         // Unknown extensions and unreadable files get the definitions loader's own errors.
-        guard let format = APIDefinitions.Format(pathExtension: url.pathExtension), FileManager.default.isReadableFile(atPath: url.path) else {
+        guard let format = APIDefinitions.Format(pathExtension: url.pathExtension), let data = try read(url, limits: limits) else {
             return (try APIDefinitions(contentsOf: url), nil)
         }
-        let data = try read(url, limits: limits)
         let document = try DefinitionDocument(data: data, format: format, limits: limits)
         guard document.root["openapi"]?.stringValue != nil else { return (try APIDefinitions(document: document), nil) }
         let operations = try OpenAPIOperations(root: document.root, limits: limits)
@@ -17,7 +16,8 @@ package enum DefinitionsFile {
 
     /// The bytes of `url`, at most ``Limits/maximumDocumentSize``: one byte more is read to tell a
     /// larger file, which fails without being read whole (a FIFO or `/dev/zero` included).
-    static func read(_ url: URL, limits: Limits) throws(APIError) -> Data {
+    /// `nil` when the file cannot be opened or read (missing, a folder, no permission).
+    static func read(_ url: URL, limits: Limits) throws(APIError) -> Data? {
         let limit = max(0, limits.maximumDocumentSize)
         let data: Data
         do {
@@ -25,7 +25,7 @@ package enum DefinitionsFile {
             defer { try? handle.close() }
             data = try handle.read(upToCount: limit == Int.max ? limit : limit + 1) ?? Data()
         } catch {
-            throw APIError(.invalidDefinition, localized: "the OpenAPI document \"\(url.lastPathComponent)\" cannot be read")
+            return nil
         }
         guard data.count <= limit else {
             throw APIError(

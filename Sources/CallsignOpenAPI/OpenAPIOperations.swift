@@ -108,7 +108,9 @@ public struct OpenAPIOperations: Sendable {
     /// Reads a document from a `.json`, `.yaml` or `.yml` file: at most
     /// ``Limits/maximumDocumentSize`` bytes (and one more to tell a larger file).
     public init(contentsOf url: URL, limits: Limits = .default) throws(APIError) {
-        let data = try DefinitionsFile.read(url, limits: limits)
+        guard let data = try DefinitionsFile.read(url, limits: limits) else {
+            throw APIError(.invalidDefinition, localized: "the OpenAPI document \"\(url.lastPathComponent)\" cannot be read")
+        }
         try self.init(data: data, format: url.pathExtension.lowercased() == "json" ? .json : .yaml, limits: limits)
     }
 
