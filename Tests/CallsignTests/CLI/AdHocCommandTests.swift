@@ -12,7 +12,7 @@ import Glibc
 import Darwin
 #endif
 
-@Suite("callsign get/post/… URL: ad-hoc calls, proxies, Ctrl-C", .timeLimit(.minutes(2)))
+@Suite("callsign get/post/… URL: ad-hoc calls, proxies, Ctrl-C", .hangGuard)
 struct AdHocCommandTests {
     @Test("items read as HTTPie writes them; the first separator wins")
     func items() throws {

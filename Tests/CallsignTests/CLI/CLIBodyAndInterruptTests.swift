@@ -11,7 +11,7 @@ import Darwin
 #endif
 
 /// Bodies read from files that are not regular files, and the time limits and Ctrl-C of `download`.
-@Suite("callsign bodies from FIFOs and devices; download --timeout, --deadline and Ctrl-C", .timeLimit(.minutes(3)))
+@Suite("callsign bodies from FIFOs and devices; download --timeout, --deadline and Ctrl-C", .hangGuard)
 struct CLIBodyAndInterruptTests {
     /// A FIFO in `folder` that a thread of its own fills with `bytes` once a reader opens it.
     private static func fifo(in folder: URL, feeding bytes: Data) throws -> URL {

@@ -7,7 +7,7 @@ import Testing
 
 /// The command line's doors: what it prints on a terminal, where its credentials go, how it
 /// reads pins, many `-H` options and JSON numbers.
-@Suite("callsign trust: terminal text, credentials, pins, many -H, numbers", .timeLimit(.minutes(3)))
+@Suite("callsign trust: terminal text, credentials, pins, many -H, numbers", .hangGuard)
 struct CLITrustTests {
     // MARK: - Terminal
 

@@ -39,7 +39,7 @@ struct CLIRunner {
     }
 }
 
-@Suite("callsign command line", .timeLimit(.minutes(2)))
+@Suite("callsign command line", .hangGuard)
 struct CommandLineTests {
     @Test("-p parses strings and JSON values, -H parses headers")
     func parameterArguments() throws {

@@ -9,7 +9,7 @@ import Testing
 /// trailing-zero numbers, escapes.
 private let faithfulBody = #"{"n":12345678901234567890,"x":1.10,"b":2,"a":1,"s":"caf\u00e9"}"#
 
-@Suite("callsign output: exact bytes, pretty-printing, exit statuses", .timeLimit(.minutes(2)))
+@Suite("callsign output: exact bytes, pretty-printing, exit statuses", .hangGuard)
 struct OutputTests {
     /// A server with the routes these tests need, and a definitions file for it.
     private func withFixture(_ body: (TestServer, URL) async throws -> Void) async throws {
@@ -137,7 +137,7 @@ struct OutputTests {
     }
 }
 
-@Suite("callsign input: stdin, JSON bodies, methods, output files, tokens, default definitions", .timeLimit(.minutes(2)))
+@Suite("callsign input: stdin, JSON bodies, methods, output files, tokens, default definitions", .hangGuard)
 struct InputTests {
     @Test("--body @- streams stdin; --json sends JSON as written; -X changes the method; -o writes the body to a file")
     func bodiesAndOutput() async throws {

@@ -47,7 +47,7 @@ private final class ScriptRun {
     }
 }
 
-@Suite("callsign queue and cache commands", .timeLimit(.minutes(2)))
+@Suite("callsign queue and cache commands", .hangGuard)
 struct PersistenceCommandTests {
     private func definitionsFile(port: Int) throws -> URL {
         let file = Scratch.folder().appendingPathComponent("demo.yaml")
@@ -194,7 +194,7 @@ struct PersistenceCommandTests {
     }
 }
 
-@Suite("Offline queue leases across processes", .serialized, .timeLimit(.minutes(2)))
+@Suite("Offline queue leases across processes", .serialized, .hangGuard)
 struct QueueLeaseTests {
     @Test("two processes replay one queue while the server asks to wait longer than the lease: each request is delivered once, in order")
     func leaseRenewedDuringRetryAfter() async throws {

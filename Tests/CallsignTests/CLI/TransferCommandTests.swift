@@ -10,7 +10,7 @@ private func definitionsFile(in folder: URL, server: TestServer, api: String, me
     return file
 }
 
-@Suite("callsign download and uploads", .timeLimit(.minutes(3)))
+@Suite("callsign download and uploads", .hangGuard)
 struct TransferCommandTests {
     @Test("A 256 MiB download to a file grows peak memory by less than 32 MiB, byte-exact")
     func bigDownload() async throws {

@@ -43,7 +43,7 @@ enum Boards: Endpoint {
     }
 }
 
-@Suite("APIClient: the four ways to call")
+@Suite("APIClient: the four ways to call", .hangGuard)
 struct APIClientTests {
     @Test("by name, with a path template and RFAPI keys", arguments: TransportKind.allCases)
     func callByName(kind: TransportKind) async throws {

@@ -27,7 +27,7 @@ final class CapturingLogHandler: LogHandler, Sendable {
     }
 }
 
-@Suite("Logging")
+@Suite("Logging", .hangGuard)
 struct LoggingTests {
     @Test("silent by default; with a logger, debug lines per request with a redacted URL")
     func logs() async throws {

@@ -3,7 +3,7 @@ import CallsignTesting
 import Foundation
 import Testing
 
-@Suite("APIDefinitions: loading and merging")
+@Suite("APIDefinitions: loading and merging", .hangGuard)
 struct APIDefinitionsTests {
     // MARK: - RFAPI's own document
 

@@ -5,7 +5,7 @@ import Testing
 
 /// The OpenAPI document door (``DocumentStructure``, ``Limits``): generated documents at and past
 /// the bounds get a clear error, never a crash; documents under them load whole.
-@Suite("OpenAPI documents at the limits (CallsignOpenAPI)")
+@Suite("OpenAPI documents at the limits (CallsignOpenAPI)", .hangGuard)
 struct OpenAPILimitsTests {
     /// A JSON document with one operation whose 200 answer is `#/components/schemas/S0`, and the
     /// given schemas.

@@ -5,7 +5,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@Suite("OpenAPI documents as definitions (CallsignOpenAPI)")
+@Suite("OpenAPI documents as definitions (CallsignOpenAPI)", .hangGuard)
 struct OpenAPITests {
     static let versions = ["petstore-3.0.yaml", "petstore-3.1.yaml"]
 

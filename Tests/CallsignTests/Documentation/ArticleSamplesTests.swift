@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("Documentation articles")
+@Suite("Documentation articles", .hangGuard)
 struct ArticleSamplesTests {
     /// The trimmed, non-empty lines of `text`.
     private static func lines(_ text: some StringProtocol) -> [String] {

@@ -3,7 +3,7 @@ import Foundation
 import HTTPTypes
 import Testing
 
-@Suite("Field parsers: bounded, strict, and never trapping")
+@Suite("Field parsers: bounded, strict, and never trapping", .hangGuard)
 struct FieldParsingTests {
     @Test("HTTP dates in all three forms")
     func dates() throws {

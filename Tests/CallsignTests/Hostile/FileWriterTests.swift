@@ -47,7 +47,7 @@ private func fifoWithReader(in folder: URL) throws -> (path: String, received: (
     return (path, { await received.first { _ in true } ?? Data() })
 }
 
-@Suite("Files written: devices, FIFOs, links and Callsign's own names", .timeLimit(.minutes(2)))
+@Suite("Files written: devices, FIFOs, links and Callsign's own names", .hangGuard)
 struct FileWriterTests {
     @Test("a regular file is replaced in one rename, keeps its mode, and leaves no temporary file")
     func regularFile() throws {

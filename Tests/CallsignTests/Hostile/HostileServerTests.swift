@@ -83,7 +83,7 @@ func expectIntactOrRefused(_ outcome: Outcome, body: String = "ok", sourceLocati
 
 /// Every case ends in a clear ``APIError`` or, where the input is legal, the right result —
 /// on both transports, with the process still running.
-@Suite("Hostile servers: malformed bytes end in a clear error, never a crash or a hang", .timeLimit(.minutes(3)))
+@Suite("Hostile servers: malformed bytes end in a clear error, never a crash or a hang", .hangGuard)
 struct HostileServerTests {
     // MARK: - Malformed heads
 

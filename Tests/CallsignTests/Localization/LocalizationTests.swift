@@ -5,7 +5,7 @@ import Testing
 
 @testable import callsign
 
-@Suite("Localization: English and Simplified Chinese")
+@Suite("Localization: English and Simplified Chinese", .hangGuard)
 struct LocalizationTests {
     /// Every sentence of a module has a translation, every translation a sentence, and each
     /// keeps the sentence's values.

@@ -12,7 +12,7 @@ import Testing
 ///
 /// This file imports both Callsign and OpenAPIRuntime and names `HTTPBody` unqualified: it
 /// compiles only because the two modules no longer share that name.
-@Suite("CallsignClientTransport: generated clients through Callsign's chain", .timeLimit(.minutes(2)))
+@Suite("CallsignClientTransport: generated clients through Callsign's chain", .hangGuard)
 struct CallsignClientTransportTests {
     /// The petstore, served for real; every request must carry the current bearer token.
     private func servePetstore(_ server: TestServer, token: String? = nil) {

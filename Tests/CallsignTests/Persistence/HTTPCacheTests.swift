@@ -41,7 +41,7 @@ enum Scratch {
     }
 }
 
-@Suite("HTTP cache (RFC 9111)", .timeLimit(.minutes(2)))
+@Suite("HTTP cache (RFC 9111)", .hangGuard)
 struct HTTPCacheTests {
     private func withCache<T>(
         _ kind: CacheStorageKind, configure: (inout APIClient.Configuration) -> Void = { _ in },

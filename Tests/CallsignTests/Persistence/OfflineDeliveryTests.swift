@@ -6,19 +6,22 @@ import Testing
 
 /// A request is queued only when no byte of it reached the server, or when arriving twice is
 /// harmless; anything else is a distinct outcome the caller can tell apart.
-@Suite("Offline delivery: queue only what never reached the server", .timeLimit(.minutes(2)))
+@Suite("Offline delivery: queue only what never reached the server", .hangGuard)
 struct OfflineDeliveryTests {
     /// Sends `request` with the offline store policy through a client on `kind`; returns the
     /// error and how many requests wait in the queue afterwards.
     private func sendOffline(
-        _ request: Request, to baseURL: URL, kind: TransportKind, configure: (inout APIClient.Configuration) -> Void = { _ in }
+        _ request: Request, to baseURL: URL, kind: TransportKind, attempt: Duration = .seconds(600),
+        configure: (inout APIClient.Configuration) -> Void = { _ in }
     ) async throws -> (error: APIError?, queued: Int) {
         let queue = MemoryOfflineQueue()
         var configuration = APIClient.Configuration()
         configuration.baseURL = baseURL
         configuration.offline.queue = queue
         configuration.retry = .none
-        configuration.timeouts.attempt = .milliseconds(500)
+        // By default a hang guard: a refused port and a reset end at once, however busy the
+        // machine. Tests of a server that never answers pass the limit that ends them.
+        configuration.timeouts.attempt = attempt
         configure(&configuration)
         let transport = kind.make()
         defer { Task { try? await transport.shutdown() } }
@@ -41,7 +44,9 @@ struct OfflineDeliveryTests {
     @Test("a slow POST (sent, no answer) is not queued: the server may have processed it", arguments: TransportKind.allCases)
     func slowPostIsNotQueued(kind: TransportKind) async throws {
         try await RawServer.withRunning([.hang]) { server in
-            let outcome = try await sendOffline(.post("notes", parameters: ["text": "a"]), to: server.baseURL, kind: kind)
+            // The limit must fire after the POST was written: 10 s is a hundred times a slow
+            // machine's loopback write.
+            let outcome = try await sendOffline(.post("notes", parameters: ["text": "a"]), to: server.baseURL, kind: kind, attempt: .seconds(10))
             #expect(outcome.error?.code == .deliveryUnknown)
             #expect(outcome.error?.requestSent == true)
             #expect(outcome.error?.message.contains("may have processed") == true)
@@ -63,10 +68,11 @@ struct OfflineDeliveryTests {
         try await RawServer.withRunning([.hang]) { server in
             var request = Request.post("notes", parameters: ["text": "a"])
             request.headers["Idempotency-Key"] = "note-a-1"
-            let outcome = try await sendOffline(request, to: server.baseURL, kind: kind)
+            // Sent or not when the limit fires, a keyed request is queued: the limit can be short.
+            let outcome = try await sendOffline(request, to: server.baseURL, kind: kind, attempt: .milliseconds(500))
             #expect(outcome.error?.code == .queuedOffline)
             #expect(outcome.queued == 1)
-            let keyed = try await sendOffline(.post("notes", parameters: ["text": "b"]), to: server.baseURL, kind: kind) {
+            let keyed = try await sendOffline(.post("notes", parameters: ["text": "b"]), to: server.baseURL, kind: kind, attempt: .milliseconds(500)) {
                 $0.retry = RetryPolicy(maximumAttempts: 1, addsIdempotencyKey: true)
             }
             #expect(keyed.error?.code == .queuedOffline)
@@ -76,7 +82,7 @@ struct OfflineDeliveryTests {
     @Test("an idempotent PUT that got no answer is queued: arriving twice changes nothing", arguments: TransportKind.allCases)
     func idempotentIsQueued(kind: TransportKind) async throws {
         try await RawServer.withRunning([.hang]) { server in
-            let outcome = try await sendOffline(.put("notes/1", parameters: ["text": "a"]), to: server.baseURL, kind: kind)
+            let outcome = try await sendOffline(.put("notes/1", parameters: ["text": "a"]), to: server.baseURL, kind: kind, attempt: .milliseconds(500))
             #expect(outcome.error?.code == .queuedOffline)
         }
     }
@@ -103,7 +109,7 @@ struct OfflineDeliveryTests {
 }
 
 /// Replay delivers only on a 2xx from the original URL.
-@Suite("Offline replay: delivered means a 2xx from the original URL", .timeLimit(.minutes(2)))
+@Suite("Offline replay: delivered means a 2xx from the original URL", .hangGuard)
 struct OfflineReplayRuleTests {
     private func queued(_ server: TestServer, path: String) async -> (APIClient, MemoryOfflineQueue) {
         let queue = MemoryOfflineQueue()

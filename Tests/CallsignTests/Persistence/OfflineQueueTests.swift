@@ -36,7 +36,7 @@ private func offlineClient(
     }, transport: TransportKind.asyncHTTPClient.make())
 }
 
-@Suite("Offline queue", .timeLimit(.minutes(2)))
+@Suite("Offline queue", .hangGuard)
 struct OfflineQueueTests {
     @Test("An unreachable server queues the request with an id; replay sends it once the server is back", arguments: QueueKind.allCases)
     func queueAndReplay(kind: QueueKind) async throws {

@@ -31,7 +31,7 @@ func enqueueNumbered(_ count: Int, to storage: any OfflineQueueStorage, server: 
     return ids
 }
 
-@Suite("Offline queue rows: one that cannot be read is quarantined, the rest lists and replays", .timeLimit(.minutes(2)))
+@Suite("Offline queue rows: one that cannot be read is quarantined, the rest lists and replays", .hangGuard)
 struct QueueQuarantineTests {
     @Test("the row door: method, URL, body size, names and attempts are checked; a throwing read becomes a placeholder")
     func door() {

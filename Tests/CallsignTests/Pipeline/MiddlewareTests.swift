@@ -23,7 +23,7 @@ struct Marker: Middleware {
     }
 }
 
-@Suite("Middleware chain")
+@Suite("Middleware chain", .hangGuard)
 struct MiddlewareTests {
     @Test("documented order: beforeEach, client, definition, call, then built-ins with insertions; below encoding, only preProcess changes what is sent")
     func order() async throws {

@@ -23,7 +23,7 @@ struct ScriptedTransport: Transport {
     }
 }
 
-@Suite("Redirects", .timeLimit(.minutes(2)))
+@Suite("Redirects", .hangGuard)
 struct RedirectTests {
     @Test("GET redirects are followed up to the limit; one more is an error", arguments: TransportKind.allCases)
     func hops(kind: TransportKind) async throws {

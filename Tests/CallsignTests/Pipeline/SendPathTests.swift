@@ -79,7 +79,7 @@ enum MockedEndpoint: Endpoint {
     }
 }
 
-@Suite("One send path: the stages down to the transport", .timeLimit(.minutes(2)))
+@Suite("One send path: the stages down to the transport", .hangGuard)
 struct SendPathTests {
     @Test("a call asks the transport to collect under the client's cap and the attempt's deadline; streams and downloads ask for a stream")
     func bodyReadingAndDeadline() async throws {

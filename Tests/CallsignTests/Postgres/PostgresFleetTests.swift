@@ -29,7 +29,7 @@ private final class Arrivals: Sendable {
 }
 
 /// Several `callsign queue replay` processes draining one PostgreSQL outbox, as a fleet would.
-@Suite("PostgreSQL fleet: replayer processes share one outbox and one cache", .serialized, .timeLimit(.minutes(10)))
+@Suite("PostgreSQL fleet: replayer processes share one outbox and one cache", .serialized, .timeLimit(.minutes(20)))
 struct PostgresFleetTests {
     static let items = 10_000
     static let keys = 16

@@ -6,7 +6,7 @@ import PostgresNIO
 import Synchronization
 import Testing
 
-@Suite("PostgreSQL outbox (CallsignPostgres)", .timeLimit(.minutes(5)))
+@Suite("PostgreSQL outbox (CallsignPostgres)", .hangGuard)
 struct PostgresQueueTests {
     private func request(_ key: String?, _ number: Int, idempotencyKey: String = UUID().uuidString) -> QueuedRequest {
         QueuedRequest(

@@ -6,7 +6,7 @@ import HTTPTypes
 import PostgresNIO
 import Testing
 
-@Suite("CallsignPostgres: URLs, tables, migrations and the cache's budget", .timeLimit(.minutes(3)))
+@Suite("CallsignPostgres: URLs, tables, migrations and the cache's budget", .hangGuard)
 struct PostgresStorageTests {
     @Test("postgres:// URLs: user, password, host, port, database, socket, sslmode; the password never shows")
     func urls() throws {

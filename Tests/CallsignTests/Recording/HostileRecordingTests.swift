@@ -17,7 +17,7 @@ private func archive(content: String) -> Data {
         """.utf8)
 }
 
-@Suite("Hostile recordings and mock files", .timeLimit(.minutes(1)))
+@Suite("Hostile recordings and mock files", .hangGuard)
 struct HostileRecordingTests {
     @Test("a HAR body marked base64 that is not base64, or in an unknown encoding, is refused naming the entry")
     func badBase64() throws {

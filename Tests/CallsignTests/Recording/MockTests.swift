@@ -3,7 +3,7 @@ import CallsignTesting
 import Foundation
 import Testing
 
-@Suite("Mocks", .timeLimit(.minutes(2)))
+@Suite("Mocks", .hangGuard)
 struct MockTests {
     @Test("file, JSON, data and error mocks, mixed with real calls, through validation and decoding")
     func kinds() async throws {

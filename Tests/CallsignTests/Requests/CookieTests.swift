@@ -5,7 +5,7 @@ import Testing
 
 @testable import Callsign
 
-@Suite("Cookies: one RFC 6265 jar on every transport")
+@Suite("Cookies: one RFC 6265 jar on every transport", .hangGuard)
 struct CookieTests {
     private let now = Date(timeIntervalSince1970: 1_800_000_000)
 

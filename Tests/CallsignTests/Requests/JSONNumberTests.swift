@@ -3,7 +3,7 @@ import Testing
 
 @testable import Callsign
 
-@Suite("JSON numbers as written, and JSON text read and written without Foundation's coders")
+@Suite("JSON numbers as written, and JSON text read and written without Foundation's coders", .hangGuard)
 struct JSONNumberTests {
     @Test("numbers Int and Double would rewrite keep their text; the others stay Int and Double")
     func numbersKeepTheirText() throws {

@@ -3,7 +3,7 @@ import CallsignTesting
 import Foundation
 import Testing
 
-@Suite("Path templates and URL rules")
+@Suite("Path templates and URL rules", .hangGuard)
 struct PathTemplateTests {
     @Test(
         "each value fills exactly one segment",

@@ -3,7 +3,7 @@ import CallsignTesting
 import Foundation
 import Testing
 
-@Suite("Request encoding: query, form, JSON, text, multipart, headers")
+@Suite("Request encoding: query, form, JSON, text, multipart, headers", .hangGuard)
 struct RequestEncodingTests {
     @Test("query values are RFC 3986 encoded; arrays and objects in bracket style; keys sorted")
     func queryEncoding() async throws {

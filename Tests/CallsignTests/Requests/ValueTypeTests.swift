@@ -2,7 +2,7 @@ import Callsign
 import Foundation
 import Testing
 
-@Suite("JSONValue and Headers")
+@Suite("JSONValue and Headers", .hangGuard)
 struct ValueTypeTests {
     @Test("JSONValue literals, access and a Codable round trip")
     func jsonValue() throws {
@@ -56,7 +56,7 @@ struct ValueTypeTests {
     }
 }
 
-@Suite("Copy-on-write values keep value semantics")
+@Suite("Copy-on-write values keep value semantics", .hangGuard)
 struct CopyOnWriteTests {
     @Test("a changed copy of a request, response, error or configuration leaves the original alone")
     func copiesAreIndependent() {

@@ -4,7 +4,7 @@ import Foundation
 import HTTPTypes
 import Testing
 
-@Suite("Responses: validation, serializers and decoding")
+@Suite("Responses: validation, serializers and decoding", .hangGuard)
 struct ResponseTests {
     @Test("validate() accepts 2xx by default and reports others with status and response")
     func statusValidation() async throws {
@@ -192,7 +192,7 @@ struct ResponseTests {
     }
 }
 
-@Suite("APIError")
+@Suite("APIError", .hangGuard)
 struct APIErrorTests {
     @Test("codes have stable short descriptions for metric labels")
     func shortDescriptions() {

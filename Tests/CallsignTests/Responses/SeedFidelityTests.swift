@@ -5,7 +5,7 @@ import HTTPTypes
 import Testing
 
 /// Behaviours the four libraries' users relied on (see issue "faithful to the four libraries").
-@Suite("Faithful to RFAPI and xAPI")
+@Suite("Faithful to RFAPI and xAPI", .hangGuard)
 struct SeedFidelityTests {
     @Test("a call's own headers win over the definition's and the authentication's (RFAPI's context headers)")
     func callHeadersWin() async throws {
@@ -103,7 +103,7 @@ struct SeedFidelityTests {
     }
 }
 
-@Suite("Accept-Language (Malibu)")
+@Suite("Accept-Language (Malibu)", .hangGuard)
 struct AcceptLanguageTests {
     @Test("tags are checked and POSIX names converted; quality falls; at most six")
     func headerValue() {
@@ -132,7 +132,7 @@ struct AcceptLanguageTests {
     }
 }
 
-@Suite("Response Class registry (RFAPI)")
+@Suite("Response Class registry (RFAPI)", .hangGuard)
 struct ResponseClassTests {
     private let yaml = """
         DEFAULT:

@@ -7,7 +7,7 @@ import Testing
 
 /// Secrets are recognised by a name rule, not a short list: `Private-Token`, `Api-Key`,
 /// `X-Auth-Token` and their kin are masked, partition the cache and are never stored in clear.
-@Suite("Secrets by name rule", .timeLimit(.minutes(2)))
+@Suite("Secrets by name rule", .hangGuard)
 struct SecretNameRuleTests {
     @Test("names with a secret fragment are secret in any case; known non-secrets are not")
     func rule() {

@@ -2,7 +2,7 @@ import Callsign
 import Foundation
 import Testing
 
-@Suite("JSONText: pretty-printing that changes nothing but whitespace")
+@Suite("JSONText: pretty-printing that changes nothing but whitespace", .hangGuard)
 struct JSONTextTests {
     private func pretty(_ text: String, colors: JSONText.Colors? = nil) -> String? {
         JSONText.prettyPrinted(Data(text.utf8), colors: colors).map { String(decoding: $0, as: UTF8.self) }

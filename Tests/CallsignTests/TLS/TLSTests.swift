@@ -7,7 +7,7 @@ import Testing
 @testable import Callsign
 
 /// TLS against the in-process HTTPS server, with certificates made for each run.
-@Suite("TLS: trust roots, mutual TLS, versions, pins, certificate errors, HTTP/2", .timeLimit(.minutes(2)))
+@Suite("TLS: trust roots, mutual TLS, versions, pins, certificate errors, HTTP/2", .hangGuard)
 struct TLSTests {
     static let certificates: TestCertificates? = try? TestCertificates()
 
@@ -234,7 +234,7 @@ struct TLSTests {
     }
 }
 
-@Suite("callsign over TLS: --cacert, --cert/--key, --pin, --http1.1", .timeLimit(.minutes(2)))
+@Suite("callsign over TLS: --cacert, --cert/--key, --pin, --http1.1", .hangGuard)
 struct TLSCommandTests {
     @Test("the CLI trusts a private CA with --cacert, sends a client certificate, checks pins and exits 35 on TLS failures")
     func commandLine() async throws {
@@ -279,7 +279,7 @@ struct TLSCommandTests {
     }
 }
 
-@Suite("TLS on URLSession (FoundationNetworking on Linux)", .timeLimit(.minutes(1)))
+@Suite("TLS on URLSession (FoundationNetworking on Linux)", .hangGuard)
 struct URLSessionTLSTests {
     @Test("a certificate from an unknown authority is certificateUntrusted on URLSession too, never retried")
     func untrusted() async throws {

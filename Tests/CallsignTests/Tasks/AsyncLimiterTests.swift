@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 
 /// The concurrency limit's state machine on its own: slots, FIFO hand-over, cancellation.
-@Suite("AsyncLimiter", .timeLimit(.minutes(10)))
+@Suite("AsyncLimiter", .hangGuard)
 struct AsyncLimiterTests {
     /// Waits until `limiter` has `waiting` calls in line (each one is a task that really suspended).
     private func waitUntil(_ limiter: AsyncLimiter, waiting: Int) async {

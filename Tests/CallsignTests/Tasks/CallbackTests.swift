@@ -21,7 +21,7 @@ final class CallbackLog: Sendable {
     var all: [String] { events.withLock { $0 } }
 }
 
-@Suite("Callbacks", .timeLimit(.minutes(2)))
+@Suite("Callbacks", .hangGuard)
 struct CallbackTests {
     @Test("success, then completion, then finished — delivered on the main actor by default")
     func successOrder() async throws {

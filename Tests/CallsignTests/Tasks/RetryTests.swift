@@ -20,7 +20,7 @@ func installFlaky(on server: TestServer, path: String = "/flaky", failures: Int,
     }
 }
 
-@Suite("Retries and the deadline", .timeLimit(.minutes(2)))
+@Suite("Retries and the deadline", .hangGuard)
 struct RetryTests {
     @Test("retryable statuses are retried with exponential back-off on the injected clock")
     func backoff() async throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// One running call many callers await, on its own: results fan out, a waiter can leave, the
 /// last one out cancels the work.
-@Suite("SharedCall", .timeLimit(.minutes(10)))
+@Suite("SharedCall", .hangGuard)
 struct SharedCallTests {
     /// Work that runs until the test opens its gate (or its task is cancelled).
     private final class Gate: Sendable {

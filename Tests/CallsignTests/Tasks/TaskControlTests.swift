@@ -47,7 +47,7 @@ final class Gate: Sendable {
     }
 }
 
-@Suite("Task control", .timeLimit(.minutes(2)))
+@Suite("Task control", .hangGuard)
 struct TaskControlTests {
     @Test("cancel by identifier: the caller gets cancelled, others keep going")
     func cancelByIdentifier() async throws {

@@ -3,7 +3,7 @@ import CallsignTesting
 import Foundation
 import Testing
 
-@Suite("TestServer: routes behave as documented")
+@Suite("TestServer: routes behave as documented", .hangGuard)
 struct TestServerTests {
     @Test("listens on 127.0.0.1 with an ephemeral port and stops on every path")
     func lifecycle() async throws {

@@ -43,7 +43,7 @@ private func installResumableFile(on server: TestServer, count: Int) {
     }
 }
 
-@Suite("Large transfers", .timeLimit(.minutes(3)))
+@Suite("Large transfers", .hangGuard)
 struct TransferTests {
     @Test("A download is byte-exact, 0600 until renamed, with monotonic progress ending at 1.0", arguments: TransportKind.allCases)
     func download(kind: TransportKind) async throws {

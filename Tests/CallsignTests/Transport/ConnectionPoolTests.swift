@@ -3,7 +3,7 @@ import CallsignTesting
 import Foundation
 import Testing
 
-@Suite("AsyncHTTPClient transport: connection pool", .timeLimit(.minutes(1)))
+@Suite("AsyncHTTPClient transport: connection pool", .hangGuard)
 struct ConnectionPoolTests {
     @Test("maximumConnectionsPerHost caps the requests in flight to one host; the rest wait and then succeed")
     func connectionCap() async throws {

@@ -7,7 +7,7 @@ import Testing
 import AsyncHTTPClient
 #endif
 
-@Suite("Proxy settings")
+@Suite("Proxy settings", .hangGuard)
 struct ProxySettingsTests {
     @Test func readsProxyURLsAsCurlDoes() throws {
         let proxy = try Proxy(url: "http://al%40ice:p%3Ass@proxy.internal:3128")
@@ -93,7 +93,7 @@ let proxyingTransports: [TransportKind] = {
     #endif
 }()
 
-@Suite("Proxies, through a real one")
+@Suite("Proxies, through a real one", .hangGuard)
 struct ProxyTests {
     @Test(arguments: proxyingTransports)
     func callsGoThroughTheProxy(kind: TransportKind) async throws {

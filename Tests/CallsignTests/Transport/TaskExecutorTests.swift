@@ -22,7 +22,7 @@ private final class ThreadProbe: Middleware {
     }
 }
 
-@Suite("Task executors: calls on the transport's event loops")
+@Suite("Task executors: calls on the transport's event loops", .hangGuard)
 struct TaskExecutorTests {
     @Test("the AsyncHTTPClient transport offers its event loops; URLSession has none")
     func transportsOfferExecutors() async throws {
@@ -110,7 +110,7 @@ struct TaskExecutorTests {
 }
 
 #if canImport(AsyncHTTPClient)
-@Suite("AsyncHTTPClient transport settings")
+@Suite("AsyncHTTPClient transport settings", .hangGuard)
 struct AsyncHTTPClientSettingsTests {
     @Test("the owned HTTPClient emits no spans of its own: Callsign traces each attempt, so there are no duplicates")
     func noDuplicateSpans() async throws {

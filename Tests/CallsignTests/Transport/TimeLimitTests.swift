@@ -7,7 +7,7 @@ import Testing
 /// (or not at all) a server answers. Each server here would hold the call for an hour or
 /// forever, so a call that ends at all has ended on its limit, before the server's last byte;
 /// no test measures how close to the limit it ended (a loaded machine may be slow to).
-@Suite("Time limits")
+@Suite("Time limits", .hangGuard)
 struct TimeLimitTests {
     /// A head announcing 100 bytes with a strong validator, and the first 10 of them.
     static let headAndTenBytes = RawServer.Step.write(

@@ -5,7 +5,7 @@ import HTTPTypes
 import Testing
 
 /// The suite every transport must pass, run against the in-process server.
-@Suite("Transports: the same suite for AsyncHTTPClient and URLSession", .timeLimit(.minutes(2)))
+@Suite("Transports: the same suite for AsyncHTTPClient and URLSession", .hangGuard)
 struct TransportSuiteTests {
     @Test("GET echoes method, path, query and headers", arguments: TransportKind.allCases)
     func get(kind: TransportKind) async throws {
@@ -149,7 +149,7 @@ struct TransportSuiteTests {
     }
 }
 
-@Suite("Downloads to file")
+@Suite("Downloads to file", .hangGuard)
 struct DownloadTests {
     @Test("the body goes to the file byte-exact, atomically, readable only by this user", arguments: TransportKind.allCases)
     func download(kind: TransportKind) async throws {

@@ -6,7 +6,7 @@ import FoundationNetworking
 #endif
 import Testing
 
-@Suite("URLSessionTransport options: your configuration, its URLCache unless Callsign caches")
+@Suite("URLSessionTransport options: your configuration, its URLCache unless Callsign caches", .hangGuard)
 struct URLSessionOptionsTests {
     @Test("a configuration's URLCache answers when the client has no cache of its own, and is bypassed when it does")
     func urlCache() async throws {

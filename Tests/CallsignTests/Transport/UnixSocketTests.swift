@@ -3,7 +3,7 @@ import CallsignTesting
 import Foundation
 import Testing
 
-@Suite("http+unix: servers on a Unix domain socket", .timeLimit(.minutes(1)))
+@Suite("http+unix: servers on a Unix domain socket", .hangGuard)
 struct UnixSocketTests {
     /// A short folder: socket paths are limited to about 100 bytes.
     /// Runs `body` with a server on a new socket, stopped afterwards on every path.
