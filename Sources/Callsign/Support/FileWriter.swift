@@ -136,10 +136,10 @@ package final class FileWriter {
             // A new file with standard permissions is created as the shell would (the kernel
             // applies the umask); any other starts private and gets its mode on commit.
             let mode: mode_t = permissions == .standard && existingMode == nil ? 0o666 : 0o600
-            guard let writer = try create(temporary, mode: mode, removesUnlessCommitted: true) else {
-                throw failure(temporary.path, EEXIST, what: "cannot be created")
-            }
-            return writer
+            let descriptor = systemOpen(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, mode)
+            // Named by the path the user gave (a missing folder, no permission), not the temporary one.
+            guard descriptor >= 0 else { throw failure(path, errno, what: "cannot be created") }
+            return FileWriter(descriptor: descriptor, path: temporary.path, removesUnlessCommitted: true)
         }
     }
 
@@ -148,7 +148,7 @@ package final class FileWriter {
     /// Creates a new private file (0600) at `url`, never following a link; `nil` when something —
     /// a file, a link, anything — already has that name.
     package static func createPrivate(_ url: URL) throws(APIError) -> FileWriter? {
-        try create(url, mode: 0o600, removesUnlessCommitted: false)
+        try create(url, mode: 0o600)
     }
 
     /// Reopens a private file Callsign created earlier (a partial download), to continue it.
@@ -304,13 +304,13 @@ package final class FileWriter {
 
     // MARK: - Helpers
 
-    private static func create(_ url: URL, mode: mode_t, removesUnlessCommitted: Bool) throws(APIError) -> FileWriter? {
+    private static func create(_ url: URL, mode: mode_t) throws(APIError) -> FileWriter? {
         let descriptor = systemOpen(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, mode)
         guard descriptor >= 0 else {
             if errno == EEXIST { return nil }
             throw failure(url.path, errno, what: "cannot be created")
         }
-        return FileWriter(descriptor: descriptor, path: url.path, removesUnlessCommitted: removesUnlessCommitted)
+        return FileWriter(descriptor: descriptor, path: url.path, removesUnlessCommitted: false)
     }
 
     private static func symbolicLink(_ path: String) -> APIError {

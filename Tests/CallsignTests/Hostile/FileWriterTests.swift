@@ -105,6 +105,9 @@ struct FileWriterTests {
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("nowhere").path))
         let folderError = #expect(throws: APIError.self) { try FileWriter.write(Data("x".utf8), to: folder) }
         #expect(folderError?.message.contains("folder") == true)
+        let missing = folder.appendingPathComponent("no/such/folder/out.json")
+        let missingError = #expect(throws: APIError.self) { try FileWriter.write(Data("x".utf8), to: missing) }
+        #expect(missingError?.message.contains(missing.path) == true, "the path the user gave, not a temporary one")
     }
 
     @Test("Callsign's own names: a planted link is never followed, and new files are 0600")
