@@ -165,12 +165,16 @@ struct PinMismatch: Error {}
 enum CertificateDiagnosis {
     /// Connects to `host`, reads the certificates the server presents and ends the handshake
     /// before anything is sent; `true` when one of them is outside its validity period. Gives up
-    /// (`false`) after five seconds.
-    static func presentsCertificateOutsideValidity(host: String, port: Int, group: any EventLoopGroup) async -> Bool {
+    /// (`false`) after `limit` — the call's own remaining time, so a busy machine does not turn
+    /// an expired certificate into an untrusted one by giving up early.
+    static func presentsCertificateOutsideValidity(host: String, port: Int, group: any EventLoopGroup, within limit: Duration) async -> Bool {
+        // Whole milliseconds between 1 ms and a minute: no overflow in NIO's time amount.
+        let milliseconds = min(max(limit.components.seconds, 0), 60) * 1000 + limit.components.attoseconds / 1_000_000_000_000_000
+        let timeout = TimeAmount.milliseconds(max(1, min(milliseconds, 60_000)))
         let presented = NIOLockedValueBox<[NIOSSLCertificate]>([])
         guard let context = try? NIOSSLContext(configuration: .makeClientConfiguration()) else { return false }
         let bootstrap = ClientBootstrap(group: group)
-            .connectTimeout(.seconds(5))
+            .connectTimeout(timeout)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let handler = try NIOSSLClientHandler(
@@ -184,7 +188,7 @@ enum CertificateDiagnosis {
             }
         do {
             let channel = try await bootstrap.connect(host: host, port: port).get()
-            let timer = channel.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
+            let timer = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
             try? await channel.closeFuture.get()
             timer.cancel()
         } catch {

@@ -189,7 +189,9 @@ public final class AsyncHTTPClientTransport: Transport {
         guard var classified = Self.classify(error, authority: request.head.authority, proxy: request.proxy) else { return error }
         if classified.code == .certificateUntrusted, request.proxy == nil, let authority = request.head.authority,
             let (host, port) = ConnectionOptions.hostAndPort(of: authority, defaultPort: 443),
-            await CertificateDiagnosis.presentsCertificateOutsideValidity(host: host, port: port, group: owner.client.eventLoopGroup)
+            await CertificateDiagnosis.presentsCertificateOutsideValidity(
+                host: host, port: port, group: owner.client.eventLoopGroup,
+                within: request.deadline.map { ContinuousClock.now.duration(to: $0) } ?? .seconds(60))
         {
             classified.code = .certificateExpired
             classified.text = "the certificate of \(authority) has expired or is not valid yet" as LocalizedMessage
