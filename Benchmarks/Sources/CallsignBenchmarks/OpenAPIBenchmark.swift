@@ -2,7 +2,7 @@ import CallsignOpenAPI
 import Foundation
 
 /// How loading an OpenAPI document grows with its size: generated YAML documents of 1,000, 5,000
-/// and 20,000 operations whose responses go through `$ref` chains 20 deep (run I and J in
+/// and 20,000 operations whose responses go through `$ref` chains 20 deep (runs I and K in
 /// Benchmarks/README.md), each loaded in a fresh child process so its peak RSS is its own.
 ///
 /// `CALLSIGN_BENCH_OPENAPI_SIZES=1000,2000` chooses other operation counts.
