@@ -127,25 +127,16 @@ struct HostileFileTests {
         try await storage.store(entry)
         #expect(try await storage.entries(url: entry.url, partition: "", method: "GET").count == 1)
         // Tamper with the file as an attacker or a disk error could: NULL and text where numbers belong.
-        try sqlite(folder.appendingPathComponent("callsign-cache.sqlite"), "UPDATE cached_response SET status = 'two hundred', request_time = 'soon'")
+        try await editSQLite(folder.appendingPathComponent("callsign-cache.sqlite"), "UPDATE cached_response SET status = 'two hundred', request_time = 'soon'")
         await #expect(throws: (any Error).self) { try await storage.entries(url: entry.url, partition: "", method: "GET") }
         let client = APIClient(configuration: .init {
             $0.cache = HTTPCache(storage: storage)
             $0.mocks = Mocks(realRequests: false) { _ in .json(["fresh": true]) }
         })
-        try sqlite(folder.appendingPathComponent("callsign-cache.sqlite"), "UPDATE cached_response SET status = 200, request_time = response_time")
+        try await editSQLite(folder.appendingPathComponent("callsign-cache.sqlite"), "UPDATE cached_response SET status = 200, request_time = response_time")
         #expect(try await client.send(.get(entry.url)).source != .network)
         // A status HTTPTypes cannot hold is never served.
-        try sqlite(folder.appendingPathComponent("callsign-cache.sqlite"), "UPDATE cached_response SET status = 70000")
+        try await editSQLite(folder.appendingPathComponent("callsign-cache.sqlite"), "UPDATE cached_response SET status = 70000")
         #expect(try await client.send(.get(entry.url)).source == .network)
-    }
-
-    private func sqlite(_ file: URL, _ statement: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()", file.path, statement]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0)
     }
 }

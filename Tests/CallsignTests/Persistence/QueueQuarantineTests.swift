@@ -4,16 +4,6 @@ import CallsignTesting
 import Foundation
 import Testing
 
-/// Runs one SQL statement on a SQLite file, as a person or another program editing it would.
-func editSQLite(_ file: URL, _ statement: String) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()", file.path, statement]
-    try process.run()
-    process.waitUntilExit()
-    try #require(process.terminationStatus == 0)
-}
-
 /// A route that accepts every queued request with a 201.
 func installInbox(on server: TestServer) {
     server.route("/inbox") { _ in ServerResponse.json(["ok": true], status: 201) }
@@ -81,10 +71,10 @@ struct QueueQuarantineTests {
             let client = APIClient(configuration: .init { $0.offline.queue = storage })
             let ids = try await enqueueNumbered(6, to: storage, server: server)
             // Damaged as a person, another program or a disk could: each a different column.
-            try editSQLite(file, "UPDATE queued_request SET method = 'NOT A METHOD' WHERE id = \(ids[1])")
-            try editSQLite(file, "UPDATE queued_request SET url = 'file:///etc/passwd' WHERE id = \(ids[2])")
-            try editSQLite(file, "UPDATE queued_request SET headers = x'00ff' WHERE id = \(ids[3])")
-            try editSQLite(file, "UPDATE queued_request SET attempts = 'many', enqueued_at = 'yesterday' WHERE id = \(ids[4])")
+            try await editSQLite(file, "UPDATE queued_request SET method = 'NOT A METHOD' WHERE id = \(ids[1])")
+            try await editSQLite(file, "UPDATE queued_request SET url = 'file:///etc/passwd' WHERE id = \(ids[2])")
+            try await editSQLite(file, "UPDATE queued_request SET headers = x'00ff' WHERE id = \(ids[3])")
+            try await editSQLite(file, "UPDATE queued_request SET attempts = 'many', enqueued_at = 'yesterday' WHERE id = \(ids[4])")
 
             let listed = try await client.queuedRequests()
             #expect(listed.map(\.id) == ids)
@@ -123,9 +113,9 @@ struct QueueQuarantineTests {
             installInbox(on: server)
             let file = Scratch.folder().appendingPathComponent("queue.sqlite")
             let ids = try await enqueueNumbered(3, to: SQLiteOfflineQueue(url: file), server: server)
-            try editSQLite(file, "UPDATE queued_request SET method = 'BAD' || char(27) || '[2J' WHERE id = \(ids[1])")
+            try await editSQLite(file, "UPDATE queued_request SET method = 'BAD' || char(27) || '[2J' WHERE id = \(ids[1])")
             // Outside text that is printed: a last error holding an escape sequence.
-            try editSQLite(file, "UPDATE queued_request SET attempts = 1, last_error = 'busy' || char(27) || '[2J' WHERE id = \(ids[2])")
+            try await editSQLite(file, "UPDATE queued_request SET attempts = 1, last_error = 'busy' || char(27) || '[2J' WHERE id = \(ids[2])")
             let list = try await CLIRunner.run(["queue", "list", "--queue", file.path])
             #expect(list.status == 0, "\(list.standardError)")
             #expect(list.standardOutput.contains("#\(ids[1])"))

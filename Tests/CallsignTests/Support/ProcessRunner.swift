@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Runs a program as a user would, and collects what it prints.
 ///
@@ -88,4 +89,13 @@ func peakMemory(_ arguments: [String]) async throws -> (result: ProcessRunner.Re
     let line = result.standardError.split(separator: "\n").last { $0.hasPrefix("peak-kib ") }
     let kib = line.flatMap { Int($0.dropFirst(9)) } ?? -1
     return (result, kib * 1024)
+}
+
+/// Runs one SQL statement on a SQLite file, as a person or another program editing it would:
+/// through python3's sqlite3, in a process of its own, waited for off the cooperative pool.
+func editSQLite(_ file: URL, _ statement: String) async throws {
+    let result = try await ProcessRunner.run(
+        "/usr/bin/env",
+        ["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()", file.path, statement])
+    try #require(result.status == 0, "\(result.standardError)")
 }
