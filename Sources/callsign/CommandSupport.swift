@@ -48,23 +48,9 @@ enum Terminal {
     }
 
     private static func write(_ data: Data, to descriptor: Int32) {
-        data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
-            guard var next = buffer.baseAddress else { return }
-            var remaining = buffer.count
-            while remaining > 0 {
-                let written = systemWrite(descriptor, next, remaining)
-                if written > 0 {
-                    next += written
-                    remaining -= written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else if written < 0 && errno == EPIPE {
-                    readerClosed()
-                } else {
-                    return  // a full disk or a closed descriptor: nothing better to do than stop writing
-                }
-            }
-        }
+        // A full disk or a closed descriptor: nothing better to do than stop writing. A reader
+        // that went away ends the program as a pipeline member conventionally ends.
+        if FileWriter.writeAll(data, to: descriptor) == EPIPE { readerClosed() }
     }
 
     /// The reader went away: end as a pipeline member conventionally does.
@@ -75,11 +61,6 @@ enum Terminal {
     }
 }
 
-#if canImport(Glibc)
-private let systemWrite = Glibc.write
-#elseif canImport(Darwin)
-private let systemWrite = Darwin.write
-#endif
 
 /// `--body` and `-F`: a text body, a file streamed from disk, or a multipart form.
 enum BodyArguments {

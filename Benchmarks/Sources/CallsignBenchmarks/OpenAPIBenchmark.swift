@@ -46,13 +46,7 @@ enum OpenAPIBenchmark {
     }
 
     private static func child(operations: Int) throws -> (bytes: Int, seconds: Double, peakMiB: Double) {
-        let process = Process()
-        #if os(Linux)
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-        #else
-        process.executableURL = Bundle.main.executableURL
-        #endif
-        process.arguments = [loadArgument, String(operations)]
+        let process = ServerProcess.ownProgram([loadArgument, String(operations)])
         let output = Pipe()
         process.standardOutput = output
         try process.run()

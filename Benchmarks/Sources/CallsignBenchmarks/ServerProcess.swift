@@ -25,15 +25,21 @@ struct ServerProcess {
         URL(string: path.hasPrefix("/") ? String(path.dropFirst()) : path, relativeTo: baseURL)?.absoluteURL ?? baseURL
     }
 
-    /// Starts the child and waits for the line that names its port.
-    static func launch() throws -> ServerProcess {
+    /// This benchmark program again, as a child with `arguments` (a role: a server, a load).
+    static func ownProgram(_ arguments: [String]) -> Process {
         let process = Process()
         #if os(Linux)
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
         #else
         process.executableURL = Bundle.main.executableURL
         #endif
-        process.arguments = [serveArgument]
+        process.arguments = arguments
+        return process
+    }
+
+    /// Starts the child and waits for the line that names its port.
+    static func launch() throws -> ServerProcess {
+        let process = ownProgram([serveArgument])
         let output = Pipe()
         let input = Pipe()
         process.standardOutput = output

@@ -1,9 +1,9 @@
 package import Foundation
 
 #if canImport(Glibc)
-package import Glibc
+import Glibc
 #elseif canImport(Darwin)
-package import Darwin
+import Darwin
 #endif
 
 /// The one way Callsign creates or writes a file: `-o` output, downloads with their partial and
@@ -246,6 +246,15 @@ package final class FileWriter {
 
     /// Writes all of `bytes`, however many `write(2)` calls it takes.
     package func write(_ bytes: some DataProtocol) throws(APIError) {
+        let failed = Self.writeAll(bytes, to: descriptor)
+        if failed != 0 { throw Self.failure(path, failed, what: "cannot be written") }
+    }
+
+    /// Writes all of `bytes` to `descriptor`, however many `write(2)` calls it takes, again after
+    /// an interrupted call: the one write loop, for files and for the command line's terminal.
+    ///
+    /// - Returns: 0, or the `errno` that stopped it (`EIO` when `write(2)` wrote nothing).
+    package static func writeAll(_ bytes: some DataProtocol, to descriptor: Int32) -> Int32 {
         for region in bytes.regions {
             var failed: Int32 = 0
             region.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
@@ -264,8 +273,9 @@ package final class FileWriter {
                     }
                 }
             }
-            if failed != 0 { throw Self.failure(path, failed, what: "cannot be written") }
+            if failed != 0 { return failed }
         }
+        return 0
     }
 
     /// Cuts the file to `offset` bytes and continues writing there (a resumed download).
