@@ -136,6 +136,10 @@ package struct DefinitionDocument {
             // YAML's other spellings (0x1F, +5, .inf) are read as YAML reads them.
             case .int, .float:
                 if let number = JSONNumber(scalar.string) { return number.value }
+                // YAML 1.1's base-60 integers (`1:30`) are computed by Yams without overflow
+                // checks: `6444444444444444444:40` would trap. Definitions need none of them, so
+                // such a value stays the text it was written as.
+                if scalar.string.contains(":") { return .string(scalar.string) }
                 if let value = node.int { return .int(value) }
                 if let value = node.float, value.isFinite { return .double(value) }
             default: break

@@ -37,6 +37,19 @@ struct HostileFileTests {
         #expect(error?.code == .invalidDefinition)
     }
 
+    @Test("YAML's base-60 integers that overflow are text, not a trap (found by the definitions fuzzer)")
+    func sexagesimalOverflow() throws {
+        for value in ["6444444444444444444:40", "1:1:1:1:1:1:1:1:1:1:1:1", "-9223372036854775807:59"] {
+            let definitions = try APIDefinitions(data: Data("A:\n  path: a\n  parameters:\n    n: \(value)\n".utf8), format: .yaml)
+            #expect(definitions["A"]?.parameters?["n"] == .string(value))
+        }
+        let fuzzed = Data([0x44, 0x46, 0x4F, 0x78, 0x65, 0x3A, 0x20] + Array("6444444444444444444:40".utf8))
+        #expect(throws: APIError.self) { try APIDefinitions(data: fuzzed, format: .yaml) }
+        // An ordinary YAML integer is still a number.
+        let plain = try APIDefinitions(data: Data("A:\n  path: a\n  parameters:\n    n: 90\n".utf8), format: .yaml)
+        #expect(plain["A"]?.parameters?["n"] == .int(90))
+    }
+
     @Test("JSON definitions nested 100,000 deep, and past a lower limit")
     func deepJSON() {
         let json = "{\"A\": {\"path\": " + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + "}}"
