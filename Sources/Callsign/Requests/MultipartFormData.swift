@@ -111,8 +111,8 @@ public struct MultipartFormData: Sendable {
     /// The encoded body as a stream: files are read from disk as the transport sends them, never
     /// whole. When every file is a regular file, the total length is known (from the files'
     /// sizes) so it goes out with a `Content-Length`, and the body is replayable: every send
-    /// reads the files again. A part from a FIFO, a device or a `/proc` file (see ``BodyFile``)
-    /// has no length to know: the body is streamed once, chunked, each such file bounded by
+    /// reads the files again. A part from a FIFO, a device or a `/proc` file has no length to
+    /// know: the body is streamed once, chunked, each such file bounded by
     /// ``Limits/maximumRequestBodySize``.
     ///
     /// ```swift

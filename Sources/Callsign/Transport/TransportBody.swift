@@ -40,7 +40,7 @@ public struct TransportBody: Sendable {
     /// device, a `/proc` file, a shell's `<(command)` — has no length to know in advance: it is
     /// streamed (chunked transfer coding) until its end, at most
     /// ``Limits/maximumRequestBodySize`` bytes, and sent only once (never replayed by a retry or
-    /// a 307 redirect). See ``BodyFile``.
+    /// a 307 redirect).
     public static func file(_ url: URL) -> TransportBody {
         TransportBody(storage: .file(url, report: nil, limit: Limits.default.maximumRequestBodySize))
     }
