@@ -120,7 +120,9 @@ enum ArticleSamples {
             $0.retry = RetryPolicy(maximumAttempts: 4, baseDelay: .milliseconds(200))
             $0.timeouts = .init(attempt: .seconds(10), deadline: .seconds(30))   // per attempt; whole call
         })
-        _ = client
+        var configuration = APIClient.Configuration()
+        configuration.timeouts.idle = .seconds(300)   // a feed that may be quiet for minutes
+        _ = (client, configuration)
     }
 
     static func credentials(definitions: APIDefinitions, token: String) {
