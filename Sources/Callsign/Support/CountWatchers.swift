@@ -6,9 +6,19 @@
 struct CountWatchers: Sendable {
     private var entries: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
-    /// Adds a watcher for `count`.
-    mutating func add(_ count: Int, _ continuation: CheckedContinuation<Void, Never>) {
+    /// Whether `current` has reached `count` already; if not, `continuation` waits here for it.
+    mutating func register(_ count: Int, current: Int, _ continuation: CheckedContinuation<Void, Never>) -> Bool {
+        guard current < count else { return true }
         entries.append((count, continuation))
+        return false
+    }
+
+    /// Waits until `register` — which runs ``register(_:current:_:)`` under the owner's lock —
+    /// finds the count reached, at once or when ``take(reaching:)`` hands the continuation back.
+    static func wait(_ register: (CheckedContinuation<Void, Never>) -> Bool) async {
+        await withCheckedContinuation { continuation in
+            if register(continuation) { continuation.resume() }
+        }
     }
 
     /// Takes out the watchers that `current` satisfies.

@@ -77,9 +77,12 @@ public struct Redaction: Sendable, Hashable {
     /// Redaction.default.isSecretName("Private-Token")    // true
     /// Redaction.default.isSecretName("Idempotency-Key")  // false
     /// ```
-    public func isSecretName(_ name: String) -> Bool {
-        guard !secretNameFragments.isEmpty else { return false }
-        let lowered = name.lowercased()
+    public func isSecretName(_ name: String) -> Bool { isSecret(lowered: name.lowercased(), listed: []) }
+
+    /// The one check behind every kind of name: listed exactly, or caught by the rule. The name
+    /// is lowered once by the caller.
+    private func isSecret(lowered: String, listed: Set<String>) -> Bool {
+        if listed.contains(lowered) { return true }
         guard secretNameFragments.contains(where: { lowered.contains($0) }) else { return false }
         return !publicNames.contains(lowered)
     }
@@ -123,9 +126,7 @@ public struct Redaction: Sendable, Hashable {
     }
 
     /// Whether a header's value is secret: by the name rule, or listed in ``secretHeaders``.
-    public func isSecretHeader(_ name: String) -> Bool {
-        secretHeaders.contains(name.lowercased()) || isSecretName(name)
-    }
+    public func isSecretHeader(_ name: String) -> Bool { isSecret(lowered: name.lowercased(), listed: secretHeaders) }
 
     /// The value to show for a header.
     public func redact(header name: String, value: String) -> String {
@@ -235,8 +236,8 @@ public struct Redaction: Sendable, Hashable {
     private func isSecretQueryName(_ name: String) -> Bool {
         let lowered = name.lowercased()
         let base = lowered.hasSuffix("[]") ? String(lowered.dropLast(2)) : lowered
-        return secretQueryNames.contains(base) || isSecretName(base)
+        return isSecret(lowered: base, listed: secretQueryNames)
     }
 
-    private func isSecretBodyField(_ name: String) -> Bool { secretBodyFields.contains(name.lowercased()) || isSecretName(name) }
+    private func isSecretBodyField(_ name: String) -> Bool { isSecret(lowered: name.lowercased(), listed: secretBodyFields) }
 }

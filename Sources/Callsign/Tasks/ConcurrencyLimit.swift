@@ -51,13 +51,8 @@ final class AsyncLimiter: Sendable {
     /// Returns once at least `count` calls wait in line — each one really suspended — without
     /// polling, so a test can order its steps on a machine of any speed.
     func waitUntil(waiting count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                guard state.waiters.count - state.head < count else { return true }
-                state.watchers.add(count, continuation)
-                return false
-            }
-            if ready { continuation.resume() }
+        await CountWatchers.wait { continuation in
+            state.withLock { $0.watchers.register(count, current: $0.waiters.count - $0.head, continuation) }
         }
     }
 

@@ -125,13 +125,8 @@ final class SharedCall: Sendable {
 
     /// Returns once at least `count` callers wait, each one really suspended, without polling.
     func waitUntil(waiting count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                guard state.waiters.count < count else { return true }
-                state.watchers.add(count, continuation)
-                return false
-            }
-            if ready { continuation.resume() }
+        await CountWatchers.wait { continuation in
+            state.withLock { $0.watchers.register(count, current: $0.waiters.count, continuation) }
         }
     }
 

@@ -232,13 +232,8 @@ private final class GatedProvider: TokenProvider {
 
     /// Returns once a fetch waits at the gate (the store is fetching), without polling.
     func waitUntilFetching() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                guard state.waiters.isEmpty else { return true }
-                state.watchers.add(1, continuation)
-                return false
-            }
-            if ready { continuation.resume() }
+        await CountWatchers.wait { continuation in
+            state.withLock { $0.watchers.register(1, current: $0.waiters.count, continuation) }
         }
     }
 

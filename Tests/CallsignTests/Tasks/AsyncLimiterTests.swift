@@ -97,13 +97,8 @@ private final class OrderLog: Sendable {
 
     /// Returns once `count` values are in the log.
     func waitUntil(count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                guard state.values.count < count else { return true }
-                state.watchers.add(count, continuation)
-                return false
-            }
-            if ready { continuation.resume() }
+        await CountWatchers.wait { continuation in
+            state.withLock { $0.watchers.register(count, current: $0.values.count, continuation) }
         }
     }
 }

@@ -45,13 +45,8 @@ struct SharedCallTests {
 
         /// Returns once the work has been cancelled.
         func waitUntilCancelled() async {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = state.withLock { state -> Bool in
-                    guard !state.cancelled else { return true }
-                    state.watchers.add(1, continuation)
-                    return false
-                }
-                if ready { continuation.resume() }
+            await CountWatchers.wait { continuation in
+                state.withLock { $0.watchers.register(1, current: $0.cancelled ? 1 : 0, continuation) }
             }
         }
     }
