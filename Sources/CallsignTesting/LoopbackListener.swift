@@ -2,6 +2,24 @@ import NIOCore
 import NIOPosix
 import Synchronization
 
+/// Where the test servers run: threads of their own, neither the cooperative pool nor the
+/// client's event loops. A test that keeps the pool's threads busy (a large document parsed, a
+/// big checksum) must not stall every server of the run — on a busy machine that turned answers
+/// into timeouts — and a server's work must not delay the client's I/O either.
+enum ServerThreads {
+    /// The servers' event loops: they accept, read and write, and run the servers' handlers.
+    static let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+    /// The handlers' task executor, on those loops.
+    static let executor: any TaskExecutor = LoopExecutor()
+
+    private final class LoopExecutor: TaskExecutor {
+        func enqueue(_ job: consuming ExecutorJob) {
+            let job = UnownedJob(job)
+            ServerThreads.group.next().execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        }
+    }
+}
+
 /// A TCP listener on 127.0.0.1 with an ephemeral port that hands each connection, as raw bytes,
 /// to a handler on a task of its own: what ``RawServer`` and ``TestProxy`` are built on.
 final class LoopbackListener: Sendable {
@@ -18,7 +36,7 @@ final class LoopbackListener: Sendable {
 
     /// Binds; `what` names the server in the error when the port cannot be read.
     init(what: String) async throws {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let channel = try await ServerBootstrap(group: ServerThreads.group)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .bind(host: "127.0.0.1", port: 0) { child in
@@ -34,10 +52,11 @@ final class LoopbackListener: Sendable {
         self.channel = channel
     }
 
-    /// Accepts connections until ``stop()``, handing the `n`-th (0-based) to `handle`, on
-    /// `executor` when given.
-    func serve(on executor: (any TaskExecutor)? = nil, _ handle: @escaping @Sendable (_ index: Int, Connection) async -> Void) {
-        let task = Task { [self] in
+    /// Accepts connections until ``stop()``, handing the `n`-th (0-based) to `handle`, on the
+    /// servers' own threads (``ServerThreads``).
+    func serve(_ handle: @escaping @Sendable (_ index: Int, Connection) async -> Void) {
+        let executor = ServerThreads.executor
+        let task = Task(executorPreference: executor) { [self] in
             await withDiscardingTaskGroup { group in
                 do {
                     try await channel.executeThenClose { inbound in

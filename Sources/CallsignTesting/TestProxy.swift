@@ -55,7 +55,7 @@ public final class TestProxy: StoppableServer {
         let proxy = TestProxy(listener: try await LoopbackListener(what: "proxy"), credentials: credentials)
         // On the event loops where it can: a tunnel must open within the client's connect
         // timeout even while CPU-heavy work fills the cooperative pool.
-        proxy.listener.serve(on: APIClient.defaultTransport.preferredTaskExecutor) { [proxy] _, connection in
+        proxy.listener.serve { [proxy] _, connection in
             await proxy.handle(connection)
         }
         return proxy
@@ -123,7 +123,7 @@ public final class TestProxy: StoppableServer {
                 }
                 let origin: NIOAsyncChannel<ByteBuffer, ByteBuffer>
                 do {
-                    origin = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                    origin = try await ClientBootstrap(group: ServerThreads.group)
                         .connect(host: host == "localhost" ? "127.0.0.1" : host, port: port) { channel in
                             channel.eventLoop.makeCompletedFuture {
                                 try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)

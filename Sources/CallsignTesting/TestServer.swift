@@ -67,7 +67,7 @@ public final class TestServer: Sendable {
     ///   - port: the port; `0` (the default) lets the system choose a free one.
     ///   - tls: serve HTTPS with these settings; `nil` (the default) for plain HTTP.
     public static func start(host: String = "127.0.0.1", port: Int = 0, tls: TLS? = nil) async throws -> TestServer {
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let bootstrap = ServerBootstrap(group: ServerThreads.group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             // A test can hold its port with a bound, non-listening socket that refuses connections
@@ -131,7 +131,7 @@ public final class TestServer: Sendable {
     /// let server = try await TestServer.start(unixSocketPath: folder.appendingPathComponent("api.sock").path)
     /// ```
     public static func start(unixSocketPath path: String) async throws -> TestServer {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let channel = try await ServerBootstrap(group: ServerThreads.group)
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false) { child in
                 child.eventLoop.makeCompletedFuture {
                     try child.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
@@ -171,13 +171,15 @@ public final class TestServer: Sendable {
         _ channel: NIOAsyncChannel<Accepted, Never>,
         handle: @escaping @Sendable (Accepted, inout DiscardingTaskGroup) async throws -> Void
     ) {
-        let task = Task { [self] in
+        // On the servers' own threads, as every test server: see ``ServerThreads``.
+        let executor = ServerThreads.executor
+        let task = Task(executorPreference: executor) { [self] in
             await withDiscardingTaskGroup { group in
                 do {
                     try await channel.executeThenClose { connections in
                         for try await connection in connections {
                             state.withLock { $0.connections += 1 }
-                            group.addTask {
+                            group.addTask(executorPreference: executor) {
                                 await withDiscardingTaskGroup { streams in
                                     try? await handle(connection, &streams)
                                 }
