@@ -37,7 +37,7 @@ public import OpenAPIRuntime
 ///   (``APIError/Code/queuedOffline``, ``APIError/Code/timedOut``, …). **Cancellation** of the
 ///   calling task stops the exchange and throws `CancellationError`, as Swift code expects.
 /// - The operation's `operationId` is the call's API name: it names the call in logs, metrics,
-///   traces and HAR entries, selects ``APIClient/Configuration/definitionMiddlewares`` and
+///   traces and HAR entries (``MiddlewareContext/apiName`` for your middlewares), selects
 ///   per-API mocks, and chooses the ``OperationPolicy``.
 ///
 /// Credentials go only to the client's trusted origins (its base URL and the authentication's
@@ -130,7 +130,7 @@ public struct CallsignClientTransport: ClientTransport {
 
     private static func body(of head: HTTPResponse, method: HTTPRequest.Method, chunks: ResponseBodyStream) -> OpenAPIRuntime.HTTPBody? {
         guard hasBody(head, method: method) else { return nil }
-        return OpenAPIRuntime.HTTPBody(RuntimeBody.Bytes(chunks: chunks), length: RuntimeBody.length(of: head), iterationBehavior: .single)
+        return OpenAPIRuntime.HTTPBody(chunks.map { ArraySlice($0) }, length: RuntimeBody.length(of: head), iterationBehavior: .single)
     }
 }
 

@@ -142,38 +142,20 @@ extension OpenAPIOperations {
     ///
     /// - Throws: ``APIError/Code/invalidRequest`` naming the operation and the name.
     static func cookiePair(_ name: String, value: JSONValue, operation: String) throws(APIError) -> String {
-        let separators = Set("()<>@,;:\\\"/[]?={}".utf8)
-        guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && !separators.contains($0) }) else {
+        do {
+            try CookiePair.checkName(name)
+        } catch {
             throw APIError(
                 .invalidRequest,
                 localized: "\(operation): the cookie name \(String(reflecting: name)) is not a token (RFC 6265), so it cannot be sent")
         }
         let encoded: String
         switch value {
-        case .array(let items): encoded = items.map { cookieEncoded(text($0, separator: ","), item: true) }.joined(separator: ",")
-        default: encoded = cookieEncoded(text(value, separator: ","), item: false)
+        case .array(let items):
+            encoded = items.map { CookiePair.encoded(text($0, separator: ","), encodingEquals: true) }.joined(separator: ",")
+        default: encoded = CookiePair.encoded(text(value, separator: ","))
         }
         return "\(name)=\(encoded)"
-    }
-
-    /// Percent-encodes each UTF-8 byte that is not an RFC 6265 `cookie-octet` (and `=` in an
-    /// array's item).
-    static func cookieEncoded(_ text: String, item: Bool) -> String {
-        let hex = Array("0123456789ABCDEF".unicodeScalars)
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
-            let octet = byte == 0x21 || (0x23...0x2B).contains(byte) || (0x2D...0x3A).contains(byte) || (0x3C...0x5B).contains(byte)
-                || (0x5D...0x7E).contains(byte)
-            if octet && !(item && byte == UInt8(ascii: "=")) {
-                result.unicodeScalars.append(Unicode.Scalar(byte))
-            } else {
-                result.unicodeScalars.append("%")
-                result.unicodeScalars.append(hex[Int(byte >> 4)])
-                result.unicodeScalars.append(hex[Int(byte & 0x0F)])
-            }
-        }
-        return result
     }
 
     static func text(_ value: JSONValue, separator: String) -> String {

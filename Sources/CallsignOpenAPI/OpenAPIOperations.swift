@@ -293,17 +293,16 @@ public struct OpenAPIOperations: Sendable {
                 throw APIError(.authentication, localized: "the basic scheme \"\(scheme)\" takes its secret as user:password")
             }
             return .basic(username: String(secret[..<colon]), password: String(secret[secret.index(after: colon)...]))
-        case .headerKey(let name)?: return .headers(Headers([name: secret]))
-        case .queryKey(let name)?: return .headers(Headers(), parameters: [name: .string(secret)])
+        case .headerKey(let name)?: return .apiKey(secret, name: name, in: .header)
+        case .queryKey(let name)?: return .apiKey(secret, name: name, in: .query)
         case .cookieKey(let name)?:
-            // The same writer as cookie parameters: a `;` in the key cannot add a cookie.
-            let pair: String
+            // The same encoding as cookie parameters: a `;` in the key cannot add a cookie.
             do {
-                pair = try Self.cookiePair(name, value: .string(secret), operation: scheme)
+                try CookiePair.checkName(name)
             } catch {
                 throw APIError(.authentication, localized: "the security scheme \"\(scheme)\" names a cookie that is not a token (RFC 6265)")
             }
-            return .headers(Headers(["Cookie": pair]))
+            return .apiKey(secret, name: name, in: .cookie)
         case .unsupported(let kind)?:
             throw APIError(.authentication, localized: "the security scheme \"\(scheme)\" is \(kind): give the client an Authentication for it yourself")
         case nil:

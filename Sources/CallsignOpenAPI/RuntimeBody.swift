@@ -5,38 +5,6 @@ import OpenAPIRuntime
 
 /// Bodies between swift-openapi-runtime and Callsign, passed chunk by chunk.
 enum RuntimeBody {
-    /// A Callsign response body as the runtime's chunks.
-    struct Bytes: AsyncSequence, Sendable {
-        typealias Element = ArraySlice<UInt8>
-        let chunks: ResponseBodyStream
-
-        struct AsyncIterator: AsyncIteratorProtocol {
-            var base: ResponseBodyStream.AsyncIterator
-            mutating func next() async throws -> ArraySlice<UInt8>? {
-                guard let chunk = try await base.next() else { return nil }
-                return ArraySlice(chunk)
-            }
-        }
-
-        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: chunks.makeAsyncIterator()) }
-    }
-
-    /// A runtime body as Callsign's chunks.
-    struct Chunks: AsyncSequence, Sendable {
-        typealias Element = Data
-        let body: OpenAPIRuntime.HTTPBody
-
-        struct AsyncIterator: AsyncIteratorProtocol {
-            var base: OpenAPIRuntime.HTTPBody.AsyncIterator
-            mutating func next() async throws -> Data? {
-                guard let chunk = try await base.next() else { return nil }
-                return Data(chunk)
-            }
-        }
-
-        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: body.makeAsyncIterator()) }
-    }
-
     /// The length the runtime is told: the `Content-Length`, read as the transports read it.
     static func length(of head: HTTPResponse) -> OpenAPIRuntime.HTTPBody.Length {
         guard let value = try? ContentLength.parse(head.headerFields) else { return .unknown }
@@ -71,9 +39,9 @@ enum RuntimeBody {
         }
         switch body.iterationBehavior {
         case .multiple:
-            return RequestBody(content: .factory(length: length) { Chunks(body: body) }, contentType: contentType)
+            return RequestBody(content: .factory(length: length) { ResponseBodyStream(body.map { Data($0) }) }, contentType: contentType)
         case .single:
-            return RequestBody(content: .stream(Chunks(body: body), length: length), contentType: contentType)
+            return RequestBody(content: .stream(body.map { Data($0) }, length: length), contentType: contentType)
         }
     }
 }

@@ -14,8 +14,8 @@ struct CallsignCommand: AsyncParsableCommand {
             """),
         version: APIClient.version,
         subcommands: [
-            CallCommand.self, GetCommand.self, PostCommand.self, PutCommand.self, PatchCommand.self, DeleteCommand.self,
-            HeadCommand.self, DownloadCommand.self, ListCommand.self, DescribeCommand.self, QueueCommand.self, DemoCommand.self,
+            CallCommand.self, MethodCommand<GetMethod>.self, MethodCommand<PostMethod>.self, MethodCommand<PutMethod>.self,
+            MethodCommand<PatchMethod>.self, MethodCommand<DeleteMethod>.self, MethodCommand<HeadMethod>.self, DownloadCommand.self, ListCommand.self, DescribeCommand.self, QueueCommand.self, DemoCommand.self,
         ]
     )
 

@@ -322,9 +322,9 @@ enum AttemptPrinter {
                     throw error
                 }
             }, before: .redirects)
-        configuration.observability.attemptObserver = { report in
+        configuration.observability.observers.append(RetryPrinter { report in
             Terminal.error(localized("  attempt \(report.attempt) failed (\(report.outcome)); next attempt in \(milliseconds(report.wait)) ms"))
-        }
+        })
     }
 
     private static func milliseconds(_ duration: Duration) -> Int {
@@ -332,6 +332,13 @@ enum AttemptPrinter {
         let value = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
         return value.isFinite ? Int(min(max(value, 0), 1e15)) : 0
     }
+}
+
+/// Says each retry the client is about to make (`--verbose`, the demo).
+struct RetryPrinter: CallObserver {
+    let say: @Sendable (AttemptReport) -> Void
+
+    func callWillRetry(_ call: ObservedCall, after report: AttemptReport) { say(report) }
 }
 
 /// `--mock`: a HAR file to replay, or a folder of fixtures.

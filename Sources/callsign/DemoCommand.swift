@@ -171,9 +171,9 @@ struct DemoTour {
         let retrying = APIClient(configuration: .init {
             $0.baseURL = server.baseURL
             $0.timeouts.deadline = .seconds(60)  // the server asks for 1 s; a busy machine may add many
-            $0.observability.attemptObserver = { report in
+            $0.observability.observers = [RetryPrinter { report in
                 Terminal.out(localized("   attempt \(report.attempt): \(report.outcome); waiting \(APIClientDemoFormat.seconds(report.wait)) as the server asked"))
-            }
+            }]
         })
         let calm = try await retrying.get("demo/busy").send().decode(DemoBoard.self)
         say("attempt 2: 200 OK — board \(calm.id ?? 0): \(calm.title)")
@@ -261,7 +261,7 @@ struct DemoTour {
         let queueFile = folder.appendingPathComponent("offline-queue.sqlite")
         let offline = APIClient(definitions: definitions, configuration: .init {
             $0.offline.queue = SQLiteOfflineQueue(url: queueFile)
-            $0.observability.attemptObserver = { report in Terminal.out(localized("   attempt \(report.attempt): \(report.outcome); retrying")) }
+            $0.observability.observers = [RetryPrinter { report in Terminal.out(localized("   attempt \(report.attempt): \(report.outcome); retrying")) }]
         })
         let port = server.port
         await server.stop()

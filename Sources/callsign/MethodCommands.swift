@@ -118,38 +118,47 @@ private func adHocConfiguration(_ method: String, example: String) -> CommandCon
             """))
 }
 
-struct GetCommand: AsyncParsableCommand {
-    static let configuration = adHocConfiguration("GET", example: "callsign get https://api.example.com/users q==swift per_page==5")
-    @OptionGroup var call: AdHocCall
-    func run() async throws { try await call.run(.get) }
+/// One ad-hoc command per method, each a row of data: `callsign get`, `post`, `put`, `patch`,
+/// `delete` and `head` are ``MethodCommand``s of these.
+protocol AdHocMethod {
+    static var method: HTTPRequest.Method { get }
+    /// The example the command's help shows.
+    static var example: String { get }
 }
 
-struct PostCommand: AsyncParsableCommand {
-    static let configuration = adHocConfiguration("POST", example: "callsign post https://api.example.com/users name=Ada admin:=true")
-    @OptionGroup var call: AdHocCall
-    func run() async throws { try await call.run(.post) }
+enum GetMethod: AdHocMethod {
+    static let method = HTTPRequest.Method.get
+    static let example = "callsign get https://api.example.com/users q==swift per_page==5"
 }
 
-struct PutCommand: AsyncParsableCommand {
-    static let configuration = adHocConfiguration("PUT", example: "callsign put https://api.example.com/users/1 --json '{\"name\":\"Ada\"}'")
-    @OptionGroup var call: AdHocCall
-    func run() async throws { try await call.run(.put) }
+enum PostMethod: AdHocMethod {
+    static let method = HTTPRequest.Method.post
+    static let example = "callsign post https://api.example.com/users name=Ada admin:=true"
 }
 
-struct PatchCommand: AsyncParsableCommand {
-    static let configuration = adHocConfiguration("PATCH", example: "callsign patch https://api.example.com/users/1 name=Grace")
-    @OptionGroup var call: AdHocCall
-    func run() async throws { try await call.run(.patch) }
+enum PutMethod: AdHocMethod {
+    static let method = HTTPRequest.Method.put
+    static let example = "callsign put https://api.example.com/users/1 --json '{\"name\":\"Ada\"}'"
 }
 
-struct DeleteCommand: AsyncParsableCommand {
-    static let configuration = adHocConfiguration("DELETE", example: "callsign delete https://api.example.com/users/1 --bearer-env API_TOKEN")
-    @OptionGroup var call: AdHocCall
-    func run() async throws { try await call.run(.delete) }
+enum PatchMethod: AdHocMethod {
+    static let method = HTTPRequest.Method.patch
+    static let example = "callsign patch https://api.example.com/users/1 name=Grace"
 }
 
-struct HeadCommand: AsyncParsableCommand {
-    static let configuration = adHocConfiguration("HEAD", example: "callsign head https://api.example.com/health --include")
+enum DeleteMethod: AdHocMethod {
+    static let method = HTTPRequest.Method.delete
+    static let example = "callsign delete https://api.example.com/users/1 --bearer-env API_TOKEN"
+}
+
+enum HeadMethod: AdHocMethod {
+    static let method = HTTPRequest.Method.head
+    static let example = "callsign head https://api.example.com/health --include"
+}
+
+/// `callsign get|post|put|patch|delete|head URL items…`: one command, its method a type parameter.
+struct MethodCommand<Method: AdHocMethod>: AsyncParsableCommand {
+    static var configuration: CommandConfiguration { adHocConfiguration(Method.method.rawValue, example: Method.example) }
     @OptionGroup var call: AdHocCall
-    func run() async throws { try await call.run(.head) }
+    func run() async throws { try await call.run(Method.method) }
 }

@@ -76,7 +76,7 @@ public struct HTTPCache: Sendable {
     ///     (`configuration.observability.redaction`) when you changed it. Default ``Redaction/default``.
     public func removeAll(partitionOf headers: Headers, redaction: Redaction = .default) async throws {
         let key = try await storage.partitionKey()
-        let partition = CacheMiddleware.key(
+        let partition = CacheStage.key(
             url: URL(fileURLWithPath: "/"), headers: headers, method: .get, redaction: redaction, digestKey: key
         ).partition
         guard !partition.isEmpty else { return }

@@ -212,7 +212,7 @@ enum FileDownload {
             do {
                 try await write(
                     body, status: response.status.code, headers: response.headers, url: url, to: target, resume: resume,
-                    progress: context.call.origin.progress)
+                    progress: context.progress)
             } catch is Restart where resume != nil {
                 resume = nil  // the partial file was discarded: ask for the whole file
                 continue
@@ -266,7 +266,7 @@ enum FileDownload {
     /// discarding the partial file (a `200` simply starts from zero).
     static func write(
         _ body: ResponseBodyStream, status: Int, headers: HTTPFields, url: URL, to target: FileWriter.Target, resume: ResumePoint?,
-        progress: ProgressSink?
+        progress: ProgressReporter?
     ) async throws {
         let (offset, total) = try continuation(status: status, headers: headers, resume: resume, file: file(target))
         guard let file = file(target) else {
@@ -312,7 +312,7 @@ enum FileDownload {
 
     /// Copies the body into `writer`, checking it against the declared length and reporting progress.
     private static func copy(
-        _ body: ResponseBodyStream, into writer: FileWriter, from offset: Int64, total: Int64?, progress: ProgressSink?
+        _ body: ResponseBodyStream, into writer: FileWriter, from offset: Int64, total: Int64?, progress: ProgressReporter?
     ) async throws {
         var written = offset
         progress?.report(TransferProgress(direction: .download, completedBytes: written, totalBytes: total))

@@ -85,8 +85,8 @@ extension APIClient {
     package func queuedForm(of request: Request) async throws(APIError) -> QueuedRequest {
         var request = request
         if !request.headers.contains("Idempotency-Key") { request.headers["Idempotency-Key"] = UUID().uuidString }
-        return try await OfflineStoreMiddleware.queuedForm(
-            of: request, resolved: nil, factory: factory, redaction: configuration.credentialRedaction)
+        return try await OfflineStage.queuedForm(
+            of: request, factory: factory, redaction: credentialRedaction)
     }
 
     /// The requests in the offline queue (or its dead-letter list), oldest first.
@@ -169,14 +169,14 @@ extension APIClient {
 
     static func replayCall(_ entry: QueuedRequest) -> Call {
         var request = Request(
-            method: HTTPRequest.Method(entry.method) ?? .post, path: RedirectMiddleware.literalPath(entry.url), headers: entry.headers,
+            method: HTTPRequest.Method(entry.method) ?? .post, path: RedirectStage.literalPath(entry.url), headers: entry.headers,
             body: entry.body.map { RequestBody(content: .data($0), contentType: nil) })
         request.apiName = entry.apiName
         request.orderingKey = entry.orderingKey
         request.tag = entry.tag
         request.needsAuthorization = entry.needsAuthorization
         var call = Call(request)
-        call.origin.isReplay = true
+        call.context.isReplay = true
         return call
     }
 

@@ -3,18 +3,15 @@ import HTTPTypes
 import Logging
 import Tracing
 
-/// One call as the client runs it: the request, and what the built-in stages need to know that
-/// is not part of it (where it came from, how its body is read, who watches its progress).
+/// One call as the client runs it: the request, and what the stages need to know that is not
+/// part of it (``MiddlewareContext``: where it came from, how its body is read, who watches its
+/// progress).
 struct Call: Sendable {
     var request: Request
-    /// `nil` for the usual call — made from a request, read into memory, watched by nobody — so
-    /// a call waiting for its slot holds two pointers and nothing else was allocated for it.
-    private var originBox: CopyOnWrite<CallOrigin>?
-
-    var origin: CallOrigin {
-        get { originBox?.value ?? CallOrigin() }
-        set { originBox = CopyOnWrite(newValue) }
-    }
+    /// The usual call — made from a request, read into memory, watched by nobody — shares the
+    /// context's default box: a call waiting for its slot holds two pointers and nothing else was
+    /// allocated for it.
+    var context = MiddlewareContext()
 
     init(_ request: Request) {
         self.request = request
@@ -22,37 +19,22 @@ struct Call: Sendable {
 
     /// The one way an endpoint value becomes a call, for ``APIClient/send(_:)-(E)``,
     /// downloads and every other entry: the endpoint's base URL, shared headers (the request's
-    /// win), accepted statuses, and the value itself for mock providers.
+    /// win), accepted statuses, and the value itself for middlewares and mock providers.
     init<E: Endpoint>(_ endpoint: E) {
         var request = endpoint.request
         if request.baseURL == nil { request.baseURL = E.baseURL }
         request.headers = E.headers.merging(request.headers)
         if let accepted = endpoint.acceptedStatusCodes { request.acceptedStatusCodes = accepted }
         self.init(request)
-        origin.endpoint = endpoint
-        origin.vouchedOrigin = E.baseURL.flatMap(Origin.init)
+        context.endpoint = endpoint
     }
 
-    /// The call with its body read by `consumer`.
-    func reading(_ consumer: CallFacts.BodyConsumer) -> Call {
+    /// The call with its body read as `reading` says.
+    func reading(_ reading: MiddlewareContext.BodyReading) -> Call {
         var call = self
-        call.origin.consumer = consumer
+        call.context.bodyReading = reading
         return call
     }
-}
-
-/// What a call brings from where it was made, beyond its request.
-struct CallOrigin: Sendable {
-    /// The endpoint value the request came from, for mock providers.
-    var endpoint: (any Endpoint)?
-    /// An origin the code that built the request vouches for (an ``Endpoint``'s base URL).
-    var vouchedOrigin: Origin?
-    /// How the body is read.
-    var consumer: CallFacts.BodyConsumer = .memory
-    /// Set while the offline queue replays the request: the chain starts below the offline stage.
-    var isReplay = false
-    /// Where transfer progress goes, when someone watches.
-    var progress: ProgressSink?
 }
 
 extension APIClient {
@@ -125,12 +107,16 @@ extension APIClient {
         APIError(.cancelled, localized: "the call was cancelled while it waited", request: request)
     }
 
-    /// Waits for the tag's and the client's concurrency slots, reports activity, runs the chain.
-    /// Kept small: its frame is what a waiting call holds.
+    /// Tells the observers, if the client has any, then runs the call in its concurrency slots.
     func runLimited(_ call: Call) async throws(APIError) -> Response {
+        guard !observers.isEmpty else { return try await runInSlots(call) }
+        return try await runObserved(call)
+    }
+
+    /// Waits for the tag's and the client's concurrency slots, then runs the chain. Kept small:
+    /// its frame is what a waiting call holds.
+    private func runInSlots(_ call: Call) async throws(APIError) -> Response {
         let request = call.request
-        let activity = activityStarted(request)
-        defer { activityEnded(activity) }
         let tagLimiter = request.tag.flatMap { tagLimiters[$0] }
         do {
             try await tagLimiter?.acquire()
@@ -144,30 +130,51 @@ extension APIClient {
             throw Self.cancelledWhileWaiting(request)
         }
         defer { limiter?.release() }
-        return try await runAdmitted(call, activity: activity)
+        return try await runAdmitted(call)
     }
 
-    /// Runs a call that has its slots, reporting its progress to the activity observer too.
-    @inline(never)  // its large frame is allocated only once a call has its slot, not while it waits
-    func runAdmitted(_ call: Call, activity: ActivityCall?) async throws(APIError) -> Response {
-        var request = call.request
-        var facts = CallFacts(request: request, origin: call.origin, shared: sharedConfiguration)
-        if let activity, let observer = configuration.observability.activityObserver {
-            facts.origin.progress = ProgressSink(
-                continuation: nil, observer: { progress in observer.callDidProgress(activity, progress: progress) },
-                parent: facts.origin.progress)
+    /// Runs a call telling the client's observers when it starts (before it waits for a slot:
+    /// an activity indicator shows waiting calls too), moves bytes and ends.
+    @inline(never)
+    private func runObserved(_ call: Call) async throws(APIError) -> Response {
+        let (observed, active) = activity.begin(call.request)
+        observers.countChanged(active)
+        observers.started(observed)
+        defer {
+            observers.ended(observed)
+            observers.countChanged(activity.end())
         }
+        var call = call
+        let observers = self.observers
+        call.context.observedCall = observed
+        call.context.progress = ProgressReporter(parent: call.context.progress) { progress in
+            observers.progressed(observed, progress)
+        }
+        return try await runInSlots(call)
+    }
+
+    /// Runs a call that has its slots: the client's facts joined to the call's, the target
+    /// resolved, then the chain.
+    @inline(never)  // its large frame is allocated only once a call has its slot, not while it waits
+    func runAdmitted(_ call: Call) async throws(APIError) -> Response {
+        var request = call.request
+        var context = call.context
+        // Only what differs from the defaults is written: the usual call copies its context's
+        // box once, for its API name, and nothing else.
+        if let apiName = request.apiName { context.apiName = apiName }
+        if let tag = request.tag { context.tag = tag }
+        if let logger = request.logger ?? configuration.observability.logger { context.logger = logger }
+        if redactsMoreThanDefault { context.redaction = credentialRedaction }
         do {
             // Resolved once a call has its slot: a waiting call holds no parsed URL.
-            facts.resolvedTarget = try factory.resolveTarget(&request)
-            let context = MiddlewareContext(call: facts)
-            var response = try await MiddlewareNext(pipeline.stages(for: request, facts: facts), context: context)(request)
+            try factory.resolveTarget(&request)
+            var response = try await MiddlewareNext(pipeline.stages(for: request, context: context), context: context)(request)
             // Responses made by middlewares (the cache, your own) are judged like the transport's.
             response.settings = responseSettings
             return response
         } catch {
             var failure = Self.callFailure(error, request: request)
-            failure.redaction = configuration.credentialRedaction
+            failure.redaction = credentialRedaction
             failure.language = configuration.messageLanguage
             throw failure
         }
@@ -187,7 +194,7 @@ extension APIClient {
     func deduplicationKey(for call: Call) -> String? {
         let request = call.request
         guard configuration.tasks.deduplicatesRequests, request.method == .get || request.method == .head, request.body == nil,
-            case .memory = call.origin.consumer,
+            case .memory = call.context.bodyReading,
             let prepared = try? { () throws(APIError) -> PreparedRequest in
                 var copy = request
                 return try factory.prepare(&copy)

@@ -65,8 +65,8 @@ extension APIClient {
     func start(_ call: Call) -> CallTask {
         let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(1))
         var call = call
-        let sink = ProgressSink(continuation: continuation)
-        call.origin.progress = sink
+        let sink = ProgressReporter(continuation: continuation)
+        call.context.progress = sink
         // Nobody can join most calls: they run in this one task, registered so that
         // `cancel(identifier:)`, `cancel(group:)` and `cancelAll()` reach it. The others are shared.
         let unshared = registerUnshared(call)
@@ -90,33 +90,17 @@ extension APIClient {
     public func start(_ name: String, parameters: Parameters = [:], headers: Headers = [:]) throws(APIError) -> CallTask {
         start(try definitions.definition(named: name).request(parameters: parameters, headers: headers))
     }
-
-    // MARK: - Activity
-
-    func activityStarted(_ request: Request) -> ActivityCall? {
-        let (id, count) = activity.begin()
-        configuration.observability.activityObserver?.activeCallCountDidChange(count)
-        guard let message = request.loadMessage else { return nil }
-        let call = ActivityCall(id: id, message: message, apiName: request.apiName)
-        configuration.observability.activityObserver?.callDidStart(call)
-        return call
-    }
-
-    func activityEnded(_ call: ActivityCall?) {
-        if let call { configuration.observability.activityObserver?.callDidEnd(call) }
-        configuration.observability.activityObserver?.activeCallCountDidChange(activity.end())
-    }
 }
 
-/// Counts active calls and numbers them.
+/// Counts running calls and numbers them, for the client's ``CallObserver``s.
 final class ActivityCounter: Sendable {
     private let state = Mutex((next: UInt64(0), active: 0))
 
-    func begin() -> (id: UInt64, active: Int) {
+    func begin(_ request: Request) -> (call: ObservedCall, active: Int) {
         state.withLock { state in
             state.next += 1
             state.active += 1
-            return (state.next, state.active)
+            return (ObservedCall(id: state.next, apiName: request.apiName, loadMessage: request.loadMessage), state.active)
         }
     }
 

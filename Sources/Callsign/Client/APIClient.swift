@@ -37,8 +37,13 @@ public final class APIClient: Sendable {
     let taskExecutor: (any TaskExecutor)?
     /// The client's middleware chains, built once.
     let pipeline: Pipeline
-    /// The configuration as middlewares see it, shared by every call.
-    let sharedConfiguration: SharedConfiguration
+    /// What is secret in this client's calls: the configuration's redaction widened by its
+    /// authentication, worked out once.
+    let credentialRedaction: Redaction
+    /// Whether ``credentialRedaction`` differs from the default, so calls must carry it.
+    let redactsMoreThanDefault: Bool
+    /// The client's ``CallObserver``s.
+    let observers: CallObservers
     /// How responses are judged, from the configuration.
     let responseSettings: ResponseSettings
     /// Builds requests' URLs and wire forms.
@@ -76,9 +81,13 @@ public final class APIClient: Sendable {
         self.offlineQueue = offlineQueue
         let factory = RequestFactory(configuration: configuration)
         self.factory = factory
-        self.sharedConfiguration = SharedConfiguration(configuration)
+        credentialRedaction = configuration.credentialRedaction
+        redactsMoreThanDefault = credentialRedaction != .default
+        let observers = CallObservers(observers: configuration.observability.observers)
+        self.observers = observers
         self.pipeline = Pipeline(
-            configuration: configuration, definitions: definitions, offlineQueue: offlineQueue, transport: transport, factory: factory)
+            configuration: configuration, definitions: definitions, offlineQueue: offlineQueue, transport: transport, factory: factory,
+            observers: observers)
         self.limiter = configuration.tasks.concurrency.maximum.map(AsyncLimiter.init(limit:))
         self.tagLimiters = configuration.tasks.tagConcurrency.compactMapValues { $0.maximum.map(AsyncLimiter.init(limit:)) }
         self.responseSettings = ResponseSettings(

@@ -1,5 +1,4 @@
 public import Foundation
-public import HTTPTypes
 public import Logging
 public import Metrics
 public import Tracing
@@ -7,7 +6,9 @@ public import Tracing
 extension APIClient {
     /// Everything an ``APIClient`` needs to know that is not an API definition, in groups like
     /// AsyncHTTPClient's: ``timeouts``, ``retry``, ``redirects``, ``cache``, ``offline``,
-    /// ``responses``, ``common``, ``tasks``, ``callbacks``, ``observability`` and ``limits``.
+    /// ``responses``, ``common``, ``tasks``, ``callbacks``, ``observability`` and ``limits``. Each
+    /// built-in stage of the pipeline is made from its own group when the client is created;
+    /// middlewares never receive the configuration whole.
     ///
     /// A plain value with a documented default for every property; adjust a copy with a closure:
     ///
@@ -107,36 +108,31 @@ extension APIClient {
 
         // MARK: Pipeline
 
-        /// Middlewares that run first, outermost first (after ``beforeEach``). Default none.
+        /// Request-seam middlewares that run first, outermost first, just inside the
+        /// ``MiddlewareStage/observability`` stage; a call's own ``Request/Fields/middlewares``
+        /// run after them. Place one at another stage with ``insert(_:before:)-(Middleware,_)``.
+        /// Default none.
+        ///
+        /// ```swift
+        /// configuration.middlewares = [Timing(), .changingRequest { $0.adding(parameters: ["userId": "12345"]) }]
+        /// ```
         public var middlewares: [any Middleware] = []
-        /// Middlewares for calls of one API name, run after ``middlewares``. Default none.
-        public var definitionMiddlewares: [String: [any Middleware]] = [:]
-        /// Changes every ``Request`` before anything else runs (Malibu's `beforeEach`).
-        /// Default `nil`.
+        /// Wire-seam middlewares: they see each request's HTTP head and body exactly as sent, after
+        /// the ``WireStage/signing`` stage and before ``WireStage/mocks`` and the transport.
+        /// Default none.
         ///
         /// ```swift
-        /// configuration.beforeEach = { $0.adding(parameters: ["userId": "12345"]) }
+        /// configuration.wireMiddlewares = [.changingHead { head in … }]
         /// ```
-        public var beforeEach: (@Sendable (Request) async throws -> Request)? = nil
-        /// Changes the final `HTTPRequest` just before the transport sends it (Malibu's
-        /// `preProcessRequest`): the ``MiddlewareStage/preProcess`` stage. Default `nil`.
-        ///
-        /// ```swift
-        /// configuration.preProcess = { head in
-        ///     var head = head
-        ///     head.headerFields[.init("X-Signature")!] = sign(head.path ?? "")
-        ///     return head
-        /// }
-        /// ```
-        public var preProcess: (@Sendable (HTTPRequest) async throws -> HTTPRequest)? = nil
+        public var wireMiddlewares: [any WireMiddleware] = []
         /// Answers from mocks or a recorded HAR file instead of the network: the
-        /// ``MiddlewareStage/mocks`` stage, just in front of the transport. Default `nil`.
+        /// ``WireStage/mocks`` stage, just in front of the transport. Default `nil`.
         ///
         /// ```swift
         /// configuration.mocks = Mocks { request in request.apiName == "UserProfile" ? .json(["id": 1]) : nil }
         /// ```
         public var mocks: Mocks? = nil
-        /// Middlewares inserted relative to built-in stages.
+        /// Middlewares placed relative to built-in stages.
         var insertions: [Insertion] = []
 
         // MARK: Tasks and callbacks
@@ -154,19 +150,21 @@ extension APIClient {
         /// The defaults.
         public static let `default` = Configuration()
 
-        /// The redaction widened by everything the authentication sends: its header names and
-        /// parameter names are secret wherever they appear.
         /// The language of this client's error messages, worked out once from ``locale``
         /// (parsing a locale is not free, and every failed attempt asks).
         private(set) var messageLanguage: MessageLanguage = .process
 
+        /// The redaction widened by everything the authentication sends: its names are secret
+        /// wherever they appear, and its known values are masked wherever they show up.
         var credentialRedaction: Redaction {
             var widened = observability.redaction
             if let authentication {
-                widened.secretHeaders.insert("authorization")
-                widened.secretHeaders.formUnion(authentication.headers.fields.map { $0.name.lowercased() })
-                widened.secretQueryNames.formUnion(authentication.parameters.keys.map { $0.lowercased() })
-                widened.secretBodyFields.formUnion(authentication.parameters.keys.map { $0.lowercased() })
+                let names = authentication.secretNames
+                widened.secretHeaders.formUnion(names)
+                widened.secretQueryNames.formUnion(names)
+                widened.secretBodyFields.formUnion(names)
+                widened.secretValues += (authentication.scheme?.secretValues ?? []) + authentication.headers.fields.map(\.value)
+                    + authentication.parameters.values.compactMap(\.scalarText)
             }
             return widened
         }
@@ -382,10 +380,13 @@ extension APIClient.Configuration {
         /// Records every attempt into an HTTP Archive, at the ``MiddlewareStage/recording``
         /// stage. Default `nil`.
         public var recorder: HARRecorder? = nil
-        /// Told when calls start, progress and end, and how many are active. Default `nil`.
-        public var activityObserver: (any ActivityObserver)? = nil
-        /// Told about every retried attempt (used by `callsign call --verbose`). Default `nil`.
-        public var attemptObserver: (@Sendable (AttemptReport) -> Void)? = nil
+        /// Told when calls start, move bytes, are retried and end, and how many are running
+        /// (a network activity indicator, a loading HUD, `callsign call --verbose`). Default none.
+        ///
+        /// ```swift
+        /// configuration.observability.observers = [Spinner()]
+        /// ```
+        public var observers: [any CallObserver] = []
 
         /// Creates the defaults: silent.
         public init() {}

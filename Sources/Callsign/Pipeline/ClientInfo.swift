@@ -133,14 +133,3 @@ public struct ClientInfo: Sendable, Hashable {
         #endif
     }
 }
-
-/// Adds the client-info headers; a request's own header of the same name wins.
-struct ClientInfoMiddleware: Middleware {
-    let headers: Headers
-
-    func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
-        var request = request
-        request.headers = headers.merging(request.headers)
-        return try await next(request)
-    }
-}

@@ -1,128 +1,196 @@
 import Foundation
 
-/// A client's middleware chains, in the documented order (see ``MiddlewareStage``), built once.
+/// A client's middleware chains, built once from the one table of stages.
+///
+/// ```
+///  call ─► observability ─► your middlewares ─► commonParameters ─► clientInfo ─► offline ─► deadline
+///       ─► retry ─► redirects ─► authentication ─► cookies ─► cache ─► recording ─► timeout ─► body
+///       ─► decompression ─► encoding ══► signing ─► your wire middlewares ─► mocks ─► transport
+///        (request seam: Request / Response values)     (wire seam: HTTP head + body stream)
+/// ```
 struct Pipeline: Sendable {
-    /// The ``MiddlewareStage/observability`` stage with what is inserted around it: outermost.
+    /// One row of the table: a built-in stage, or the place where your middlewares go, with how
+    /// a client makes it (`nil`: the stage has nothing to do for this client and is left out).
+    struct Row: Sendable {
+        enum Kind: Sendable {
+            case request(MiddlewareStage, @Sendable (Ingredients) -> (any Middleware)?)
+            case wire(WireStage, @Sendable (Ingredients) -> (any WireMiddleware)?)
+            /// ``APIClient/Configuration/middlewares``, then each call's own.
+            case yourMiddlewares
+            /// ``APIClient/Configuration/wireMiddlewares``.
+            case yourWireMiddlewares
+        }
+
+        let kind: Kind
+        /// A replayed offline request starts with the stage below this one (after the
+        /// outermost stage): what ran above it ran when the request was queued.
+        var replayStartsBelow = false
+
+        var requestStage: MiddlewareStage? {
+            if case .request(let stage, _) = kind { return stage }
+            return nil
+        }
+
+        var wireStage: WireStage? {
+            if case .wire(let stage, _) = kind { return stage }
+            return nil
+        }
+    }
+
+    /// What the stages are made from: the client's configuration, definitions, queue,
+    /// transport and request factory, and the wire chain the encoding stage hands requests to.
+    struct Ingredients: Sendable {
+        let configuration: APIClient.Configuration
+        let definitions: APIDefinitions
+        let offlineQueue: any OfflineQueueStorage
+        let transport: any Transport
+        let factory: RequestFactory
+        let telemetry: Telemetry
+        let observers: CallObservers
+        var wireChain: [any WireMiddleware] = []
+    }
+
+    /// The pipeline: every built-in stage in order, and how each is made. ``MiddlewareStage/order``,
+    /// ``WireStage/order``, the documentation and its test all read this table.
+    static let table: [Row] = [
+        Row(kind: .request(.observability) { ObservabilityStage(telemetry: $0.telemetry, log: CallLogSettings($0.configuration)) }),
+        Row(kind: .yourMiddlewares),
+        Row(kind: .request(.commonParameters) { CommonParametersStage(common: $0.configuration.common) }),
+        Row(kind: .request(.clientInfo) { ingredients in ingredients.configuration.clientInfo.map { ClientInfoStage(headers: $0.headers) } }),
+        Row(
+            kind: .request(.offline) { OfflineStage(queue: $0.offlineQueue, factory: $0.factory, defaultRetry: $0.configuration.retry) },
+            replayStartsBelow: true),
+        Row(kind: .request(.deadline) { DeadlineStage(clock: $0.configuration.clock, defaultDeadline: $0.configuration.timeouts.deadline) }),
+        Row(kind: .request(.retry) { RetryStage(clock: $0.configuration.clock, defaultPolicy: $0.configuration.retry, log: CallLogSettings($0.configuration), observers: $0.observers) }),
+        Row(kind: .request(.redirects) { RedirectStage(policy: $0.configuration.redirects) }),
+        Row(kind: .request(.authentication) { ingredients in
+            ingredients.configuration.authentication.map {
+                AuthenticationStage(authentication: $0, trustedOrigins: trustedOrigins(ingredients.configuration, ingredients.definitions))
+            }
+        }),
+        Row(kind: .request(.cookies) { ingredients in ingredients.configuration.cookies.map(CookieStage.init(jar:)) }),
+        Row(kind: .request(.cache) { ingredients in ingredients.configuration.cache.map { CacheStage(cache: $0, factory: ingredients.factory) } }),
+        Row(kind: .request(.recording) { RecordingStage(telemetry: $0.telemetry, recorder: $0.configuration.observability.recorder, log: CallLogSettings($0.configuration)) }),
+        Row(kind: .request(.timeout) { TimeoutStage($0.configuration.timeouts, transportEnforcesDeadlines: $0.transport.enforcesDeadlines) }),
+        Row(kind: .request(.body) { BodyStage(limit: $0.configuration.limits.maximumResponseBodySize) }),
+        Row(kind: .request(.decompression) { ingredients in
+            guard !ingredients.transport.decodesContentEncoding, ingredients.configuration.responses.decompression.isEnabled else { return nil }
+            return DecompressionStage(
+                policy: ingredients.configuration.responses.decompression, bodyLimit: ingredients.configuration.limits.maximumResponseBodySize)
+        }),
+        Row(kind: .request(.encoding) { EncodingStage(factory: $0.factory, limits: $0.configuration.limits, wire: $0.wireChain) }),
+        Row(kind: .wire(.signing) { $0.configuration.authentication?.scheme == nil ? nil : SigningStage() }),
+        Row(kind: .yourWireMiddlewares),
+        Row(kind: .wire(.mocks) { ingredients in ingredients.configuration.mocks.map(MocksStage.init(mocks:)) }),
+        Row(kind: .wire(.transport) { TransportStage(transport: $0.transport, configuration: $0.configuration) }),
+    ]
+
+    /// The outermost stage with what is inserted around it: every call, replays too, starts here.
     private let outermost: [any Middleware]
-    /// `beforeEach` and the configuration's middlewares: they run next.
-    private let leading: [any Middleware]
-    /// The built-in stages below the user's middlewares, with the middlewares inserted around them.
-    private let builtIns: [any Middleware]
-    /// ``builtIns`` without the offline stage, for requests that are never queued (most).
-    private let withoutOffline: [any Middleware]
-    /// The whole chain of a call that adds no middlewares of its own, with and without the offline stage.
+    /// ``APIClient/Configuration/middlewares``.
+    private let yours: [any Middleware]
+    /// The stages below your middlewares, with and without the offline stage (most requests are
+    /// never queued), and the stages a replayed request runs below the offline stage.
+    private let below: [any Middleware]
+    private let belowWithoutOffline: [any Middleware]
+    /// The whole chain of a call that adds no middlewares of its own, with and without the
+    /// offline stage, and a replay's.
     private let usual: [any Middleware]
     private let usualOffline: [any Middleware]
-    /// The stages a replayed offline request runs: everything below the offline stage.
-    private let belowOffline: [any Middleware]
-    /// Middlewares for calls of one API name.
-    private let perDefinition: [String: [any Middleware]]
+    private let replay: [any Middleware]
 
     init(
         configuration: APIClient.Configuration, definitions: APIDefinitions, offlineQueue: any OfflineQueueStorage,
-        transport: any Transport, factory: RequestFactory
+        transport: any Transport, factory: RequestFactory, observers: CallObservers
     ) {
-        var leading: [any Middleware] = []
-        if let beforeEach = configuration.beforeEach { leading.append(BeforeEachMiddleware(change: beforeEach)) }
-        leading += configuration.middlewares
-        self.leading = leading
-        perDefinition = configuration.definitionMiddlewares
+        var ingredients = Ingredients(
+            configuration: configuration, definitions: definitions, offlineQueue: offlineQueue, transport: transport, factory: factory,
+            telemetry: Telemetry(metricsFactory: configuration.observability.metricsFactory, tracer: configuration.observability.tracer),
+            observers: observers)
+        let insertions = configuration.insertions
 
-        let stages = Self.builtInStages(
-            configuration: configuration, definitions: definitions, offlineQueue: offlineQueue, transport: transport, factory: factory)
-        var outermost: [any Middleware] = []
-        var builtIns: [any Middleware] = []
-        var withoutOffline: [any Middleware] = []
-        var replayStart = 0
-        for stage in MiddlewareStage.order {
-            let before = configuration.insertions.filter { $0.stage == stage && $0.placement == .before }.map(\.middleware)
-            let after = configuration.insertions.filter { $0.stage == stage && $0.placement == .after }.map(\.middleware)
-            let here = before + (stages[stage].map { [$0] } ?? []) + after
-            if stage == .observability {
-                outermost = here
+        func wireInserted(_ stage: WireStage, _ placement: APIClient.Configuration.Insertion.Placement) -> [any WireMiddleware] {
+            insertions.compactMap { insertion in
+                guard insertion.stage == .wire(stage), insertion.placement == placement, case .wire(let middleware) = insertion.middleware
+                else { return nil }
+                return middleware
+            }
+        }
+        func requestInserted(_ stage: MiddlewareStage, _ placement: APIClient.Configuration.Insertion.Placement) -> [any Middleware] {
+            insertions.compactMap { insertion in
+                guard insertion.stage == .request(stage), insertion.placement == placement, case .request(let middleware) = insertion.middleware
+                else { return nil }
+                return middleware
+            }
+        }
+
+        // The wire seam first: the encoding stage hands requests to it.
+        var wire: [any WireMiddleware] = []
+        for row in Self.table {
+            switch row.kind {
+            case .wire(let stage, let make):
+                let built = make(ingredients)
+                // The transport ends the chain: what is placed after it goes just before it.
+                if stage == .transport {
+                    wire += wireInserted(stage, .before) + wireInserted(stage, .after) + (built.map { [$0] } ?? [])
+                } else {
+                    wire += wireInserted(stage, .before) + (built.map { [$0] } ?? []) + wireInserted(stage, .after)
+                }
+            case .yourWireMiddlewares:
+                wire += configuration.wireMiddlewares
+            case .request, .yourMiddlewares:
                 continue
             }
-            builtIns += here
-            withoutOffline += stage == .offline ? before + after : here
-            if stage == .offline { replayStart = builtIns.count }
+        }
+        ingredients.wireChain = wire
+
+        var outermost: [any Middleware] = []
+        var below: [any Middleware] = []
+        var belowWithoutOffline: [any Middleware] = []
+        var replayStart: Int?
+        var reachedYours = false
+        for row in Self.table {
+            guard case .request(let stage, let make) = row.kind else {
+                if case .yourMiddlewares = row.kind { reachedYours = true }
+                continue
+            }
+            let built = make(ingredients).map { [$0] } ?? []
+            // The encoding stage ends the request seam: what is placed after it goes just before it.
+            let here = stage == .encoding
+                ? requestInserted(stage, .before) + requestInserted(stage, .after) + built
+                : requestInserted(stage, .before) + built + requestInserted(stage, .after)
+            guard reachedYours else {
+                outermost += here
+                continue
+            }
+            below += here
+            belowWithoutOffline += row.replayStartsBelow ? requestInserted(stage, .before) + requestInserted(stage, .after) : here
+            if row.replayStartsBelow { replayStart = below.count }
         }
         self.outermost = outermost
-        self.builtIns = builtIns
-        self.withoutOffline = withoutOffline
-        self.usual = outermost + leading + withoutOffline
-        self.usualOffline = outermost + leading + builtIns
-        self.belowOffline = outermost + builtIns[replayStart...]
+        yours = configuration.middlewares
+        self.below = below
+        self.belowWithoutOffline = belowWithoutOffline
+        usual = outermost + yours + belowWithoutOffline
+        usualOffline = outermost + yours + below
+        replay = outermost + below[(replayStart ?? 0)...]
     }
 
-    /// The chain for one call: the client's stages around the definition's and the call's own middlewares.
-    func stages(for request: Request, facts: CallFacts) -> [any Middleware] {
-        if facts.origin.isReplay { return belowOffline }
+    /// The chain for one call: the client's stages around the call's own middlewares.
+    func stages(for request: Request, context: MiddlewareContext) -> [any Middleware] {
+        if context.isReplay { return replay }
         let offline = request.storePolicy == .offline
-        let ownDefinition = request.apiName.flatMap { perDefinition[$0] } ?? []
-        if ownDefinition.isEmpty, request.middlewares.isEmpty {
-            return offline ? usualOffline : usual  // the usual case: the client's array, not a copy
+        guard request.middlewares.isEmpty else {
+            return outermost + yours + request.middlewares + (offline ? below : belowWithoutOffline)
         }
-        return outermost + leading + ownDefinition + request.middlewares + (offline ? builtIns : withoutOffline)
-    }
-
-    /// The built-in stages a configuration calls for; a stage with nothing to do is left out.
-    private static func builtInStages(
-        configuration: APIClient.Configuration, definitions: APIDefinitions, offlineQueue: any OfflineQueueStorage,
-        transport: any Transport, factory: RequestFactory
-    ) -> [MiddlewareStage: any Middleware] {
-        var stages: [MiddlewareStage: any Middleware] = [:]
-        let observability = configuration.observability
-        let telemetry = Telemetry(metricsFactory: observability.metricsFactory, tracer: observability.tracer)
-        stages[.observability] = ObservabilityStage(telemetry: telemetry)
-        if configuration.common.parameters != nil || configuration.common.headers != nil {
-            stages[.commonParameters] = CommonParametersMiddleware(
-                parameters: configuration.common.parameters, headers: configuration.common.headers,
-                placement: configuration.common.placement)
-        }
-        if let clientInfo = configuration.clientInfo {
-            stages[.clientInfo] = ClientInfoMiddleware(headers: clientInfo.headers)
-        }
-        stages[.offline] = OfflineStoreMiddleware(queue: offlineQueue, factory: factory)
-        stages[.deadline] = DeadlineMiddleware(clock: configuration.clock, defaultDeadline: configuration.timeouts.deadline)
-        stages[.retry] = RetryMiddleware(clock: configuration.clock, defaultPolicy: configuration.retry)
-        stages[.redirects] = RedirectMiddleware(policy: configuration.redirects)
-        if let authentication = configuration.authentication {
-            stages[.authentication] = AuthenticationMiddleware(
-                authentication: authentication,
-                trustedOrigins: Self.trustedOrigins(configuration: configuration, definitions: definitions))
-        }
-        if let cache = configuration.cache {
-            stages[.cache] = CacheMiddleware(cache: cache, factory: factory)
-        }
-        if let cookies = configuration.cookies {
-            stages[.cookies] = CookieStage(jar: cookies)
-        }
-        stages[.recording] = RecordingStage(telemetry: telemetry, recorder: observability.recorder)
-        stages[.timeout] = TimeoutStage(
-            attempt: configuration.timeouts.attempt, idle: configuration.timeouts.idle, deadline: configuration.timeouts.deadline,
-            transportEnforcesDeadlines: transport.enforcesDeadlines)
-        stages[.body] = BodyStage(limit: configuration.limits.maximumResponseBodySize)
-        if !transport.decodesContentEncoding, configuration.responses.decompression.isEnabled {
-            stages[.decompression] = DecompressionStage(
-                policy: configuration.responses.decompression, bodyLimit: configuration.limits.maximumResponseBodySize)
-        }
-        stages[.encoding] = EncodingStage(factory: factory)
-        if let preProcess = configuration.preProcess {
-            stages[.preProcess] = PreProcessStage(change: preProcess)
-        }
-        if let mocks = configuration.mocks {
-            stages[.mocks] = MocksStage(mocks: mocks)
-        }
-        stages[.transport] = TransportStage(transport: transport, limits: configuration.limits, proxy: configuration.proxy, tls: configuration.tls,
-            clientCaches: configuration.cache != nil)
-        return stages
+        return offline ? usualOffline : usual  // the usual case: the client's array, not a copy
     }
 
     /// The trusted origins, the only ones that may receive credentials: the configuration's base
     /// URL, the base URLs and absolute paths of definitions that are trusted
     /// (``APIDefinitions/trustsItsOrigins``: code and local files, not fetched definitions),
     /// and the authentication's additional origins.
-    static func trustedOrigins(configuration: APIClient.Configuration, definitions: APIDefinitions) -> Set<Origin> {
+    static func trustedOrigins(_ configuration: APIClient.Configuration, _ definitions: APIDefinitions) -> Set<Origin> {
         var urls: [URL] = []
         if let base = configuration.baseURL { urls.append(base) }
         if definitions.trustsItsOrigins {

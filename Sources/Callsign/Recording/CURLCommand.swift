@@ -46,10 +46,10 @@ extension APIClient {
     /// - Throws: ``APIError`` when the request cannot be built.
     public func curlCommand(for request: Request, redaction: Redaction? = nil) async throws(APIError) -> CURLCommand {
         var request = request
-        let resolved = try factory.resolveTarget(&request)
-        let prepared = try factory.prepare(&request, resolved: resolved)
+        try factory.resolveTarget(&request)
+        let prepared = try factory.prepare(&request)
         let body = try await prepared.body?.collect()
-        let mask = redaction.map { SecretMask(redaction: $0, request: request) } ?? SecretMask(configuration: configuration, request: request)
+        let mask = SecretMask(redaction: redaction ?? credentialRedaction, request: request)
         return CURLCommand(request: request, body: body, mask: mask)
     }
 }

@@ -58,8 +58,10 @@ public final class HARRecorder: Middleware {
     }
 
     private func mask(for request: Request, context: MiddlewareContext) -> SecretMask {
-        guard let redaction else { return SecretMask(configuration: context.configuration, request: request) }
-        return SecretMask(redaction: redaction, request: request, authentication: context.configuration.authentication)
+        // Your own redaction still masks the values the client's authentication knows.
+        guard var redaction else { return SecretMask(redaction: context.redaction, request: request) }
+        redaction.secretValues += context.redaction.secretValues
+        return SecretMask(redaction: redaction, request: request)
     }
 
     private func record(

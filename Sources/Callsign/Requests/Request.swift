@@ -96,6 +96,10 @@ public struct Request: BoxedFields, Sendable {
         /// the only ones authentication may replace. A call's own headers win over the
         /// authentication's, as RFAPI's context headers did.
         var definitionHeaderNames: Set<String> = []
+        /// The path resolved against its base (scheme, authority, path), kept while ``path`` is
+        /// that URL: the stages that build the wire form (the cache's key, the offline queue,
+        /// encoding) parse nothing again.
+        var target: RequestFactory.Target? = nil
         /// The logger for this call; `nil` uses the client's. Give a call its own logger (or the
         /// client's with more metadata) to follow it in your logs:
         ///
@@ -213,7 +217,7 @@ extension Request {
     /// A copy with more parameters and headers (Malibu's `adding`); the new ones win.
     ///
     /// ```swift
-    /// client.configuration.beforeEach = { $0.adding(parameters: ["userId": "12345"]) }
+    /// configuration.middlewares = [.changingRequest { $0.adding(parameters: ["userId": "12345"]) }]
     /// ```
     public func adding(parameters: Parameters = [:], headers: Headers = [:]) -> Request {
         var copy = self

@@ -62,15 +62,14 @@ struct RequestFactory: Sendable {
     }
 
     /// Builds the wire form of `request` and records in it the URL and every header that will be
-    /// sent, as a ``Response``'s request reports them.
+    /// sent, as a ``Response``'s request reports them. The target ``resolveTarget(_:)`` kept in
+    /// the request is used while its path is unchanged.
     ///
-    /// - Parameters:
-    ///   - resolved: the target ``resolveTarget(_:)`` found for the request's path, if known.
-    ///   - forDownload: asks for the bytes as stored (`Accept-Encoding: identity`), so that a
-    ///     download can be resumed with a `Range`.
-    func prepare(_ request: inout Request, resolved: Target? = nil, forDownload: Bool = false) throws(APIError) -> PreparedRequest {
+    /// - Parameter forDownload: asks for the bytes as stored (`Accept-Encoding: identity`), so
+    ///   that a download can be resumed with a `Range`.
+    func prepare(_ request: inout Request, forDownload: Bool = false) throws(APIError) -> PreparedRequest {
         let prepared = try Self.annotated(request) { () throws(APIError) in
-            try build(&request, resolved: resolved, forDownload: forDownload)
+            try build(&request, forDownload: forDownload)
         }
         request.url = prepared.url
         request.headers = prepared.headers
@@ -78,26 +77,27 @@ struct RequestFactory: Sendable {
     }
 
     /// Fills the path template and resolves the path against the base URL, so that every
-    /// middleware sees the absolute URL (without the query) in ``Request/Fields/path``.
+    /// middleware sees the absolute URL (without the query) in ``Request/Fields/path``; the
+    /// request keeps the target, so building its wire form later parses nothing again.
     @inline(never)  // keeps the large temporaries out of the caller's async frame
-    func resolveTarget(_ request: inout Request) throws(APIError) -> Target {
+    func resolveTarget(_ request: inout Request) throws(APIError) {
         // A path without placeholders resolves the same way against the same base every time:
         // calls by name repeat a handful of them, so their resolution (and URL parse) is kept.
         let key = Self.isLiteral(request.path)
             ? ResolvedKey(path: request.path, base: (request.baseURL ?? settings.baseURL)?.absoluteString) : nil
         let resolved: ResolvedTarget
-        if let key, let known = Self.resolvedTargets[key] {
+        if let key, let known = resolvedTargets[key] {
             resolved = known
         } else {
             var target = try Self.annotated(request) { () throws(APIError) in try expandAndResolve(&request) }
             let text = target.absolute
             target.resolvedText = text
             resolved = ResolvedTarget(text: text, target: target, url: URL(string: text))
-            if let key { Self.resolvedTargets[key] = resolved }
+            if let key { resolvedTargets[key] = resolved }
         }
         request.path = resolved.text
         request.url = resolved.url
-        return resolved.target
+        request.target = resolved.target
     }
 
     /// Whether a path has no `{placeholder}`: nothing to fill, so its resolution depends on the
@@ -117,8 +117,9 @@ struct RequestFactory: Sendable {
         let url: URL?
     }
 
-    /// Paths built per call (ids in literal paths) must not grow it without bound.
-    private static let resolvedTargets = BoundedCache<ResolvedKey, ResolvedTarget>()
+    /// Paths built per call (ids in literal paths) must not grow it without bound. Per client:
+    /// a client's bases and paths are its own.
+    private let resolvedTargets = BoundedCache<ResolvedKey, ResolvedTarget>()
 
     /// Adds the request and API name to an error that lacks them.
     private static func annotated<T>(_ request: Request, _ body: () throws(APIError) -> T) throws(APIError) -> T {
@@ -136,7 +137,7 @@ struct RequestFactory: Sendable {
     private func expandAndResolve(_ request: inout Request) throws(APIError) -> Target {
         // Most paths have no placeholder: nothing to parse or consume.
         if Self.isLiteral(request.path) {
-            return try Self.resolve(PathTemplate.encodeLiteral(request.path), base: request.baseURL ?? settings.baseURL)
+            return try resolve(PathTemplate.encodeLiteral(request.path), base: request.baseURL ?? settings.baseURL)
         }
         let template: PathTemplate
         do {
@@ -149,15 +150,15 @@ struct RequestFactory: Sendable {
         let expanded = try template.expand(consuming: &parameters, query: &query)
         request.parameters = parameters
         request.query = query
-        return try Self.resolve(expanded, base: request.baseURL ?? settings.baseURL)
+        return try resolve(expanded, base: request.baseURL ?? settings.baseURL)
     }
 
-    private func build(_ request: inout Request, resolved: Target?, forDownload: Bool) throws(APIError) -> PreparedRequest {
+    private func build(_ request: inout Request, forDownload: Bool) throws(APIError) -> PreparedRequest {
         // Usually resolved once before the middleware chain; again only if a middleware changed the path.
         var target: Target
         // The URL parsed when the target was resolved, while nothing has changed it since.
         var knownURL: URL?
-        if let resolved, resolved.resolvedText == request.path {
+        if let resolved = request.target, resolved.resolvedText == request.path {
             target = resolved
             knownURL = request.url
         } else {
@@ -300,14 +301,14 @@ struct RequestFactory: Sendable {
 
     /// Resolves a path against a base without Foundation's relative resolution, so the result
     /// always keeps the base's scheme, host, port and path.
-    static func resolve(_ path: String, base: URL?) throws(APIError) -> Target {
+    func resolve(_ path: String, base: URL?) throws(APIError) -> Target {
         if APIDefinition.hasScheme(path) {
             guard let components = URLComponents(string: path) else {
                 throw APIError(.invalidRequest, localized: "\"\(path)\" is not a valid URL")
             }
-            let target = try target(from: components, described: path)
+            let target = try Self.target(from: components, described: path)
             let pathPart = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-            try checkDotSegments(pathPart, described: path)
+            try Self.checkDotSegments(pathPart, described: path)
             let query = components.percentEncodedQuery.map { "?\($0)" } ?? ""
             return Target(scheme: target.scheme, authority: target.authority, path: pathPart + query)
         }
@@ -324,28 +325,28 @@ struct RequestFactory: Sendable {
         }
         let relative = path.hasPrefix("/") ? path.dropFirst() : path[...]
         let pathPart = relative.utf8.firstIndex(of: UInt8(ascii: "?")).map { relative[..<$0] } ?? relative
-        try checkDotSegments(pathPart, described: path)
+        try Self.checkDotSegments(pathPart, described: path)
         target.path += relative
         return target
     }
 
     /// A base URL checked and split into scheme, authority and path — once per base: clients
     /// have a handful of bases, and parsing one costs more than the rest of building a request.
-    private static func baseTarget(_ base: URL) throws(APIError) -> Target {
+    private func baseTarget(_ base: URL) throws(APIError) -> Target {
         let key = base.absoluteString
         if let known = baseTargets[key] { return known }
         if let problem = BaseURLRule.problem(with: base) { throw APIError(.invalidRequest, localized: problem) }
         guard let components = URLComponents(url: base, resolvingAgainstBaseURL: false) else {
             throw APIError(.invalidRequest, localized: "the base URL \"\(base.absoluteString)\" is not valid")
         }
-        var target = try target(from: components, described: base.absoluteString)
+        var target = try Self.target(from: components, described: base.absoluteString)
         target.path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         baseTargets[key] = target
         return target
     }
 
-    /// Bases built per call must not grow it without bound.
-    private static let baseTargets = BoundedCache<String, Target>()
+    /// Bases built per call must not grow it without bound. Per client, as ``resolvedTargets``.
+    private let baseTargets = BoundedCache<String, Target>()
 
     private static func target(from components: URLComponents, described: String) throws(APIError) -> Target {
         guard let scheme = components.scheme?.lowercased(), URLScheme.isSupported(scheme) else {

@@ -41,6 +41,9 @@ public struct Redaction: Sendable, Hashable {
     /// beside the name rule. Default: `password`, `token`, `access_token`, `refresh_token`,
     /// `client_secret`, `secret`.
     public var secretBodyFields: Set<String>
+    /// Secret values known ahead of time (an authentication's password or key), masked
+    /// wherever they show up, beside the values a request's secret names carry.
+    var secretValues: [String] = []
 
     /// The text that replaces a secret.
     public static let placeholder = "REDACTED"

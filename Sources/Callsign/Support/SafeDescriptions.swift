@@ -22,8 +22,8 @@ extension Headers: CustomStringConvertible, CustomDebugStringConvertible, Custom
 }
 
 extension Authentication: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    /// The kind of credential and the names it adds, never a value:
-    /// `Authentication(bearer, headers: [X-Device], parameters: [api_key])`.
+    /// The scheme and the names it adds, never a value:
+    /// `Authentication(BearerAuthentication, headers: [X-Device], parameters: [api_key])`.
     public var description: String {
         var parts = [kindName]
         if !headers.fields.isEmpty { parts.append("headers: [\(headers.fields.map(\.name).joined(separator: ", "))]") }
@@ -39,19 +39,14 @@ extension Authentication: CustomStringConvertible, CustomDebugStringConvertible,
         Mirror(
             self,
             children: [
-                "credential": kindName, "headers": headers.fields.map(\.name), "parameters": parameters.keys.sorted(),
+                "scheme": kindName, "headers": headers.fields.map(\.name), "parameters": parameters.keys.sorted(),
                 "additionalOrigins": additionalOrigins.map { Redaction.default.redact(url: $0.absoluteString) },
             ], displayStyle: .struct)
     }
 
+    /// The scheme's type, never a value: `BearerAuthentication`, `none`.
     private var kindName: String {
-        switch credential {
-        case .none: "none"
-        case .basic(let username, _): "basic(\(username.isEmpty ? "" : "user: REDACTED"))"
-        case .bearer: "bearer"
-        case .authorization: "authorization"
-        case .tokens: "tokens"
-        }
+        scheme.map { String(describing: type(of: $0)) } ?? "none"
     }
 }
 

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Collected from what the client itself sends: values of secret headers (and the token or the
 /// Basic user/password inside an `Authorization`), secret query parameters and body fields as
-/// the ``Redaction`` names them, and the authentication's own credentials.
+/// the ``Redaction`` names them, and the values it knows ahead of time (the authentication's).
 struct SecretValues: Sendable {
     /// Values shorter than this are not masked: masking "1" or "yes" would shred every text.
     static let minimumLength = 4
@@ -14,7 +14,7 @@ struct SecretValues: Sendable {
     /// Longest first, so a value that contains another is masked whole.
     let values: [String]
 
-    init(request: Request?, redaction: Redaction, authentication: Authentication? = nil) {
+    init(request: Request?, redaction: Redaction) {
         var found = Set<String>()
         func add(_ value: String) {
             let trimmed = value.trimmingCharacters(in: .whitespaces)
@@ -47,18 +47,7 @@ struct SecretValues: Sendable {
                 Self.collect(value, named: name, redaction: redaction, into: add)
             }
         }
-        if let authentication {
-            switch authentication.credential {
-            case .basic(let username, let password):
-                add(password)
-                addAuthorization("Basic " + Data("\(username):\(password)".utf8).base64EncodedString())
-            case .bearer(let token): add(token)
-            case .authorization(let value): addAuthorization(value)
-            case .none, .tokens: break
-            }
-            for field in authentication.headers.fields { addAuthorization(field.value) }
-            for value in authentication.parameters.values { value.scalarText.map(add) }
-        }
+        for value in redaction.secretValues { addAuthorization(value) }
         values = found.sorted { $0.count > $1.count }
     }
 
@@ -118,15 +107,9 @@ struct SecretMask: Sendable {
     let redaction: Redaction
     let secrets: SecretValues
 
-    init(redaction: Redaction, request: Request?, authentication: Authentication? = nil) {
+    init(redaction: Redaction, request: Request?) {
         self.redaction = redaction
-        self.secrets = SecretValues(request: request, redaction: redaction, authentication: authentication)
-    }
-
-    /// The mask a client applies to `request`: its configured redaction widened by the
-    /// authentication's names, and every value both carry.
-    init(configuration: APIClient.Configuration, request: Request?) {
-        self.init(redaction: configuration.credentialRedaction, request: request, authentication: configuration.authentication)
+        self.secrets = SecretValues(request: request, redaction: redaction)
     }
 
     func url(_ text: String) -> String { secrets.mask(redaction.redact(url: text)) }

@@ -64,12 +64,20 @@ enum Deadline {
     }
 }
 
-/// How long a transfer may go without a byte: restarted by every byte that moves, read by the
-/// timer of ``Deadline/run(until:idle:_:)``. One per attempt, shared by whoever moves its bytes;
-/// restarting it costs one clock read and one atomic store, no task.
-final class IdleWatch: Sendable {
+/// How long a transfer may go without a byte (``APIClient/Configuration/Timeouts/idle``):
+/// restarted by every byte that moves, watched by the ``MiddlewareStage/timeout`` stage, which
+/// ends the attempt once it passes. One per attempt (``MiddlewareContext/idleWatch``), shared by
+/// whoever moves its bytes; restarting it costs one clock read and one atomic store, no task.
+///
+/// ```swift
+/// for try await chunk in body {
+///     context.idleWatch?.touch()   // a wire middleware that produces bytes itself
+///     …
+/// }
+/// ```
+public final class IdleWatch: Sendable {
     /// How long the transfer may go without a byte.
-    let limit: Duration
+    public let limit: Duration
     private let origin: ContinuousClock.Instant
     /// Nanoseconds from `origin` to the last byte (or the start).
     private let last = Atomic<Int64>(0)
@@ -77,13 +85,13 @@ final class IdleWatch: Sendable {
     private let head = Mutex<Response?>(nil)
 
     /// A watch whose idle period starts now.
-    init(limit: Duration) {
+    public init(limit: Duration) {
         self.limit = max(limit, .zero)
         origin = .now
     }
 
     /// A byte moved: the idle period starts again.
-    func touch() {
+    public func touch() {
         last.store(origin.duration(to: .now).nanoseconds, ordering: .relaxed)
     }
 
@@ -97,7 +105,7 @@ final class IdleWatch: Sendable {
     var arrivedHead: Response? { head.withLock { $0 } }
 
     /// When the limit passes unless another byte moves first.
-    var due: ContinuousClock.Instant {
+    public var due: ContinuousClock.Instant {
         origin + .nanoseconds(last.load(ordering: .relaxed)) + limit
     }
 }

@@ -32,23 +32,45 @@ public struct TransferProgress: Sendable, Hashable {
     }
 }
 
-/// Where a call's stages report its transfer progress: a ``CallTask``'s stream, an activity
-/// observer, or both (a sink passes every report on to its parent).
-final class ProgressSink: Sendable {
+/// Where a call's stages report its transfer progress: a ``CallTask``'s stream, the client's
+/// ``CallObserver``s, or a handler of your own (see ``MiddlewareContext/progress``). A reporter
+/// passes every report on to its parent, so a middleware can watch a call's progress without
+/// taking it from anyone else:
+///
+/// ```swift
+/// struct Meter: Middleware {
+///     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
+///         var context = context
+///         context.progress = ProgressReporter(parent: context.progress) { progress in
+///             if progress.direction == .download { meter.add(progress.completedBytes) }
+///         }
+///         return try await next(request, context: context)
+///     }
+/// }
+/// ```
+public final class ProgressReporter: Sendable {
     private let continuation: AsyncStream<TransferProgress>.Continuation?
     private let observer: (@Sendable (TransferProgress) -> Void)?
-    private let parent: ProgressSink?
+    private let parent: ProgressReporter?
+
+    /// A reporter that hands every report to `handler`, then to `parent`.
+    public init(parent: ProgressReporter? = nil, _ handler: @escaping @Sendable (TransferProgress) -> Void) {
+        continuation = nil
+        observer = handler
+        self.parent = parent
+    }
 
     init(
         continuation: AsyncStream<TransferProgress>.Continuation?, observer: (@Sendable (TransferProgress) -> Void)? = nil,
-        parent: ProgressSink? = nil
+        parent: ProgressReporter? = nil
     ) {
         self.continuation = continuation
         self.observer = observer
         self.parent = parent
     }
 
-    func report(_ progress: TransferProgress) {
+    /// Reports how far a transfer has come.
+    public func report(_ progress: TransferProgress) {
         continuation?.yield(progress)
         observer?(progress)
         parent?.report(progress)

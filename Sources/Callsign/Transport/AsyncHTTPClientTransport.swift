@@ -99,7 +99,7 @@ public final class AsyncHTTPClientTransport: Transport {
             } else {
                 // Files, multipart forms with files and streams go out as they are read.
                 let length: HTTPClientRequest.Body.Length = body.count.map { .known(Int64($0)) } ?? .unknown
-                outbound.body = .stream(ByteBufferChunks.Outbound(chunks: try body.chunks()), length: length)
+                outbound.body = .stream(try body.chunks().map { ByteBuffer(bytes: $0) }, length: length)
             }
         }
         let response: HTTPClientResponse
@@ -109,7 +109,7 @@ public final class AsyncHTTPClientTransport: Transport {
             throw await failure(error, request: request)
         }
         return TransportResponse(
-            head: Self.responseHead(response.status, response.headers), body: ResponseBodyStream(ByteBufferChunks(body: response.body)),
+            head: Self.responseHead(response.status, response.headers), body: ResponseBodyStream(response.body.map { Data($0.readableBytesView) }),
             httpVersion: Self.harVersion(response.version))
     }
 
@@ -320,38 +320,6 @@ private final class CollectingDelegate: HTTPClientResponseDelegate {
             guard let head = state.head else { throw APIError(.invalidResponse, localized: "the response ended without a head") }
             return (head, state.body)
         }
-    }
-}
-
-/// AsyncHTTPClient's body as `Data` chunks.
-private struct ByteBufferChunks: AsyncSequence, Sendable {
-    typealias Element = Data
-    let body: HTTPClientResponse.Body
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var base: HTTPClientResponse.Body.AsyncIterator
-        mutating func next() async throws -> Data? {
-            guard let buffer = try await base.next() else { return nil }
-            return Data(buffer.readableBytesView)
-        }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: body.makeAsyncIterator()) }
-
-    /// A request body's chunks as `ByteBuffer`s.
-    struct Outbound: AsyncSequence, Sendable {
-        typealias Element = ByteBuffer
-        let chunks: ResponseBodyStream
-
-        struct AsyncIterator: AsyncIteratorProtocol {
-            var base: ResponseBodyStream.AsyncIterator
-            mutating func next() async throws -> ByteBuffer? {
-                guard let chunk = try await base.next() else { return nil }
-                return ByteBuffer(bytes: chunk)
-            }
-        }
-
-        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: chunks.makeAsyncIterator()) }
     }
 }
 

@@ -131,7 +131,8 @@ public struct TransportRequest: Sendable {
     }
 }
 
-/// The head of a response and its body, as a transport delivers them.
+/// The head of a response and its body, as a transport delivers them: what the wire seam
+/// (``WireMiddleware``) returns.
 public struct TransportResponse: Sendable {
     /// Status and header fields.
     public var head: HTTPResponse
@@ -139,6 +140,9 @@ public struct TransportResponse: Sendable {
     public var body: ResponseBodyStream
     /// The protocol the response came over, as HAR writes it: `HTTP/1.1` or `HTTP/2`.
     public var httpVersion: String
+    /// The request this answers, exactly as it was sent: set by the stage that sent it (the
+    /// ``WireStage/transport`` or ``WireStage/mocks`` stage); `nil` from a transport itself.
+    public var request: WireRequest?
 
     /// Creates a response.
     public init(head: HTTPResponse, body: ResponseBodyStream, httpVersion: String = "HTTP/1.1") {

@@ -135,8 +135,14 @@ public struct TransportBody: Sendable {
         }
     }
 
-    /// The in-memory bytes, if the body is in memory.
-    var inMemoryData: Data? {
+    /// The bytes, when the body is in memory; `nil` for a file or a stream, whose bytes are read
+    /// only as they are sent (a ``WireMiddleware`` that must see them reads ``chunks()`` into a
+    /// replayable body of its own).
+    ///
+    /// ```swift
+    /// let digest = request.body?.inMemoryData.map { Data(SHA256.hash(data: $0)) }
+    /// ```
+    public var inMemoryData: Data? {
         if case .data(let data) = storage { return data }
         return nil
     }

@@ -1,4 +1,5 @@
 import Callsign
+import Crypto
 import Foundation
 import HTTPTypes
 
@@ -14,15 +15,34 @@ private enum AppStubs {
 }
 
 private let keychain = AppStubs.Keychain()
+
+/// The app's session store, as the Alamofire guide's scheme uses one.
+struct SessionStore: Sendable {
+    func current() async throws -> String { "t" }
+    func refreshed() async throws -> String { "t2" }
+}
 private let auth = AppStubs.Auth()
 private func showLogin() async {}
 private func show(_ text: String) {}
 
-/// A middleware of the app's own, as ThePipeline.md inserts one.
-private struct RequestSigner: Middleware {
+// ThePipeline.md
+extension ArticleSamples {
+struct Timing: Middleware {
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
-        try await next(request)
+        let started = ContinuousClock.now
+        defer { context.logger?.info("\(context.apiName ?? request.path) attempt \(context.attempt): \(ContinuousClock.now - started)") }
+        return try await next(request)
     }
+}
+
+struct ExactBytes: WireMiddleware {
+    func intercept(_ request: WireRequest, context: MiddlewareContext, next: WireNext) async throws -> TransportResponse {
+        print(request.head.method, request.head.path ?? "", request.body?.count ?? 0, "bytes")
+        let response = try await next(request)
+        print(response.head.status, response.httpVersion)
+        return response
+    }
+}
 }
 
 // SendingCredentials.md
@@ -30,6 +50,33 @@ extension ArticleSamples {
 struct SessionTokens: TokenProvider {
     func initialToken() async throws -> AccessToken { try await keychain.token() }
     func refreshToken(replacing stale: AccessToken) async throws -> AccessToken { try await auth.refresh(stale) }
+}
+}
+
+// Migrating-from-Alamofire.md
+extension ArticleSamples {
+struct DeviceHeader: Middleware {
+    let deviceID: String
+    func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
+        var request = request
+        request.headers["X-Device"] = deviceID
+        return try await next(request)
+    }
+}
+
+struct SessionScheme: AuthenticationScheme {
+    let store: SessionStore
+    func authorize(_ request: Request, context: MiddlewareContext) async throws -> Request {   // apply(_:to:)
+        var request = request
+        request.headers["Authorization"] = "Bearer \(try await store.current())"
+        return request
+    }
+    func reauthorize(_ request: Request, after response: Response, context: MiddlewareContext) async throws -> Request? {
+        guard response.status.code == 401 else { return nil }                                  // didRequest(…failDueToAuthenticationError:)
+        var request = request
+        request.headers["Authorization"] = "Bearer \(try await store.refreshed())"             // refresh(_:for:completion:)
+        return request
+    }
 }
 }
 
@@ -143,12 +190,25 @@ enum ArticleSamples {
         _ = client
     }
 
-    static func pipeline(definitions: APIDefinitions) {
-        let client = APIClient(definitions: definitions, configuration: .init {
-            $0.common.parameters = { tag in tag == "system1" ? ["app": "surf"] : [:] }
-            $0.authentication = .tokens(SessionTokens()) { _ in await showLogin() }
-            $0.insert(RequestSigner(), after: .authentication)
+    static func alamofire(deviceID: String, store: SessionStore) {
+        let client = APIClient(configuration: .init {
+            $0.middlewares = [DeviceHeader(deviceID: deviceID)]
+            $0.retry = RetryPolicy(maximumAttempts: 3)   // what `retry(_:for:dueTo:completion:)` decided by hand
         })
-        _ = client
+        var configuration = APIClient.Configuration()
+        configuration.authentication = Authentication(SessionScheme(store: store))
+        _ = (client, configuration)
+    }
+
+    static func pipeline(definitions: APIDefinitions, key: SymmetricKey) {
+        let client = APIClient(definitions: definitions, configuration: .init {
+            $0.middlewares = [.changingRequest { $0.adding(parameters: ["app": "surf"]) }]   // first, on every call
+            $0.insert(Timing(), after: .retry)                                               // every attempt
+        })
+        var configuration = APIClient.Configuration()
+        configuration.wireMiddlewares = [ExactBytes(), .changingHead { head in var head = head; head.headerFields[.userAgent] = "surf/2"; return head }]
+        configuration.insert(ExactBytes(), before: .transport)   // below the mocks: the network's requests only
+        configuration.authentication = Authentication(HMACSigning(keyID: "app-1", key: key))
+        _ = (client, configuration)
     }
 }

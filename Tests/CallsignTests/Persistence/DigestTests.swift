@@ -23,8 +23,8 @@ struct DigestTests {
     func keyedPartition() {
         let headers: Headers = ["Authorization": "Basic dXNlcjpodW50ZXIy"]
         let url = URL(fileURLWithPath: "/")
-        let one = CacheMiddleware.key(url: url, headers: headers, method: .get, redaction: .default, digestKey: Data(repeating: 1, count: 32))
-        let two = CacheMiddleware.key(url: url, headers: headers, method: .get, redaction: .default, digestKey: Data(repeating: 2, count: 32))
+        let one = CacheStage.key(url: url, headers: headers, method: .get, redaction: .default, digestKey: Data(repeating: 1, count: 32))
+        let two = CacheStage.key(url: url, headers: headers, method: .get, redaction: .default, digestKey: Data(repeating: 2, count: 32))
         #expect(one.partition != two.partition)
         // The unkeyed digest of the same credentials (what a brute force would compute) is not it.
         #expect(one.partition != Digest.sha256Hex("callsign-cache-partition\nauthorization: Basic dXNlcjpodW50ZXIy"))
@@ -104,11 +104,11 @@ struct DigestTests {
     @Test("a 304 is taken only when its validator matches the stored one (RFC 9111 §4.3.4)")
     func notModifiedMustMatch() {
         let stored: HTTPFields = [.eTag: "\"v1\"", .lastModified: "Sun, 06 Nov 1994 08:49:37 GMT"]
-        #expect(CacheMiddleware.selects(notModified: [.eTag: "\"v1\""], stored: stored))
-        #expect(!CacheMiddleware.selects(notModified: [.eTag: "\"v2\""], stored: stored))
-        #expect(!CacheMiddleware.selects(notModified: [:], stored: stored))
-        #expect(CacheMiddleware.selects(notModified: [.lastModified: "Sun, 06 Nov 1994 08:49:37 GMT"], stored: [.lastModified: "Sun, 06 Nov 1994 08:49:37 GMT"]))
-        #expect(CacheMiddleware.selects(notModified: [:], stored: [:]))
+        #expect(CacheStage.selects(notModified: [.eTag: "\"v1\""], stored: stored))
+        #expect(!CacheStage.selects(notModified: [.eTag: "\"v2\""], stored: stored))
+        #expect(!CacheStage.selects(notModified: [:], stored: stored))
+        #expect(CacheStage.selects(notModified: [.lastModified: "Sun, 06 Nov 1994 08:49:37 GMT"], stored: [.lastModified: "Sun, 06 Nov 1994 08:49:37 GMT"]))
+        #expect(CacheStage.selects(notModified: [:], stored: [:]))
     }
 
     @Test("a 304 naming another representation makes Callsign ask again without conditions")

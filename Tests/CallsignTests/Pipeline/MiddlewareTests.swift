@@ -25,47 +25,99 @@ struct Marker: Middleware {
 
 @Suite("Middleware chain", .hangGuard)
 struct MiddlewareTests {
-    @Test("documented order: beforeEach, client, definition, call, then built-ins with insertions; below encoding, only preProcess changes what is sent")
+    @Test("documented order: client, call, then built-ins with insertions; the wire seam sees and changes exactly what is sent")
     func order() async throws {
         let trail = Trail()
         let yaml = "Thing:\n  path: anything/thing\n  needsAuthorization: true\n"
         try await withServer(
             definitions: yamlDefinitions(yaml),
             configure: { configuration in
-                configuration.beforeEach = { request in
-                    trail.add("beforeEach")
-                    return request.adding(headers: ["X-Before": "1"])
-                }
-                configuration.middlewares = [Marker(name: "client1", trail: trail), Marker(name: "client2", trail: trail)]
-                configuration.definitionMiddlewares["Thing"] = [Marker(name: "definition", trail: trail)]
+                configuration.middlewares = [
+                    .changingRequest { request in
+                        trail.add("changingRequest")
+                        return request.adding(headers: ["X-Before": "1"])
+                    },
+                    Marker(name: "client1", trail: trail), Marker(name: "client2", trail: trail),
+                    AnyMiddleware { request, context, next in
+                        if context.apiName == "Thing" { trail.add("definition") }
+                        return try await next(request)
+                    },
+                ]
                 configuration.common.headers = { _ in trail.add("common"); return [:] }
                 configuration.authentication = .bearer("t")
                 configuration.insert(Marker(name: "beforeAuth", trail: trail), before: .authentication)
                 configuration.insert(Marker(name: "afterAuth", trail: trail), after: .authentication)
                 configuration.insert(Marker(name: "beforeEncoding", trail: trail), before: .encoding)
-                // Below the encoding stage the request is in wire form: this marker's header is not sent.
-                configuration.insert(Marker(name: "beforeTransport", trail: trail), before: .transport)
                 configuration.insert(Marker(name: "afterCommon", trail: trail), after: .commonParameters)
-                configuration.preProcess = { head in
-                    trail.add("preProcess")
-                    var head = head
-                    head.headerFields[HTTPField.Name("X-Pre")!] = "done"
-                    return head
-                }
+                configuration.wireMiddlewares = [
+                    .changingHead { head in
+                        trail.add("changingHead")
+                        var head = head
+                        head.headerFields[HTTPField.Name("X-Pre")!] = "done"
+                        return head
+                    }
+                ]
+                configuration.insert(
+                    AnyWireMiddleware { request, _, next in
+                        trail.add("beforeTransport")
+                        // The exact head that goes out: the request seam's headers and the wire seam's change.
+                        #expect(request.head.headerFields[HTTPField.Name("X-Pre")!] == "done")
+                        #expect(request.head.headerFields[.authorization] == "Bearer t")
+                        return try await next(request)
+                    }, before: .transport)
+                configuration.insert(
+                    AnyWireMiddleware { request, _, next in
+                        trail.add("afterSigning")
+                        return try await next(request)
+                    }, after: .signing)
             }
         ) { server, client in
             var request = try client.definitions.definition(named: "Thing").request()
             request.middlewares = [Marker(name: "call", trail: trail)]
-            let echo = try await client.send(request).json()
+            let response = try await client.send(request)
+            let echo = try response.json()
             #expect(
                 trail.all == [
-                    "beforeEach", "client1", "client2", "definition", "call", "common", "afterCommon", "beforeAuth",
-                    "afterAuth", "beforeEncoding", "preProcess", "beforeTransport",
+                    "changingRequest", "client1", "client2", "definition", "call", "common", "afterCommon", "beforeAuth",
+                    "afterAuth", "beforeEncoding", "afterSigning", "changingHead", "beforeTransport",
                 ])
             #expect(echo["headers"]?["X-Pre"] == "done")
             #expect(echo["headers"]?["X-Before"] == "1")
             #expect(echo["headers"]?["Authorization"] == "Bearer t")
-            #expect(server.requests.last?.headers.filter { $0.name == "X-Trail" }.count == 8)
+            #expect(server.requests.last?.headers.filter { $0.name == "X-Trail" }.count == 7, "every Marker's header, in one request")
+            // The response's request reports what was sent, the wire seam's header included.
+            #expect(response.request.headers["X-Pre"] == "done")
+        }
+    }
+
+    @Test("a middleware reads the call's facts and passes changed ones down: attempts, deadline, body reading")
+    func contextFacts() async throws {
+        let seen = Mutex<[String]>([])
+        let below = Mutex<[Int]>([])
+        try await withServer(configure: { configuration in
+            configuration.retry = RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(1))
+            configuration.clock = TestClock()
+            configuration.timeouts.deadline = .seconds(600)
+            configuration.insert(
+                AnyMiddleware { request, context, next in
+                    let reading = context.bodyReading == .memory ? "memory" : "other"
+                    seen.withLock { $0.append("attempt \(context.attempt) deadline \(context.deadline != nil) \(reading)") }
+                    var context = context
+                    context.attempt *= 10  // passed down: the stages below this one see it, those above keep theirs
+                    return try await next(request, context: context)
+                }, after: .retry)
+            configuration.insert(
+                AnyMiddleware { request, context, next in
+                    below.withLock { $0.append(context.attempt) }
+                    return try await next(request)
+                }, before: .timeout)
+        }) { server, client in
+            server.route("/flaky") { _ in
+                .json([:], status: server.hits("/flaky") < 3 ? 503 : 200)
+            }
+            _ = try await client.get("/flaky").send().validate()
+            #expect(seen.withLock { $0 } == ["attempt 1 deadline true memory", "attempt 2 deadline true memory", "attempt 3 deadline true memory"])
+            #expect(below.withLock { $0 } == [10, 20, 30])
         }
     }
 

@@ -125,3 +125,10 @@ func withTemporaryFolder<T>(_ prefix: String = "callsign", _ body: (URL) async t
     defer { try? FileManager.default.removeItem(at: folder) }
     return try await body(folder)
 }
+
+/// Tells each retry the client is about to make to a closure.
+struct RetryRecorder: CallObserver {
+    let record: @Sendable (AttemptReport) -> Void
+
+    func callWillRetry(_ call: ObservedCall, after report: AttemptReport) { record(report) }
+}

@@ -206,12 +206,14 @@ struct TaskControlTests {
 
     @Test("an in-memory upload reports 0 then 1 before the first download update; the download ends at 1")
     func inMemoryUploadProgress() async throws {
-        try await withServer { server, client in
+        // Every update, as a CallObserver hears it: a task's stream keeps only the newest one for a
+        // slow reader, so on a busy machine it may skip the upload's last update.
+        let recorder = ProgressRecorder()
+        try await withServer(configure: { $0.observability.observers = [recorder] }) { server, client in
             let text = String(repeating: "surf ", count: 4000)
             let task = client.start(.post("anything/notes", parameters: ["text": .string(text)]))
-            var updates: [TransferProgress] = []
-            for await update in task.progress { updates.append(update) }
             let response = try await task.response
+            let updates = recorder.updates.withLock { $0 }
             #expect(response.status == .ok)
             let uploads = updates.enumerated().filter { $0.element.direction == .upload }
             let firstDownload = updates.firstIndex { $0.direction == .download }
@@ -248,21 +250,42 @@ struct TaskControlTests {
         }
     }
 
-    @Test("activity observers see calls with a loading message start and end, and the active count")
-    func activity() async throws {
-        final class Recorder: ActivityObserver {
+    @Test("observers see every call start, move bytes, retry and end, with its loading message, and the running count")
+    func observers() async throws {
+        final class Recorder: CallObserver {
             let events = Mutex<[String]>([])
-            func callDidStart(_ call: ActivityCall) { events.withLock { $0.append("start \(call.message)") } }
-            func callDidEnd(_ call: ActivityCall) { events.withLock { $0.append("end \(call.message)") } }
+            func callDidStart(_ call: ObservedCall) { events.withLock { $0.append("start \(call.id) \(call.loadMessage ?? "-")") } }
+            func callDidProgress(_ call: ObservedCall, progress: TransferProgress) {
+                events.withLock { if $0.last != "progress \(call.id)" { $0.append("progress \(call.id)") } }
+            }
+            func callWillRetry(_ call: ObservedCall, after report: AttemptReport) {
+                events.withLock { $0.append("retry \(call.id) after attempt \(report.attempt): \(report.outcome)") }
+            }
+            func callDidEnd(_ call: ObservedCall) { events.withLock { $0.append("end \(call.id)") } }
             func activeCallCountDidChange(_ count: Int) { events.withLock { $0.append("active \(count)") } }
         }
         let recorder = Recorder()
-        try await withServer(configure: { $0.observability.activityObserver = recorder }) { server, client in
+        try await withServer(configure: {
+            $0.observability.observers = [recorder]
+            $0.clock = TestClock()
+            $0.retry = RetryPolicy(maximumAttempts: 2)
+        }) { server, client in
+            server.route("/busy") { _ in .json([:], status: server.hits("/busy") < 2 ? 503 : 200) }
             _ = try await client.send(Request.get("get").with { $0.loadMessage = "Loading…" })
-            _ = try await client.send(.get("get"))
+            _ = try await client.send(.get("busy"))
         }
-        #expect(recorder.events.withLock { $0 } == ["active 1", "start Loading…", "end Loading…", "active 0", "active 1", "active 0"])
+        #expect(
+            recorder.events.withLock { $0 } == [
+                "active 1", "start 1 Loading…", "progress 1", "end 1", "active 0",
+                "active 1", "start 2 -", "progress 2", "retry 2 after attempt 1: status 503", "progress 2", "end 2", "active 0",
+            ])
     }
+}
+
+/// Every progress update of every call, in order.
+final class ProgressRecorder: CallObserver {
+    let updates = Mutex<[TransferProgress]>([])
+    func callDidProgress(_ call: ObservedCall, progress: TransferProgress) { updates.withLock { $0.append(progress) } }
 }
 
 extension Request {

@@ -1,8 +1,9 @@
 import Foundation
 import HTTPTypes
 
-/// The ``HTTPCache`` stage: answers from storage, revalidates, stores and invalidates.
-struct CacheMiddleware: Middleware {
+/// The ``HTTPCache`` stage (``MiddlewareStage/cache``): answers from storage, revalidates,
+/// stores and invalidates. In the chain only when the client has a cache.
+struct CacheStage: Middleware {
     let cache: HTTPCache
     let factory: RequestFactory
 
@@ -27,7 +28,7 @@ struct CacheMiddleware: Middleware {
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         // Only bodies read into memory are cached: streams and downloads go to the network.
-        guard case .memory = context.call.origin.consumer else { return try await next(request) }
+        guard case .memory = context.bodyReading else { return try await next(request) }
         guard request.method == .get || request.method == .head else {
             let response = try await next(request)
             if ![.options, .trace].contains(request.method), (200..<400).contains(response.status.code) {
@@ -36,7 +37,7 @@ struct CacheMiddleware: Middleware {
             return response
         }
         var probe = request
-        let prepared = try factory.prepare(&probe, resolved: context.call.resolvedTarget)
+        let prepared = try factory.prepare(&probe)
         let headers = prepared.headers
         if Self.callerConditionals.contains(where: headers.contains) { return try await next(request) }
         let digestKey: Data
@@ -47,7 +48,7 @@ struct CacheMiddleware: Middleware {
             return try await next(request)
         }
         let key = Self.key(
-            url: prepared.url, headers: headers, method: request.method, redaction: context.configuration.credentialRedaction,
+            url: prepared.url, headers: headers, method: request.method, redaction: context.redaction,
             digestKey: digestKey)
         let lookup = Lookup(
             request: request, probe: probe, key: key, headers: headers, requestControl: CacheControl(headers["Cache-Control"]),
@@ -171,7 +172,7 @@ struct CacheMiddleware: Middleware {
         // A response that echoes a credential the request carried is not written down: masking
         // it would change what is served later, and storing it would put the secret at rest.
         if !key.partition.isEmpty {
-            let secrets = SecretValues(request: response.request, redaction: key.redaction, authentication: context.configuration.authentication)
+            let secrets = SecretValues(request: response.request, redaction: key.redaction)
             if secrets.appears(in: entry.body) || entry.headers.contains(where: { secrets.appears(in: $0.value) }) { return }
         }
         await save(entry, context: context)
@@ -227,7 +228,7 @@ struct CacheMiddleware: Middleware {
         }
         for url in urls {
             do {
-                try await cache.storage.removeEntries(url: context.configuration.credentialRedaction.redact(url: url.absoluteString))
+                try await cache.storage.removeEntries(url: context.redaction.redact(url: url.absoluteString))
             } catch {
                 context.logger?.debug("the HTTP cache could not invalidate an entry", metadata: ["callsign.error": "\(error)"])
             }

@@ -1,18 +1,21 @@
 import Foundation
 import HTTPTypes
 
-/// The offline store stage: a request with ``StorePolicy/offline`` that cannot reach the server
-/// is written to the offline queue, and the caller hears ``APIError/Code/queuedOffline``.
-struct OfflineStoreMiddleware: Middleware {
+/// The offline store (``MiddlewareStage/offline``): a request with ``StorePolicy/offline`` that
+/// cannot reach the server is written to the offline queue, and the caller hears
+/// ``APIError/Code/queuedOffline``. Only such requests pass through it; a replay starts below it.
+struct OfflineStage: Middleware {
     let queue: any OfflineQueueStorage
     let factory: RequestFactory
+    /// The client's retry policy, for whether the request will carry an idempotency key.
+    let defaultRetry: RetryPolicy
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
-        guard request.storePolicy == .offline, !context.call.origin.isReplay else { return try await next(request) }
+        guard request.storePolicy == .offline, !context.isReplay else { return try await next(request) }
         var request = request
         // Sending twice is harmless when the method is idempotent, or when the caller's key
         // (their own header, or the retry policy's) lets the server recognise a repeat.
-        let policy = request.retry ?? context.configuration.retry
+        let policy = request.retry ?? defaultRetry
         let repeatable = request.isIdempotent || request.headers.contains("Idempotency-Key") || policy.addsIdempotencyKey
         if !request.headers.contains("Idempotency-Key") {
             // One key for the first attempts and every replay, whatever the method: a server
@@ -40,8 +43,7 @@ struct OfflineStoreMiddleware: Middleware {
     private func enqueue(_ request: Request, failure: APIError, context: MiddlewareContext) async -> APIError {
         let queued: QueuedRequest
         do throws(APIError) {
-            queued = try await Self.queuedForm(
-                of: request, resolved: context.call.resolvedTarget, factory: factory, redaction: context.configuration.credentialRedaction)
+            queued = try await Self.queuedForm(of: request, factory: factory, redaction: context.redaction)
         } catch {
             var refusal = error
             refusal.text = "the server could not be reached (\(failure.text)), and the request could not be queued: \(error.text)"
@@ -74,10 +76,10 @@ struct OfflineStoreMiddleware: Middleware {
     /// Secrets are never written: a request carrying one in its own headers, query or body is
     /// refused (credentials from ``APIClient/Configuration/authentication`` are added at replay).
     static func queuedForm(
-        of request: Request, resolved: RequestFactory.Target?, factory: RequestFactory, redaction: Redaction
+        of request: Request, factory: RequestFactory, redaction: Redaction
     ) async throws(APIError) -> QueuedRequest {
         var copy = request
-        let prepared = try factory.prepare(&copy, resolved: resolved)
+        let prepared = try factory.prepare(&copy)
         let secretHeaders = prepared.headers.fields.map(\.name).filter(redaction.isSecretHeader)
         guard secretHeaders.isEmpty else {
             throw APIError(

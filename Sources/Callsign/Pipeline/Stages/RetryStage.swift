@@ -1,29 +1,12 @@
 import Foundation
-import HTTPTypes
 
-/// Gives a call one overall time limit — attempts, waits, redirects and body reading together.
-struct DeadlineMiddleware: Middleware {
-    let clock: any CallClock
-    let defaultDeadline: Duration?
-
-    func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
-        guard let limit = request.deadline ?? defaultDeadline else { return try await next(request) }
-        var context = context
-        context.call.deadline = clock.now + limit
-        let bounded = context
-        do {
-            return try await Deadline.run(within: limit) { try await next(request, context: bounded) }
-        } catch is Deadline.Expired {
-            throw APIError(
-                .timedOut, localized: "the deadline of \(APIClient.describe(limit)) passed before the call completed", request: request)
-        }
-    }
-}
-
-/// Tries failed attempts again under a ``RetryPolicy``.
-struct RetryMiddleware: Middleware {
+/// Tries failed attempts again under a ``RetryPolicy`` (``MiddlewareStage/retry``), counting
+/// them in ``MiddlewareContext/attempt``.
+struct RetryStage: Middleware {
     let clock: any CallClock
     let defaultPolicy: RetryPolicy
+    let log: CallLogSettings
+    let observers: CallObservers
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         let policy = request.retry ?? defaultPolicy
@@ -38,13 +21,15 @@ struct RetryMiddleware: Middleware {
             return try await next(request)
         }
         var attempt = 1
+        var context = context
         while true {
             let wait: Duration
             let outcome: LocalizedMessage
             var lastResponse: Response?
             var lastError: APIError?
+            context.attempt = attempt
             do {
-                let response = try await next(request)
+                let response = try await next(request, context: context)
                 guard attempt < policy.maximumAttempts, policy.retryableStatusCodes.contains(response.status.code) else {
                     return response
                 }
@@ -64,7 +49,7 @@ struct RetryMiddleware: Middleware {
                 outcome = error.text
                 lastError = error
             }
-            if let end = context.call.deadline, clock.now + wait > end {
+            if let end = context.deadline, clock.now + wait > end {
                 var error = APIError(
                     .timedOut,
                     localized: "attempt \(attempt) failed (\(outcome)); the next would start after the deadline (wait \(APIClient.describe(wait)))",
@@ -74,28 +59,19 @@ struct RetryMiddleware: Middleware {
                 error.requestSent = lastResponse != nil || (lastError?.requestSent ?? true)
                 throw error
             }
+            let said = outcome.resolved(in: log.language)
             if let logger = context.logger, logger.logLevel <= .debug {
                 logger.debug(
                     "retrying",
                     metadata: [
                         "callsign.api": .string(request.apiName ?? ""), "callsign.attempt": .stringConvertible(attempt),
-                        "callsign.outcome": .string(SecretMask(configuration: context.configuration, request: request).text(outcome.resolved(in: context.configuration.messageLanguage))),
+                        "callsign.outcome": .string(SecretMask(redaction: context.redaction, request: request).text(said)),
                         "callsign.wait_ms": .stringConvertible(wait.wholeMilliseconds),
                     ])
             }
-            context.configuration.observability.attemptObserver?(AttemptReport(attempt: attempt, outcome: outcome.resolved(in: context.configuration.messageLanguage), wait: wait))
+            if let call = context.observedCall { observers.willRetry(call, AttemptReport(attempt: attempt, outcome: said, wait: wait)) }
             try await clock.sleep(for: wait)
             attempt += 1
         }
     }
-}
-
-/// What the retry policy did after one attempt, for `--verbose` and similar reports.
-public struct AttemptReport: Sendable {
-    /// The attempt that failed (1-based).
-    public var attempt: Int
-    /// What happened: a status or an error message, in the client's language.
-    public var outcome: String
-    /// The wait before the next attempt.
-    public var wait: Duration
 }

@@ -1,0 +1,18 @@
+import Foundation
+
+/// Answers from ``APIClient/Configuration/mocks`` or a recorded HAR file in front of the transport
+/// (``WireStage/mocks``): a mock sees the request exactly as it would be sent. In the chain only
+/// when the client has mocks.
+struct MocksStage: WireMiddleware {
+    let mocks: Mocks
+
+    func intercept(_ request: WireRequest, context: MiddlewareContext, next: WireNext) async throws -> TransportResponse {
+        guard let url = request.url else { return try await next(request) }
+        let mockRequest = MockRequest(
+            method: request.head.method.rawValue, url: url, headers: Headers(request.head.headerFields),
+            body: try await request.body?.collect(), apiName: context.apiName, endpoint: context.endpoint, tag: context.tag)
+        guard var answer = try await mocks.answer(mockRequest) else { return try await next(request) }
+        answer.request = request
+        return answer
+    }
+}

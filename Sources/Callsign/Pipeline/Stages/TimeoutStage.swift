@@ -1,0 +1,86 @@
+import Foundation
+
+/// The per-attempt time limits (``MiddlewareStage/timeout``): a request's own ``Request/Fields/timeout``,
+/// else the client's ``APIClient/Configuration/Timeouts/attempt``, and the idle limit
+/// (``APIClient/Configuration/Timeouts/idle``). A transport that enforces deadlines itself is
+/// handed the instant; any other attempt, and any attempt the idle limit can end sooner, is
+/// raced against one timer. A stream's body, read after the attempt, waits for each chunk under
+/// the idle limit and the call's deadline.
+struct TimeoutStage: Middleware {
+    let attempt: Duration
+    /// No byte for this long ends the call; `nil` for no idle limit.
+    let idle: Duration?
+    /// The client's deadline, for the message when it ends a stream's body.
+    let deadline: Duration?
+    let transportEnforcesDeadlines: Bool
+
+    init(_ timeouts: APIClient.Configuration.Timeouts, transportEnforcesDeadlines: Bool) {
+        attempt = timeouts.attempt
+        idle = timeouts.idle
+        deadline = timeouts.deadline
+        self.transportEnforcesDeadlines = transportEnforcesDeadlines
+    }
+
+    func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
+        let consumer = context.bodyReading
+        // A download's length has no natural bound: only an explicit timeout limits one attempt.
+        let limit = request.timeout ?? (consumer.isFile ? nil : attempt)
+        var context = context
+        // An attempt that must be over within the idle limit cannot stay idle for longer: no watch.
+        let watch = idle.flatMap { idle in limit.map { $0 <= idle } == true ? nil : IdleWatch(limit: idle) }
+        context.idleWatch = watch
+        var response: Response
+        do {
+            if watch == nil, let limit, transportEnforcesDeadlines, !consumer.isFile {
+                // No timer task: the transport ends the attempt at the instant. (A file's body is
+                // written above the transport, so only a race can bound it.)
+                context.attemptDeadline = .now + limit
+                response = try await next(request, context: context)
+            } else {
+                let bounded = context
+                response = try await Deadline.run(until: limit.map { .now + $0 }, idle: watch) {
+                    try await next(request, context: bounded)
+                }
+            }
+        } catch let error as Deadline.Idle {
+            throw Self.idle(error.limit, request: request, response: watch?.arrivedHead)
+        } catch let error as Deadline.Expired {
+            guard let limit else { throw error }
+            throw Self.expired(limit, request: request)
+        } catch let error as APIError where error.code == .timedOut && error.underlyingError == nil {
+            // A custom transport's own deadline error: say which limit it was.
+            guard let limit else { throw error }
+            throw Self.expired(limit, request: error.request ?? request)
+        }
+        if case .stream = consumer, let body = response.bodyStream {
+            let deadline = request.deadline ?? deadline
+            let head = response
+            response.bodyStream = body.timed(idle: idle, until: context.deadline) { error in
+                switch error {
+                case let error as Deadline.Idle:
+                    return Self.idle(error.limit, request: head.request, response: head)
+                case let expired as Deadline.Expired:
+                    let failure = APIError(
+                        .timedOut, localized: "the deadline of \(APIClient.describe(deadline ?? .zero)) passed before the call completed",
+                        request: head.request, underlyingError: expired)
+                    return BodyStage.bodyFailure(failure, response: head)
+                default:
+                    return error
+                }
+            }
+        }
+        return response
+    }
+
+    private static func expired(_ limit: Duration, request: Request) -> APIError {
+        APIError(.timedOut, localized: "no complete answer within \(APIClient.describe(limit))", request: request, underlyingError: Deadline.Expired())
+    }
+
+    /// The idle limit passed; with `response`, while its body arrived.
+    private static func idle(_ limit: Duration, request: Request, response: Response?) -> APIError {
+        let failure = APIError(
+            .timedOut, localized: "no byte arrived for \(APIClient.describe(limit)): the idle limit (timeouts.idle) passed",
+            request: request, underlyingError: Deadline.Idle(limit: limit))
+        return response.map { BodyStage.bodyFailure(failure, response: $0) } ?? failure
+    }
+}

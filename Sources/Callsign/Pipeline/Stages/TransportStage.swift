@@ -1,0 +1,112 @@
+import Foundation
+import HTTPTypes
+import Synchronization
+
+/// The end of every chain (``WireStage/transport``): the transport sends the wire form and
+/// returns the head; the body is left for the stages above to read. It reports the bytes it
+/// moves to the call's progress and idle watch.
+struct TransportStage: WireMiddleware {
+    let transport: any Transport
+    let limits: Limits
+    /// Which proxy each request goes through; `nil` for direct connections.
+    let proxy: ProxySettings?
+    /// Trust, client identity and pins for HTTPS.
+    let tls: TLSSettings
+    /// Whether the client has an HTTP cache of its own.
+    let clientCaches: Bool
+
+    init(transport: any Transport, configuration: APIClient.Configuration) {
+        self.transport = transport
+        limits = configuration.limits
+        proxy = configuration.proxy
+        tls = configuration.tls
+        clientCaches = configuration.cache != nil
+    }
+
+    func intercept(_ request: WireRequest, context: MiddlewareContext, next: WireNext) async throws -> TransportResponse {
+        var body = request.body?.limitingUnknownLength(to: limits.maximumRequestBodySize)
+        // A body read into memory may be read by the transport with the head, in one step.
+        let collects = context.bodyReading == .memory
+        let progress = context.progress
+        var receiveProgress: (@Sendable (Int64, Int64?) -> Void)?
+        if collects, let progress {
+            receiveProgress = { received, expected in
+                progress.report(TransferProgress(direction: .download, completedBytes: received, totalBytes: expected))
+            }
+        }
+        let watch = context.idleWatch
+        if let watch {
+            // Every byte either way restarts the idle limit: a head or body received, a chunk sent.
+            let report = receiveProgress
+            receiveProgress = { received, expected in
+                watch.touch()
+                report?(received, expected)
+            }
+        }
+        let upload = progress.flatMap { UploadProgress($0, body: request.body) }
+        if let upload {
+            upload.started()
+            // The upload is complete once the answer starts: said before the first download report.
+            if let report = receiveProgress {
+                receiveProgress = { @Sendable (received: Int64, expected: Int64?) in
+                    upload.finished()
+                    report(received, expected)
+                }
+            }
+        }
+        if body?.inMemoryData == nil, upload != nil || watch != nil {
+            // A streamed body reports each chunk as the transport takes it.
+            body = body?.reportingProgress { sent in
+                watch?.touch()
+                upload?.sent(sent)
+            }
+        }
+        var sent = try await transport.send(
+            TransportRequest(
+                head: request.head, body: body,
+                // Under an idle watch the head must come up as soon as it arrives, for the error.
+                bodyReading: collects && watch == nil ? .collect(limit: limits.maximumResponseBodySize) : .stream,
+                deadline: context.attemptDeadline, receiveProgress: receiveProgress,
+                proxy: proxy.flatMap { settings in request.url.flatMap(settings.proxy(for:)) }, tls: tls, clientCaches: clientCaches))
+        upload?.finished()
+        sent.body = sent.body.watched(by: watch)
+        sent.request = request
+        return sent
+    }
+
+    /// A transport's failure as an ``APIError`` naming the request; a deadline is left to the
+    /// timeout stage, which knows the limit.
+    static func failure(_ error: any Error, request: Request) -> any Error {
+        if error is Deadline.Expired { return error }
+        if Task.isCancelled || error is CancellationError {
+            return APIError(.cancelled, localized: "the call was cancelled", request: request, underlyingError: error)
+        }
+        return APIError.wrap(error, request: request)
+    }
+}
+
+/// One attempt's upload progress: 0 when it starts, each chunk of a streamed body, and the total
+/// exactly once when it is over.
+private final class UploadProgress: Sendable {
+    private let sink: ProgressReporter
+    private let total: Int64
+    private let done = Atomic(false)
+
+    /// `nil` for a request without a body of known length.
+    init?(_ sink: ProgressReporter, body: TransportBody?) {
+        guard let length = body?.count else { return nil }
+        self.sink = sink
+        total = Int64(length)
+    }
+
+    func started() { sent(0) }
+
+    func sent(_ bytes: Int64) {
+        sink.report(TransferProgress(direction: .upload, completedBytes: bytes, totalBytes: total))
+    }
+
+    func finished() {
+        guard !done.exchange(true, ordering: .relaxed) else { return }
+        sent(total)
+    }
+}
