@@ -111,7 +111,8 @@ public struct MockRequest: Sendable {
     public var url: URL
     /// The header fields.
     public var headers: Headers
-    /// The body, if any.
+    /// The body, if any; `nil` too for a one-shot stream (``TransportBody/stream(_:length:)``),
+    /// which is read only once, by the network.
     public var body: Data?
     /// The API name, when the call came from a definition.
     public var apiName: String?

@@ -8,9 +8,12 @@ struct MocksStage: WireMiddleware {
 
     func intercept(_ request: WireRequest, context: MiddlewareContext, next: WireNext) async throws -> TransportResponse {
         guard let url = request.url else { return try await next(request) }
+        // A body that can be read again is shown to the mocks; a one-shot stream is not read
+        // here, or the network would get nothing if no mock answers.
+        let body = request.body?.isReplayable == true ? try await request.body?.collect() : nil
         let mockRequest = MockRequest(
             method: request.head.method.rawValue, url: url, headers: Headers(request.head.headerFields),
-            body: try await request.body?.collect(), apiName: context.apiName, endpoint: context.endpoint, tag: context.tag)
+            body: body, apiName: context.apiName, endpoint: context.endpoint, tag: context.tag)
         guard var answer = try await mocks.answer(mockRequest) else { return try await next(request) }
         answer.request = request
         return answer
