@@ -1,7 +1,7 @@
 public import Foundation
 import HTTPTypes
 
-/// Canned answers in front of the transport: the ``MiddlewareStage/mocks`` stage, set with
+/// Canned answers in front of the transport: the ``WireStage/mocks`` stage, set with
 /// ``APIClient/Configuration/mocks``.
 ///
 /// A mocked answer goes through decompression, the body consumer, validation, envelopes,

@@ -27,7 +27,7 @@ public struct MiddlewareContext: Sendable {
         case memory
         /// Chunk by chunk, by the caller (``APIClient/stream(_:)``).
         case stream
-        /// Into a file, continuing a partial one when `resuming` (``APIClient/download(_:to:resuming:)``).
+        /// Into a file, continuing a partial one when `resuming` (``APIClient/download(_:to:resuming:)-(Request,_,_)``).
         case file(URL, resuming: Bool)
 
         /// Whether the body goes to a file.

@@ -115,7 +115,7 @@ extension APIClient.Configuration {
     /// Inserts a wire middleware just before a built-in wire stage (after earlier insertions there).
     ///
     /// ```swift
-    /// configuration.insert(ExactBytesLog(), before: .transport)   // sees mocks' requests too
+    /// configuration.insert(ExactBytesLog(), before: .transport)   // below the mocks: only what goes to the network
     /// ```
     public mutating func insert(_ middleware: some WireMiddleware, before stage: WireStage) {
         insertions.append(Insertion(stage: .wire(stage), placement: .before, middleware: .wire(middleware)))

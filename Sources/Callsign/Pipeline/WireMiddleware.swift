@@ -3,7 +3,7 @@ public import HTTPTypes
 
 /// A request in wire form: the HTTP head exactly as it will be sent, and the body bytes.
 ///
-/// The ``WireStage/encoding`` stage makes it from a ``Request``; ``WireMiddleware``s see it and
+/// The ``MiddlewareStage/encoding`` stage makes it from a ``Request``; ``WireMiddleware``s see it and
 /// may change it; the transport sends it.
 public struct WireRequest: Sendable {
     /// Method, scheme, authority, path and query, and header fields, exactly as sent.
@@ -106,7 +106,8 @@ public struct AnyWireMiddleware: WireMiddleware {
 
 extension WireMiddleware where Self == AnyWireMiddleware {
     /// A wire middleware that changes the HTTP head just before it is sent (Malibu's
-    /// `preProcessRequest`).
+    /// `preProcessRequest`). It runs for every request and redirect hop, whatever the origin:
+    /// credentials belong in an ``AuthenticationScheme``, which runs only after the origin check.
     ///
     /// ```swift
     /// configuration.wireMiddlewares = [.changingHead { head in

@@ -84,7 +84,7 @@ public struct Request: BoxedFields, Sendable {
         public var orderingKey: String? = nil
         /// A message for activity observers while the call runs (RFAPI's loading message).
         public var loadMessage: String? = nil
-        /// Middlewares for this call only, run after the client's and the definition's.
+        /// Middlewares for this call only, run after the client's (``APIClient/Configuration/middlewares``).
         public var middlewares: [any Middleware] = []
         /// Where common parameters go for this request; `nil` follows the client. Default `nil`.
         public var commonParameterPlacement: CommonParameterPlacement? = nil
