@@ -24,7 +24,10 @@ public final class PostgresTestServer: Sendable {
     /// The superuser, who connects without a password (trust, local only).
     public let user = "callsign"
     /// A `postgres://` URL for the `postgres` database, through the socket.
-    public var url: String { "postgres://\(user)@localhost:\(port)/postgres?host=\(folder.path)" }
+    public var url: String { url(database: "postgres") }
+
+    /// A `postgres://` URL for `database`, through the socket.
+    public func url(database: String) -> String { "postgres://\(user)@localhost:\(port)/\(database)?host=\(folder.path)" }
     private let programs: URL
 
     private init(port: Int, folder: URL, programs: URL) {
@@ -58,6 +61,19 @@ public final class PostgresTestServer: Sendable {
             throw error
         }
         return server
+    }
+
+    /// Creates an empty database of its own in this cluster and returns its URL: tests that share
+    /// one cluster each get a database of their own (standard table names and all), at the cost
+    /// of a `createdb` instead of a new cluster.
+    ///
+    /// ```swift
+    /// let url = try await postgres.createDatabase()
+    /// ```
+    public func createDatabase() async throws -> String {
+        let name = "db_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))"
+        try await run("createdb", ["-h", folder.path, "-p", "\(port)", "-U", user, name])
+        return url(database: name)
     }
 
     /// Starts a cluster, runs `body`, and removes the cluster on every path.
@@ -147,7 +163,8 @@ public final class PostgresTestServer: Sendable {
         }
     }
 
-    /// Where `pg_ctl` and `initdb` are: on the `PATH`, else Debian's `/usr/lib/postgresql/<version>/bin`.
+    /// Where `pg_ctl`, `initdb` and `createdb` are: beside the `pg_ctl` on the `PATH`, else Debian's
+    /// `/usr/lib/postgresql/<version>/bin`.
     private static func installedBinaries() -> URL? {
         let manager = FileManager.default
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"
@@ -156,9 +173,9 @@ public final class PostgresTestServer: Sendable {
             if manager.isExecutableFile(atPath: candidate.appendingPathComponent("pg_ctl").path),
                 manager.isExecutableFile(atPath: candidate.appendingPathComponent("initdb").path)
             {
-                return candidate.resolvingSymlinksInPath() == candidate
-                    ? candidate
-                    : candidate.appendingPathComponent("pg_ctl").resolvingSymlinksInPath().deletingLastPathComponent()
+                // The folder pg_ctl really lives in, where its siblings (createdb) are too: a
+                // PATH folder may hold links to just pg_ctl and initdb.
+                return candidate.appendingPathComponent("pg_ctl").resolvingSymlinksInPath().deletingLastPathComponent()
             }
         }
         let debian = URL(fileURLWithPath: "/usr/lib/postgresql")

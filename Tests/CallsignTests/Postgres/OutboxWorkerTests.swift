@@ -8,7 +8,7 @@ import ServiceLifecycle
 import Synchronization
 import Testing
 
-@Suite("OutboxWorker: a Service that drains the outbox", .hangGuard)
+@Suite("OutboxWorker: a Service that drains the outbox", .hangGuard, .sharedPostgresCluster)
 struct OutboxWorkerTests {
     @Test("a committed enqueue wakes the worker at once through NOTIFY (polling is an hour away)")
     func wakesOnNotify() async throws {

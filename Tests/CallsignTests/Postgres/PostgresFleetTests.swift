@@ -29,7 +29,7 @@ private final class Arrivals: Sendable {
 }
 
 /// Several `callsign queue replay` processes draining one PostgreSQL outbox, as a fleet would.
-@Suite("PostgreSQL fleet: replayer processes share one outbox and one cache", .serialized, .timeLimit(.minutes(20)))
+@Suite("PostgreSQL fleet: replayer processes share one outbox and one cache", .serialized, .timeLimit(.minutes(20)), .sharedPostgresCluster)
 struct PostgresFleetTests {
     static let items = 10_000
     static let keys = 16
@@ -56,7 +56,7 @@ struct PostgresFleetTests {
     /// Runs `replayers` slots, each starting `callsign queue replay` again until the outbox is
     /// empty; `started` hears each process's id.
     private func drain(
-        _ postgres: PostgresTestServer, queue: PostgresOfflineQueue, replayers: Int, lease: String,
+        _ postgres: TestDatabase, queue: PostgresOfflineQueue, replayers: Int, lease: String,
         started: @escaping @Sendable (Int32) -> Void = { _ in }, ended: @escaping @Sendable (Int32) -> Void = { _ in }
     ) async throws {
         let url = postgres.url
@@ -80,7 +80,7 @@ struct PostgresFleetTests {
     }
 
     /// A throwaway cluster whose outbox holds the items, and a server that records their arrival.
-    private func withFilledOutbox(_ body: (PostgresTestServer, PostgresOfflineQueue, Arrivals) async throws -> Void) async throws {
+    private func withFilledOutbox(_ body: (TestDatabase, PostgresOfflineQueue, Arrivals) async throws -> Void) async throws {
         try CLIRunner.requireBuilt()
         try await withPostgres { postgres, client in
             try await TestServer.withRunning { server in
@@ -89,7 +89,7 @@ struct PostgresFleetTests {
                     arrivals.record(request)
                     return ServerResponse(status: 204)
                 }
-                // The command line uses the standard table names; the cluster is this test's own.
+                // The command line uses the standard table names; the database is this test's own.
                 let queue = PostgresOfflineQueue(client: client)
                 try await fill(queue, server: server)
                 try await body(postgres, queue, arrivals)

@@ -5,7 +5,7 @@ import Foundation
 import PostgresNIO
 import Testing
 
-@Suite("PostgreSQL outbox: a row that cannot be read is quarantined", .hangGuard)
+@Suite("PostgreSQL outbox: a row that cannot be read is quarantined", .hangGuard, .sharedPostgresCluster)
 struct PostgresQuarantineTests {
     @Test("rows edited in the database are listed with their ids and reasons, dead-lettered unsent; the others are delivered")
     func quarantine() async throws {

@@ -6,7 +6,7 @@ import PostgresNIO
 import Synchronization
 import Testing
 
-@Suite("PostgreSQL outbox (CallsignPostgres)", .hangGuard)
+@Suite("PostgreSQL outbox (CallsignPostgres)", .hangGuard, .sharedPostgresCluster)
 struct PostgresQueueTests {
     private func request(_ key: String?, _ number: Int, idempotencyKey: String = UUID().uuidString) -> QueuedRequest {
         QueuedRequest(

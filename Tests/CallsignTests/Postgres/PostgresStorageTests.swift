@@ -6,7 +6,7 @@ import HTTPTypes
 import PostgresNIO
 import Testing
 
-@Suite("CallsignPostgres: URLs, tables, migrations and the cache's budget", .hangGuard)
+@Suite("CallsignPostgres: URLs, tables, migrations and the cache's budget", .hangGuard, .sharedPostgresCluster)
 struct PostgresStorageTests {
     @Test("postgres:// URLs: user, password, host, port, database, socket, sslmode; the password never shows")
     func urls() throws {
@@ -98,7 +98,7 @@ struct PostgresStorageTests {
     @Test("callsign queue migrate --postgres URL creates the tables; the queue commands take the URL")
     func commandLine() async throws {
         try CLIRunner.requireBuilt()
-        try await PostgresTestServer.withRunning { postgres in
+        try await withPostgres { postgres, _ in
             let migrate = try await CLIRunner.run(["queue", "migrate", "--postgres", postgres.url, "--prefix", "shop_"])
             #expect(migrate.status == 0, "\(migrate.standardError)")
             #expect(migrate.standardOutput.contains("shop_outbox, shop_outbox_dead and shop_http_cache are ready"))
