@@ -40,13 +40,34 @@ extension Response {
     @discardableResult
     func validate(checkingDeclaredJSON: Bool) throws(APIError) -> Response {
         try validateStatus()
-        if let accept = self.request.headers["Accept"] {
+        if let accept = self.request.headers["Accept"], !Self.isExactly(accept, mediaTypeOf: self.headers[.contentType]) {
             try validate(contentTypes: accept.split(separator: ",").map(Response.mediaType(of:)))
         }
         let payload = try envelopePayload()
         if checkingDeclaredJSON { try validateDeclaredJSON(payload ?? self.body) }
         for validator in self.settings.validators { try validate(using: validator) }
         return self
+    }
+
+    /// Whether `accept` is one media type, exactly the one `contentType` names (ASCII case
+    /// ignored, parameters after `;` ignored): the usual answer (`application/json` to
+    /// `application/json; charset=utf-8`), checked on bytes without building a string. Anything
+    /// else — a list, a wildcard, another type — goes to ``validate(contentTypes:)``.
+    static func isExactly(_ accept: String, mediaTypeOf contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        var wanted = accept.utf8[...]
+        var given = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }
+        func trim(_ bytes: inout Substring.UTF8View) {
+            while let first = bytes.first, first == 0x20 || first == 0x09 { bytes.removeFirst() }
+            while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
+        }
+        trim(&wanted)
+        trim(&given)
+        guard wanted.count == given.count, !wanted.isEmpty else { return false }
+        return zip(wanted, given).allSatisfy { a, b in
+            // Letters compare without case; nothing in a list or a wildcard can match this way.
+            a == b ? a != UInt8(ascii: ",") && a != UInt8(ascii: "*") : (a | 0x20) == (b | 0x20) && (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A
+        }
     }
 
     /// For definitions that say `object` or `objects`: the body must be UTF-8 JSON of that shape

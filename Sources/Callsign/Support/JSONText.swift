@@ -51,19 +51,22 @@ public enum JSONText {
     ///   - colors: ANSI colours per token kind; `nil` (the default) for none.
     public static func prettyPrinted(_ data: Data, indent: Int = 2, colors: Colors? = nil) -> Data? {
         var printer = Printer(indent: max(0, min(indent, 16)), colors: colors)
-        let bytes = [UInt8](data)
-        guard printer.run(bytes) else { return nil }
+        guard data.withUnsafeBytes({ printer.run($0.assumingMemoryBound(to: UInt8.self)) }) else { return nil }
         return Data(printer.output)
     }
 
     /// Whether `data` is exactly one JSON value in UTF-8 (RFC 8259), at most ``maximumDepth`` deep.
     public static func isValid(_ data: Data) -> Bool {
+        // Read where the bytes are (no copy), writing nothing: a validating tokenizer.
         var printer = Printer(indent: 0, colors: nil, writes: false)
-        return printer.run([UInt8](data))
+        return data.withUnsafeBytes { printer.run($0.assumingMemoryBound(to: UInt8.self)) }
     }
 
-    /// The printer: a validating tokenizer with a stack of open containers.
+    /// The printer: a validating tokenizer with a stack of open containers. It reads the text in
+    /// place, where it lies, with no copy.
     private struct Printer {
+        typealias Bytes = UnsafeBufferPointer<UInt8>
+
         enum Container { case object, array }
         /// What the grammar allows next.
         enum Expect { case value, key, colon, commaOrClose, end }
@@ -72,7 +75,11 @@ public enum JSONText {
         let colors: Colors?
         var writes = true
         var output: [UInt8] = []
-        var stack: [Container] = []
+        var stack: [Container] = {
+            var stack: [Container] = []
+            stack.reserveCapacity(16)
+            return stack
+        }()
         var expect = Expect.value
 
         init(indent: Int, colors: Colors?, writes: Bool = true) {
@@ -81,7 +88,7 @@ public enum JSONText {
             self.writes = writes
         }
 
-        mutating func run(_ bytes: [UInt8]) -> Bool {
+        mutating func run(_ bytes: Bytes) -> Bool {
             var index = 0
             while index < bytes.count {
                 let byte = bytes[index]
@@ -98,7 +105,7 @@ public enum JSONText {
         }
 
         /// Reads the token at `index`; returns where the next one may start, or `nil` on bad input.
-        mutating func token(_ bytes: [UInt8], at index: Int) -> Int? {
+        mutating func token(_ bytes: Bytes, at index: Int) -> Int? {
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "{"), UInt8(ascii: "["):
@@ -140,7 +147,7 @@ public enum JSONText {
         }
 
         /// Opens an object or array; an empty one stays on one line: `{}`, `[]`.
-        mutating func open(_ bytes: [UInt8], at index: Int) -> Int? {
+        mutating func open(_ bytes: Bytes, at index: Int) -> Int? {
             guard stack.count < JSONText.maximumDepth else { return nil }
             let byte = bytes[index]
             let isObject = byte == UInt8(ascii: "{")
@@ -158,7 +165,7 @@ public enum JSONText {
         }
 
         /// A number or a literal, copied as written.
-        mutating func scalar(_ bytes: [UInt8], at index: Int) -> Int? {
+        mutating func scalar(_ bytes: Bytes, at index: Int) -> Int? {
             let literal: [UInt8]? =
                 switch bytes[index] {
                 case UInt8(ascii: "t"): Self.trueBytes
@@ -185,7 +192,7 @@ public enum JSONText {
         }
 
         /// The index after a string's closing quote; escapes and UTF-8 checked, control characters refused.
-        func stringEnd(_ bytes: [UInt8], from start: Int) -> Int? {
+        func stringEnd(_ bytes: Bytes, from start: Int) -> Int? {
             var index = start + 1
             while index < bytes.count {
                 let byte = bytes[index]
@@ -224,7 +231,7 @@ public enum JSONText {
         }
 
         /// The index after a number (RFC 8259 §6: `-? int frac? exp?`).
-        func numberEnd(_ bytes: [UInt8], from start: Int) -> Int? {
+        func numberEnd(_ bytes: Bytes, from start: Int) -> Int? {
             var index = start
             func digits() -> Int {
                 let first = index
@@ -250,15 +257,15 @@ public enum JSONText {
             return index
         }
 
-        func nextNonSpace(_ bytes: [UInt8], after index: Int) -> Int? {
+        func nextNonSpace(_ bytes: Bytes, after index: Int) -> Int? {
             var next = index + 1
-            while next < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[next]) { next += 1 }
+            while next < bytes.count, bytes[next] == 0x20 || bytes[next] == 0x09 || bytes[next] == 0x0A || bytes[next] == 0x0D { next += 1 }
             return next < bytes.count ? next : nil
         }
 
         /// The index after the well-formed UTF-8 sequence that starts at `index` (RFC 3629: no
         /// overlong forms, no surrogates, nothing past U+10FFFF), or `nil`.
-        static func utf8SequenceEnd(_ bytes: [UInt8], at index: Int) -> Int? {
+        static func utf8SequenceEnd(_ bytes: Bytes, at index: Int) -> Int? {
             let lead = bytes[index]
             let length: Int
             var low: UInt8 = 0x80
@@ -281,7 +288,7 @@ public enum JSONText {
         }
 
         /// The code unit of a `\uXXXX` escape starting at `index`, if there is one.
-        static func escapedUnit(_ bytes: [UInt8], at index: Int) -> UInt16? {
+        static func escapedUnit(_ bytes: Bytes, at index: Int) -> UInt16? {
             guard index + 6 <= bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
                 return nil
             }
