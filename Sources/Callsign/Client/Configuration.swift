@@ -371,9 +371,12 @@ extension APIClient.Configuration {
         /// What is hidden in logs, cURL lines, error descriptions and HAR files. Default ``Redaction/default``.
         public var redaction: Redaction = .default
         /// Where metrics go. Default `nil`: the factory bootstrapped in `MetricsSystem` (none: no-op).
+        /// Bootstrap `MetricsSystem` before creating clients, as swift-metrics asks: a client that
+        /// found no metrics backend, no tracer and no logger when it was created leaves its
+        /// observability stages out of the chain, at no cost per call.
         public var metricsFactory: (any MetricsFactory)? = nil
         /// Who traces calls. Default `nil`: the tracer bootstrapped in `InstrumentationSystem`
-        /// (none: no spans, no `traceparent`).
+        /// (none: no spans, no `traceparent`), read when the client is created.
         public var tracer: (any Tracer)? = nil
         /// The longest body shown by `trace`-level logs. Default 4 KiB.
         public var maximumLoggedBodySize: Int = 4096

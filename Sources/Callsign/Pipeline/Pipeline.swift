@@ -1,4 +1,5 @@
 import Foundation
+import Tracing
 
 /// A client's middleware chains, built once from the one table of stages.
 ///
@@ -48,12 +49,15 @@ struct Pipeline: Sendable {
         let telemetry: Telemetry
         let observers: CallObservers
         var wireChain: [any WireMiddleware] = []
+        /// Whether the call is logged (a logger of the client's or the request's own), traced or
+        /// measured: without any of these, the observability and recording stages are left out.
+        var isObserved = false
     }
 
     /// The pipeline: every built-in stage in order, and how each is made. ``MiddlewareStage/order``,
     /// ``WireStage/order``, the documentation and its test all read this table.
     static let table: [Row] = [
-        Row(kind: .request(.observability) { ObservabilityStage(telemetry: $0.telemetry, log: CallLogSettings($0.configuration)) }),
+        Row(kind: .request(.observability) { $0.isObserved ? ObservabilityStage(telemetry: $0.telemetry, log: CallLogSettings($0.configuration)) : nil }),
         Row(kind: .yourMiddlewares),
         Row(kind: .request(.commonParameters) { CommonParametersStage(common: $0.configuration.common) }),
         Row(kind: .request(.clientInfo) { ingredients in ingredients.configuration.clientInfo.map { ClientInfoStage(headers: $0.headers) } }),
@@ -70,7 +74,12 @@ struct Pipeline: Sendable {
         }),
         Row(kind: .request(.cookies) { ingredients in ingredients.configuration.cookies.map(CookieStage.init(jar:)) }),
         Row(kind: .request(.cache) { ingredients in ingredients.configuration.cache.map { CacheStage(cache: $0, factory: ingredients.factory) } }),
-        Row(kind: .request(.recording) { RecordingStage(telemetry: $0.telemetry, recorder: $0.configuration.observability.recorder, log: CallLogSettings($0.configuration)) }),
+        Row(kind: .request(.recording) { ingredients in
+            guard ingredients.isObserved || ingredients.configuration.observability.recorder != nil else { return nil }
+            return RecordingStage(
+                telemetry: ingredients.telemetry, recorder: ingredients.configuration.observability.recorder,
+                log: CallLogSettings(ingredients.configuration))
+        }),
         Row(kind: .request(.timeout) { TimeoutStage($0.configuration.timeouts, transportEnforcesDeadlines: $0.transport.enforcesDeadlines) }),
         Row(kind: .request(.body) { BodyStage(limit: $0.configuration.limits.maximumResponseBodySize) }),
         Row(kind: .request(.decompression) { ingredients in
@@ -85,71 +94,99 @@ struct Pipeline: Sendable {
         Row(kind: .wire(.transport) { TransportStage(transport: $0.transport, configuration: $0.configuration) }),
     ]
 
-    /// The outermost stage with what is inserted around it: every call, replays too, starts here.
-    private let outermost: [any Middleware]
-    /// ``APIClient/Configuration/middlewares``.
-    private let yours: [any Middleware]
-    /// The stages below your middlewares, with and without the offline stage (most requests are
-    /// never queued), and the stages a replayed request runs below the offline stage.
-    private let below: [any Middleware]
-    private let belowWithoutOffline: [any Middleware]
-    /// The whole chain of a call that adds no middlewares of its own, with and without the
-    /// offline stage, and a replay's.
-    private let usual: [any Middleware]
-    private let usualOffline: [any Middleware]
-    private let replay: [any Middleware]
+    /// The request seam's chains, built once: for calls nobody logs, traces or measures, and for
+    /// calls that are (a request with a logger of its own takes those when the client has none).
+    private let quiet: Chains
+    private let observed: Chains
+    /// Whether every call is observed (a logger, metrics or a tracer of the client's): then
+    /// nothing is decided per call.
+    private let observesEveryCall: Bool
+
+    /// One set of request chains.
+    private struct Chains: Sendable {
+        /// The outermost stage with what is inserted around it: every call, replays too, starts here.
+        let outermost: [any Middleware]
+        /// ``APIClient/Configuration/middlewares``.
+        let yours: [any Middleware]
+        /// The stages below your middlewares, with and without the offline stage (most requests
+        /// are never queued).
+        let below: [any Middleware]
+        let belowWithoutOffline: [any Middleware]
+        /// The whole chain of a call that adds no middlewares of its own, with and without the
+        /// offline stage, and a replay's: the stages below the offline stage.
+        let usual: [any Middleware]
+        let usualOffline: [any Middleware]
+        let replay: [any Middleware]
+
+        func stages(for request: Request, isReplay: Bool) -> [any Middleware] {
+            if isReplay { return replay }
+            let offline = request.storePolicy == .offline
+            guard request.middlewares.isEmpty else {
+                return outermost + yours + request.middlewares + (offline ? below : belowWithoutOffline)
+            }
+            return offline ? usualOffline : usual  // the usual case: the client's array, not a copy
+        }
+    }
 
     init(
         configuration: APIClient.Configuration, definitions: APIDefinitions, offlineQueue: any OfflineQueueStorage,
         transport: any Transport, factory: RequestFactory, observers: CallObservers
     ) {
+        let telemetry = Telemetry(metricsFactory: configuration.observability.metricsFactory, tracer: configuration.observability.tracer)
         var ingredients = Ingredients(
             configuration: configuration, definitions: definitions, offlineQueue: offlineQueue, transport: transport, factory: factory,
-            telemetry: Telemetry(metricsFactory: configuration.observability.metricsFactory, tracer: configuration.observability.tracer),
-            observers: observers)
-        let insertions = configuration.insertions
+            telemetry: telemetry, observers: observers)
+        ingredients.wireChain = Self.wireChain(ingredients)
+        ingredients.isObserved = true
+        observed = Self.chains(ingredients)
+        ingredients.isObserved = configuration.observability.logger != nil || telemetry.isActive
+        observesEveryCall = ingredients.isObserved
+        quiet = ingredients.isObserved ? observed : Self.chains(ingredients)
+    }
 
-        func wireInserted(_ stage: WireStage, _ placement: APIClient.Configuration.Insertion.Placement) -> [any WireMiddleware] {
-            insertions.compactMap { insertion in
-                guard insertion.stage == .wire(stage), insertion.placement == placement, case .wire(let middleware) = insertion.middleware
-                else { return nil }
-                return middleware
-            }
+    /// The middlewares placed at `stage`.
+    private static func inserted<Kind>(
+        _ configuration: APIClient.Configuration, _ stage: APIClient.Configuration.Insertion.Stage,
+        _ placement: APIClient.Configuration.Insertion.Placement, as kind: (APIClient.Configuration.Insertion.Kind) -> Kind?
+    ) -> [Kind] {
+        configuration.insertions.compactMap { insertion in
+            insertion.stage == stage && insertion.placement == placement ? kind(insertion.middleware) : nil
         }
-        func requestInserted(_ stage: MiddlewareStage, _ placement: APIClient.Configuration.Insertion.Placement) -> [any Middleware] {
-            insertions.compactMap { insertion in
-                guard insertion.stage == .request(stage), insertion.placement == placement, case .request(let middleware) = insertion.middleware
-                else { return nil }
-                return middleware
-            }
-        }
+    }
 
-        // The wire seam first: the encoding stage hands requests to it.
+    /// The wire seam: the encoding stage hands requests to it.
+    private static func wireChain(_ ingredients: Ingredients) -> [any WireMiddleware] {
+        func inserted(_ stage: WireStage, _ placement: APIClient.Configuration.Insertion.Placement) -> [any WireMiddleware] {
+            Self.inserted(ingredients.configuration, .wire(stage), placement) { if case .wire(let middleware) = $0 { middleware } else { nil } }
+        }
         var wire: [any WireMiddleware] = []
-        for row in Self.table {
+        for row in table {
             switch row.kind {
             case .wire(let stage, let make):
-                let built = make(ingredients)
+                let built = make(ingredients).map { [$0] } ?? []
                 // The transport ends the chain: what is placed after it goes just before it.
-                if stage == .transport {
-                    wire += wireInserted(stage, .before) + wireInserted(stage, .after) + (built.map { [$0] } ?? [])
-                } else {
-                    wire += wireInserted(stage, .before) + (built.map { [$0] } ?? []) + wireInserted(stage, .after)
-                }
+                wire += stage == .transport
+                    ? inserted(stage, .before) + inserted(stage, .after) + built : inserted(stage, .before) + built + inserted(stage, .after)
             case .yourWireMiddlewares:
-                wire += configuration.wireMiddlewares
+                wire += ingredients.configuration.wireMiddlewares
             case .request, .yourMiddlewares:
                 continue
             }
         }
-        ingredients.wireChain = wire
+        return wire
+    }
 
+    /// The request seam's chains for `ingredients`.
+    private static func chains(_ ingredients: Ingredients) -> Chains {
+        func inserted(_ stage: MiddlewareStage, _ placement: APIClient.Configuration.Insertion.Placement) -> [any Middleware] {
+            Self.inserted(ingredients.configuration, .request(stage), placement) { if case .request(let middleware) = $0 { middleware } else { nil } }
+        }
         var outermost: [any Middleware] = []
         var below: [any Middleware] = []
         var belowWithoutOffline: [any Middleware] = []
         var replayStart: Int?
         var reachedYours = false
-        for row in Self.table {
+        for row in table {
             guard case .request(let stage, let make) = row.kind else {
                 if case .yourMiddlewares = row.kind { reachedYours = true }
                 continue
@@ -157,33 +194,28 @@ struct Pipeline: Sendable {
             let built = make(ingredients).map { [$0] } ?? []
             // The encoding stage ends the request seam: what is placed after it goes just before it.
             let here = stage == .encoding
-                ? requestInserted(stage, .before) + requestInserted(stage, .after) + built
-                : requestInserted(stage, .before) + built + requestInserted(stage, .after)
+                ? inserted(stage, .before) + inserted(stage, .after) + built : inserted(stage, .before) + built + inserted(stage, .after)
             guard reachedYours else {
                 outermost += here
                 continue
             }
             below += here
-            belowWithoutOffline += row.replayStartsBelow ? requestInserted(stage, .before) + requestInserted(stage, .after) : here
+            belowWithoutOffline += row.replayStartsBelow ? inserted(stage, .before) + inserted(stage, .after) : here
             if row.replayStartsBelow { replayStart = below.count }
         }
-        self.outermost = outermost
-        yours = configuration.middlewares
-        self.below = below
-        self.belowWithoutOffline = belowWithoutOffline
-        usual = outermost + yours + belowWithoutOffline
-        usualOffline = outermost + yours + below
-        replay = outermost + below[(replayStart ?? 0)...]
+        let yours = ingredients.configuration.middlewares
+        return Chains(
+            outermost: outermost, yours: yours, below: below, belowWithoutOffline: belowWithoutOffline,
+            usual: outermost + yours + belowWithoutOffline, usualOffline: outermost + yours + below,
+            replay: outermost + below[(replayStart ?? 0)...])
     }
 
     /// The chain for one call: the client's stages around the call's own middlewares.
     func stages(for request: Request, context: MiddlewareContext) -> [any Middleware] {
-        if context.isReplay { return replay }
-        let offline = request.storePolicy == .offline
-        guard request.middlewares.isEmpty else {
-            return outermost + yours + request.middlewares + (offline ? below : belowWithoutOffline)
-        }
-        return offline ? usualOffline : usual  // the usual case: the client's array, not a copy
+        // A request's own logger, or a tracer bound around the call (`withTracer`), asks for the
+        // observed chain even when the client observes nothing itself.
+        let observedCall = observesEveryCall || request.logger != nil || !(InstrumentationSystem.instrument is NoOpInstrument)
+        return (observedCall ? observed : quiet).stages(for: request, isReplay: context.isReplay)
     }
 
     /// The trusted origins, the only ones that may receive credentials: the configuration's base

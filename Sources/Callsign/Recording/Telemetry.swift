@@ -34,6 +34,13 @@ struct Telemetry: Sendable {
     /// Whether metrics go anywhere: with the no-op factory, building labels would be wasted work.
     private var recordsMetrics: Bool { !(factory is NOOPMetricsHandler) }
 
+    /// Whether calls are traced or measured at all: a client that neither traces nor measures
+    /// (nothing configured, nothing bootstrapped when it was created) leaves the observability
+    /// stages out of its chain.
+    var isActive: Bool {
+        recordsMetrics || tracer != nil || !(InstrumentationSystem.instrument is NoOpInstrument)
+    }
+
     func recordSuccess(_ response: Response) {
         guard recordsMetrics else { return }
         let request = response.request
