@@ -7,8 +7,10 @@ import Synchronization
 /// big checksum) must not stall every server of the run — on a busy machine that turned answers
 /// into timeouts — and a server's work must not delay the client's I/O either.
 enum ServerThreads {
-    /// The servers' event loops: they accept, read and write, and run the servers' handlers.
-    static let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+    /// The servers' event loops: they accept, read and write, and run the servers' handlers —
+    /// four, so that one handler busy for a while (a large body made up front) leaves others
+    /// to every other server of the run.
+    static let group = MultiThreadedEventLoopGroup(numberOfThreads: 4)
     /// The handlers' task executor, on those loops.
     static let executor: any TaskExecutor = LoopExecutor()
 
