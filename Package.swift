@@ -70,6 +70,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows])),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows])),
+                // A large body collected in memory becomes `Data` without a second copy.
+                .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows])),
             ],
             resources: [.process("Resources")]
         ),
@@ -137,11 +139,14 @@ let package = Package(
             ],
             resources: [.process("Resources")]
         ),
+        // The benchmark's allocation counter: a malloc interposer linked into the benchmark only.
+        .target(name: "CMallocCounter", path: "Benchmarks/Sources/CMallocCounter"),
         // Benchmarks: an executable beside the products, adding no dependency to them.
         // Run with `swift run -c release CallsignBenchmarks`.
         .executableTarget(
             name: "CallsignBenchmarks",
             dependencies: [
+                "CMallocCounter",
                 "Callsign",
                 "CallsignSQLite",
                 "CallsignTesting",
@@ -149,6 +154,9 @@ let package = Package(
                 "CallsignPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -172,6 +180,6 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.name != "CMallocCounter" {
     target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
 }

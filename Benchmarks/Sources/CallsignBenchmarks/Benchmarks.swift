@@ -80,9 +80,10 @@ struct Benchmarks {
         let decoder = JSONDecoder()
 
         let definitions = try APIDefinitions(values: ["DEFAULT": ["baseURL": .string(server.baseURL.absoluteString)], "Item": ["path": "bench/item", "responseType": "object"]])
-        // Its pool sized to the concurrency, like the raw client's.
-        let ahcTransport = AsyncHTTPClientTransport(maximumConnectionsPerHost: 32)
-        let callsignAHC = APIClient(definitions: definitions, configuration: .init { $0.baseURL = server.baseURL }, transport: ahcTransport)
+        // Callsign as a user gets it: the default configuration and the default transport (its
+        // pool as the library sizes it), beside the raw client tuned for the concurrency.
+        let ahcTransport = AsyncHTTPClientTransport.shared
+        let callsignAHC = APIClient(definitions: definitions)
         let sessionTransport = URLSessionTransport()
         let callsignSession = APIClient(definitions: definitions, transport: sessionTransport)
 
@@ -118,10 +119,10 @@ struct Benchmarks {
         let rows = [
             Row(name: "raw AsyncHTTPClient", reference: nil, call: rawAHCCall),
             Row(name: "raw URLSession", reference: nil, call: rawSession),
-            Row(name: "Callsign + AHC transport", reference: "raw AsyncHTTPClient", call: callsignAHCCall),
+            Row(name: "Callsign by name, defaults", reference: "raw AsyncHTTPClient", call: callsignAHCCall),
             Row(name: "Callsign + URLSession transport", reference: "raw URLSession", call: callsignSessionCall),
             Row(name: "raw AsyncHTTPClient + decode", reference: nil, call: rawAHCDecode),
-            Row(name: "Callsign + AHC + decode", reference: "raw AsyncHTTPClient + decode", call: callsignAHCDecode),
+            Row(name: "Callsign + decode, defaults", reference: "raw AsyncHTTPClient + decode", call: callsignAHCDecode),
             // Beyond parity: the calling tasks on the transport's event loops, against raw AHC
             // used the straightforward way (tasks on the default executor).
             Row(name: "raw AHC, tasks on its loops", reference: "raw AsyncHTTPClient", onLoops: true, call: rawAHCCall),
@@ -165,6 +166,7 @@ struct Benchmarks {
         ]
         let loopExecutor = ahcTransport.preferredTaskExecutor.map { [$0] } ?? []
         let tableRows = only == "experiment" ? [rows[0], rows[2]] + experimentRows : rows
+        let baseline = Baseline.shared
         for concurrency in [1, 32] where only == nil || only == "requests" || only == "experiment" {
             // Rounds of a second or more: shorter ones moved the c=32 ratios by ±0.1.
             let requests = Int(Double(concurrency == 1 ? 3000 : 20_000) * scale)
@@ -179,18 +181,22 @@ struct Benchmarks {
             }
             print("")
             print("c=\(concurrency), \(requests) requests per round (medians)")
-            print("\(pad("", 34)) \(pad("req/s", 9, right: true)) \(pad("CPU µs/req", 11, right: true)) \(pad("ratio req/s", 12, right: true)) \(pad("Δ CPU µs", 9, right: true)) \(pad("server CPU µs/req", 18, right: true))")
+            print("\(pad("", 34)) \(pad("req/s", 9, right: true)) \(pad("CPU µs/req", 11, right: true)) \(pad("ratio req/s", 12, right: true)) \(pad("Δ CPU µs", 9, right: true)) \(pad("allocs/req", 11, right: true)) \(pad("server CPU µs/req", 18, right: true))")
             for row in tableRows {
                 let rps = median(samples[row.name, default: []].map(\.requestsPerSecond))
                 let cpu = median(samples[row.name, default: []].map(\.cpuPerRequest))
                 let serverCPU = median(samples[row.name, default: []].map(\.serverCPUPerRequest))
+                let allocations = median(samples[row.name, default: []].map(\.allocationsPerRequest))
                 var ratio = ""
                 var delta = ""
+                var gate = ""
                 if let reference = row.reference {
-                    ratio = format(rps / median(samples[reference, default: []].map(\.requestsPerSecond)), 2) + "×"
+                    let value = rps / median(samples[reference, default: []].map(\.requestsPerSecond))
+                    ratio = format(value, 2) + "×"
                     delta = (cpu - median(samples[reference, default: []].map(\.cpuPerRequest)) >= 0 ? "+" : "") + format(cpu - median(samples[reference, default: []].map(\.cpuPerRequest)), 1)
+                    gate = baseline.ratio("c=\(concurrency) \(row.name)", value)
                 }
-                print("\(pad(row.name, 34)) \(pad(format(rps), 9, right: true)) \(pad(format(cpu, 1), 11, right: true)) \(pad(ratio, 12, right: true)) \(pad(delta, 9, right: true)) \(pad(format(serverCPU, 1), 18, right: true))")
+                print("\(pad(row.name, 34)) \(pad(format(rps), 9, right: true)) \(pad(format(cpu, 1), 11, right: true)) \(pad(ratio, 12, right: true)) \(pad(delta, 9, right: true)) \(pad(format(allocations, 1), 11, right: true)) \(pad(format(serverCPU, 1), 18, right: true))\(gate)")
             }
         }
 
@@ -205,6 +211,11 @@ struct Benchmarks {
             } else {
                 print("no row named \"\(wanted)\"; rows: " + (rows + experimentRows).map(\.name).joined(separator: ", "))
             }
+        }
+        if only == "pool" {
+            // How the default pool size was chosen: Callsign's default configuration at c=32 and
+            // c=64 over transports with pools of 8 to 128 connections, against raw AHC's 32.
+            try await poolSizes(definitions: definitions, rawAHC: rawAHCCall, server: server, rounds: rounds, scale: scale)
         }
         if only == nil || only == "pipeline" {
             try await pipeline(definitions: definitions, body: body, scale: scale, rounds: rounds)
@@ -318,9 +329,40 @@ struct Benchmarks {
             try await persistence(server: server, rawAHC: rawAHC, scale: scale)
         }
 
-        try await ahcTransport.shutdown()
         try await sessionTransport.shutdown()
         session.invalidateAndCancel()
+        Baseline.shared.finish()
+    }
+
+    /// Throughput of Callsign's default configuration with pools of several sizes, interleaved.
+    static func poolSizes(
+        definitions: APIDefinitions, rawAHC: @escaping @Sendable () async throws -> Void, server: ServerProcess, rounds: Int, scale: Double
+    ) async throws {
+        let sizes = [8, 16, 32, 64, 128]
+        let clients = sizes.map { size in
+            (size, APIClient(definitions: definitions, transport: AsyncHTTPClientTransport(maximumConnectionsPerHost: size)))
+        }
+        for concurrency in [32, 64] {
+            let requests = Int(20_000 * scale)
+            var rates: [String: [Double]] = [:]
+            for round in 0...rounds {
+                let raw = try await Measure.run(requests: requests, concurrency: concurrency, server: server, rawAHC)
+                if round > 0 { rates["raw AHC (pool 32)", default: []].append(raw.requestsPerSecond) }
+                for (size, client) in clients {
+                    let sample = try await Measure.run(requests: requests, concurrency: concurrency, server: server) { _ = try await client.call("Item") }
+                    if round > 0 { rates["Callsign, pool \(size)", default: []].append(sample.requestsPerSecond) }
+                }
+            }
+            let reference = median(rates["raw AHC (pool 32)"] ?? [])
+            print("")
+            print("c=\(concurrency): default configuration by pool size (medians of \(rounds) rounds)")
+            print("  raw AHC (pool 32)      \(pad(format(reference), 7, right: true)) req/s")
+            for (size, _) in clients {
+                let rate = median(rates["Callsign, pool \(size)"] ?? [])
+                print("  Callsign, pool \(pad("\(size)", 4))    \(pad(format(rate), 7, right: true)) req/s  \(format(rate / reference, 2))×")
+            }
+        }
+        for (_, client) in clients { try await client.transport.shutdown() }
     }
 }
 

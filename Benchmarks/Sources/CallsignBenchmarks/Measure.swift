@@ -1,3 +1,4 @@
+import CMallocCounter
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -10,9 +11,12 @@ struct Sample {
     var cpuMicroseconds: Double
     var serverCPUMicroseconds: Double
     var requests: Int
+    /// Heap blocks this process allocated during the run (the benchmark's own malloc counter).
+    var allocations: Double = 0
     var requestsPerSecond: Double { Double(requests) / seconds }
     var cpuPerRequest: Double { cpuMicroseconds / Double(requests) }
     var serverCPUPerRequest: Double { serverCPUMicroseconds / Double(requests) }
+    var allocationsPerRequest: Double { allocations / Double(requests) }
 }
 
 enum Measure {
@@ -50,6 +54,7 @@ enum Measure {
     ) async throws -> Sample {
         let cpu = cpuMicroseconds()
         let serverCPU = server?.cpuMicroseconds() ?? 0
+        let allocated = callsign_bench_allocations()
         let clock = ContinuousClock()
         let start = clock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -68,7 +73,8 @@ enum Measure {
         let elapsed = clock.now - start
         return Sample(
             seconds: elapsed.secondsValue, cpuMicroseconds: cpuMicroseconds() - cpu,
-            serverCPUMicroseconds: (server?.cpuMicroseconds() ?? 0) - serverCPU, requests: requests)
+            serverCPUMicroseconds: (server?.cpuMicroseconds() ?? 0) - serverCPU, requests: requests,
+            allocations: Double(callsign_bench_allocations() &- allocated))
     }
 }
 

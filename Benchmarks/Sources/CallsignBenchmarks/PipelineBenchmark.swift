@@ -4,6 +4,9 @@ import CallsignSQLite
 import CallsignTesting
 import Foundation
 import HTTPTypes
+import InMemoryTracing
+import Logging
+import Metrics
 import NIOCore
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -13,6 +16,33 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+
+/// A metrics backend that drops everything: what Callsign itself spends on metrics.
+struct DroppingMetrics: MetricsFactory {
+    final class Handler: CounterHandler, FloatingPointCounterHandler, RecorderHandler, TimerHandler, MeterHandler, Sendable {
+        func increment(by: Int64) {}
+        func increment(by: Double) {}
+        func reset() {}
+        func record(_ value: Int64) {}
+        func record(_ value: Double) {}
+        func recordNanoseconds(_ duration: Int64) {}
+        func set(_ value: Int64) {}
+        func set(_ value: Double) {}
+        func increment(by: Double) async {}
+        func decrement(by: Double) {}
+    }
+    let handler = Handler()
+    func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler { handler }
+    func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler { handler }
+    func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler { handler }
+    func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler { handler }
+    func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler { handler }
+    func destroyCounter(_ handler: any CounterHandler) {}
+    func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) {}
+    func destroyRecorder(_ handler: any RecorderHandler) {}
+    func destroyMeter(_ handler: any MeterHandler) {}
+    func destroyTimer(_ handler: any TimerHandler) {}
+}
 
 /// A transport that answers at once from memory: what is left is Callsign's own CPU per call.
 struct InstantTransport: Transport {
@@ -30,10 +60,12 @@ struct InstantTransport: Transport {
 extension Benchmarks {
     /// Callsign's own CPU per call: the full default pipeline (definition by name, validation)
     /// over a transport that answers at once, one call at a time. No I/O, no thread hops — the
-    /// number the "Δ CPU" columns above are made of, without the network's noise.
+    /// number the "Δ CPU" columns above are made of, without the network's noise. Then what each
+    /// optional stage adds when it is configured (and that it adds nothing when it is not).
     static func pipeline(definitions: APIDefinitions, body: Data, scale: Double, rounds: Int) async throws {
         let head = HTTPResponse(status: .ok, headerFields: [.contentType: "application/json", .contentLength: String(body.count)])
-        let client = APIClient(definitions: definitions, transport: InstantTransport(head: head, body: body))
+        let transport = InstantTransport(head: head, body: body)
+        let client = APIClient(definitions: definitions, transport: transport)
         let decoder = JSONDecoder()
         let calls = Int(20_000 * scale)
         if ProcessInfo.processInfo.environment["CALLSIGN_BENCH_ROW"] == "pipeline call" {
@@ -42,22 +74,87 @@ extension Benchmarks {
             print("pipeline call: \(format(sample.cpuPerRequest, 2)) CPU µs per call over \(calls) calls")
             return
         }
-        var plain: [Double] = []
-        var decoding: [Double] = []
-        var decodeOnly: [Double] = []
+        var plain: [Sample] = []
+        var decoding: [Sample] = []
+        var decodeOnly: [Sample] = []
         for round in 0...rounds {
             let a = try await Measure.run(requests: calls, concurrency: 1) { _ = try await client.call("Item") }
             let b = try await Measure.run(requests: calls, concurrency: 1) { _ = try await client.call("Item", as: Item.self) }
             let c = try await Measure.run(requests: calls, concurrency: 1) { _ = try decoder.decode(Item.self, from: body) }
             guard round > 0 else { continue }  // the first round warms up
-            plain.append(a.cpuPerRequest)
-            decoding.append(b.cpuPerRequest)
-            decodeOnly.append(c.cpuPerRequest)
+            plain.append(a)
+            decoding.append(b)
+            decodeOnly.append(c)
         }
+        let baseline = Baseline.shared
+        let callCPU = median(plain.map(\.cpuPerRequest))
+        let callAllocations = median(plain.map(\.allocationsPerRequest))
         print("")
         print("Callsign's own CPU per call (instant in-memory transport, \(calls) calls per round, medians): "
-            + "call \(format(median(plain), 1)) µs, call + decode \(format(median(decoding), 1)) µs "
-            + "(JSONDecoder alone \(format(median(decodeOnly), 1)) µs)")
+            + "call \(format(callCPU, 1)) µs\(baseline.cost("own CPU per call µs", callCPU)), "
+            + "\(format(callAllocations, 1)) allocations\(baseline.cost("allocations per call", callAllocations)); "
+            + "call + decode \(format(median(decoding.map(\.cpuPerRequest)), 1)) µs "
+            + "(JSONDecoder alone \(format(median(decodeOnly.map(\.cpuPerRequest)), 1)) µs, \(format(median(decodeOnly.map(\.allocationsPerRequest)), 1)) allocations)")
+        try await stageCosts(transport: transport, calls: calls / 2, rounds: rounds)
+    }
+
+    /// What each optional stage costs per call when it is configured, against the same client
+    /// without it — and, in the first row, that an unconfigured stage costs nothing: a client
+    /// with every optional stage off runs the same chain as the default one.
+    static func stageCosts(transport: InstantTransport, calls: Int, rounds: Int) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-bench-stages-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let silent = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
+        let quietLogger = {
+            var logger = Logger(label: "bench.quiet")
+            logger.logLevel = .info  // configured, but above the levels Callsign logs at
+            return logger
+        }()
+        typealias Variant = (name: String, configure: @Sendable (inout APIClient.Configuration) -> Void, storePolicy: StorePolicy?)
+        let variants: [Variant] = [
+            ("every optional stage off (the default)", { _ in }, nil),
+            ("+ cookies (a CookieJar)", { $0.cookies = CookieJar() }, nil),
+            ("+ HTTP cache (memory; answers not storable)", { $0.cache = .memory(byteBudget: 1 << 20) }, nil),
+            ("+ authentication (bearer)", { $0.authentication = .bearer("token") }, nil),
+            ("+ offline queue (storePolicy .offline)", { _ in }, .offline),
+            ("+ logger (level info: nothing logged)", { $0.observability.logger = quietLogger }, nil),
+            ("+ logger (debug lines to a no-op handler)", {
+                var logger = silent
+                logger.logLevel = .debug
+                $0.observability.logger = logger
+            }, nil),
+            ("+ metrics (a backend that drops them)", { $0.observability.metricsFactory = DroppingMetrics() }, nil),
+            ("+ tracing (InMemoryTracer)", { $0.observability.tracer = InMemoryTracer() }, nil),
+            ("+ HAR recording (a file per exchange)", { [folder] in $0.observability.recorder = HARRecorder(fileURL: folder.appendingPathComponent("bench.har")) }, nil),
+        ]
+        // The benchmark's definition, marked as needing authorization (the authentication row).
+        let authorized = try APIDefinitions(values: [
+            "DEFAULT": ["baseURL": "http://127.0.0.1:9/"],
+            "Item": ["path": "bench/item", "responseType": "object", "needsAuthorization": true],
+        ])
+        var costs: [String: [Double]] = [:]
+        var allocations: [String: [Double]] = [:]
+        for round in 0...rounds {
+            for variant in variants {
+                let client = APIClient(definitions: authorized, configuration: .init(variant.configure), transport: transport)
+                var request = try authorized.definition(named: "Item").request()
+                request.storePolicy = variant.storePolicy
+                let call = request
+                let sample = try await Measure.run(requests: calls, concurrency: 1) { _ = try await client.send(call).validate() }
+                guard round > 0 else { continue }
+                costs[variant.name, default: []].append(sample.cpuPerRequest)
+                allocations[variant.name, default: []].append(sample.allocationsPerRequest)
+            }
+        }
+        let base = median(costs[variants[0].name] ?? [])
+        print("")
+        print("What each stage costs when configured (instant transport, \(calls) calls per round, medians; an unconfigured stage is not in the chain):")
+        for variant in variants {
+            let cost = median(costs[variant.name] ?? [])
+            let delta = variant.name == variants[0].name ? "" : " (\(cost - base >= 0 ? "+" : "")\(format(cost - base, 1)) µs)"
+            print("  \(pad(variant.name, 46)) \(pad(format(cost, 1), 6, right: true)) µs\(delta), \(format(median(allocations[variant.name] ?? []), 1)) allocations")
+        }
     }
 
     /// A fresh cache hit against a network round trip, and durable offline enqueues per second.

@@ -3,6 +3,7 @@ public import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import NIOCore
+import NIOFoundationEssentialsCompat
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
@@ -148,8 +149,11 @@ public final class AsyncHTTPClientTransport: Transport {
                 head: Self.responseHead(arrived.status, arrived.headers), body: ResponseBodyStream(failing: failure),
                 httpVersion: Self.harVersion(arrived.version))
         }
+        // A large body is handed over where it lies (the buffer the delegate collected it into,
+        // never a read buffer of NIO's); a small one is copied, as AsyncHTTPClient decides.
+        let body = buffer.getData(at: buffer.readerIndex, length: buffer.readableBytes, byteTransferStrategy: .automatic) ?? Data()
         return TransportResponse(
-            head: Self.responseHead(responseHead.status, responseHead.headers), body: ResponseBodyStream(data: Data(buffer.readableBytesView)),
+            head: Self.responseHead(responseHead.status, responseHead.headers), body: ResponseBodyStream(data: body),
             httpVersion: Self.harVersion(responseHead.version))
     }
 
@@ -306,8 +310,13 @@ private final class CollectingDelegate: HTTPClientResponseDelegate {
     func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         let counts = state.withLock { state -> (received: Int64, expected: Int64?)? in
             guard state.body.readableBytes + buffer.readableBytes <= limit else { return nil }
-            var buffer = buffer
-            state.body.writeBuffer(&buffer)
+            if state.body.readableBytes == 0, buffer.readableBytes <= 256 * 1024 {
+                // The usual small answer in one part: kept as it came, copied once, into `Data`.
+                state.body = buffer
+            } else {
+                var buffer = buffer
+                state.body.writeBuffer(&buffer)
+            }
             return (Int64(state.body.readableBytes), state.expected)
         }
         guard let counts else { return task.eventLoop.makeFailedFuture(ResponseBodyStream.tooLarge(limit)) }
