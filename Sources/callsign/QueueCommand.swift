@@ -33,6 +33,7 @@ enum CacheReport {
         case .cache: localized("fresh hit from the cache, no request sent")
         case .revalidated: localized("revalidated: the server said 304 Not Modified")
         case .staleCache: localized("stale copy from the cache (the server could not be reached)")
+        case .staleWhileRevalidating: localized("stale copy from the cache, within stale-while-revalidate; revalidated in the background")
         default: localized("from the network")
         }
     }

@@ -69,7 +69,7 @@ public struct CachePolicy: Hashable, Sendable, CustomStringConvertible {
 /// ```
 public struct ResponseSource: Hashable, Sendable, CustomStringConvertible {
     private enum Base: String, Sendable {
-        case network, cache, revalidated, staleCache
+        case network, cache, revalidated, staleCache, staleWhileRevalidating
     }
 
     private let base: Base
@@ -84,6 +84,9 @@ public struct ResponseSource: Hashable, Sendable, CustomStringConvertible {
     /// A stale stored response served because the server could not be reached or failed
     /// (`stale-if-error`, or ``HTTPCache/servesStaleWhenOffline``).
     public static let staleCache = ResponseSource(.staleCache)
+    /// A stale stored response served at once within its `stale-while-revalidate` window
+    /// (RFC 5861), while one revalidation runs in the background.
+    public static let staleWhileRevalidating = ResponseSource(.staleWhileRevalidating)
 
     public var description: String { base.rawValue }
 }

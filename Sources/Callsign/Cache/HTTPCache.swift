@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A private HTTP cache following RFC 9111, as a stage of the middleware chain.
 ///
@@ -18,9 +19,12 @@ import Foundation
 /// print(response.source)   // network, then cache while fresh, revalidated after a 304
 /// ```
 ///
-/// Never stored: `no-store` responses, statuses 206, 304 and 5xx, responses whose body is shorter
-/// than their `Content-Length`, `Vary: *`, responses reached through a redirect to another origin,
-/// downloads to a file, and responses larger than ``maximumEntrySize``. `Set-Cookie` is not kept.
+/// Never stored: `no-store` responses (unless `must-understand` names a status the cache
+/// understands), statuses 206 and 304, 5xx without explicit freshness (`501` may be kept by
+/// heuristic), responses whose body is shorter than their `Content-Length`, `Vary: *`,
+/// responses reached through a redirect to another origin, downloads to a file, and responses
+/// larger than ``maximumEntrySize``. `Set-Cookie` and hop-by-hop fields are not kept. The
+/// caching article lists what the cache does, section by section of RFC 9111.
 public struct HTTPCache: Sendable {
     /// Where responses are kept.
     public var storage: any HTTPCacheStorage
@@ -33,6 +37,9 @@ public struct HTTPCache: Sendable {
     /// The longest heuristic freshness (10% of the time since `Last-Modified`, RFC 9111 §4.2.2)
     /// given to a response without explicit freshness. Default 1 day.
     public var maximumHeuristicFreshness: Duration
+    /// The revalidations running in the background (`stale-while-revalidate`), shared by every
+    /// copy of this cache: one per stored response at a time.
+    let revalidations = BackgroundRevalidations()
 
     /// Creates a cache over a storage.
     public init(
@@ -52,6 +59,17 @@ public struct HTTPCache: Sendable {
     /// ```
     public static func memory(byteBudget: Int = 32 << 20) -> HTTPCache {
         HTTPCache(storage: MemoryCacheStorage(byteBudget: byteBudget))
+    }
+
+    /// Waits until the revalidations running in the background (`stale-while-revalidate`) are
+    /// done: a test that served a stale response can then see the refreshed one.
+    ///
+    /// ```swift
+    /// _ = try await client.send(.get("feed"))          // stale within its window: served at once
+    /// await cache.backgroundRevalidationsFinished()
+    /// ```
+    public func backgroundRevalidationsFinished() async {
+        await revalidations.finished()
     }
 
     /// Removes every stored response.
@@ -81,5 +99,28 @@ public struct HTTPCache: Sendable {
         ).partition
         guard !partition.isEmpty else { return }
         try await storage.removeEntries(partition: partition)
+    }
+}
+
+/// Revalidations that run after the caller got a stale response: at most one per stored
+/// response at a time, whoever asks meanwhile.
+final class BackgroundRevalidations: Sendable {
+    private let running = Mutex<[String: Task<Void, Never>]>([:])
+
+    /// Starts `work` unless one for `identity` is running. The task is not the caller's child:
+    /// the caller returns at once, and cancelling it does not stop the revalidation.
+    func startOnce(_ identity: String, _ work: @escaping @Sendable () async -> Void) {
+        running.withLock { tasks in
+            guard tasks[identity] == nil else { return }
+            tasks[identity] = Task { [self] in
+                await work()
+                running.withLock { _ = $0.removeValue(forKey: identity) }
+            }
+        }
+    }
+
+    /// Returns once every revalidation started so far has ended.
+    func finished() async {
+        while let task = running.withLock({ $0.values.first }) { await task.value }
     }
 }

@@ -29,6 +29,40 @@ enum DeltaSeconds {
     }
 }
 
+/// `Age` (RFC 9111 §5.1): the first field line, and within it the first list member — a
+/// second line or a list (`7200, 0`) is a sender's mistake, and the first value is the one a
+/// cache reads (transports that fold repeated lines into one comma-joined value end up the
+/// same). A first value that is not delta-seconds (`inf`, `-5`, `1.5`) counts as absent.
+enum AgeField {
+    static func parse(_ fields: HTTPFields) -> Int? {
+        guard let line = fields[values: .age].first else { return nil }
+        let first = line.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return DeltaSeconds.parse(first)
+    }
+}
+
+/// Fields that belong to one connection, not to the message (RFC 9110 §7.6.1), and the proxy
+/// fields RFC 9111 §3.1 keeps out of storage: a cache neither stores nor merges them.
+enum HopByHop {
+    static let always: Set<String> = [
+        "connection", "proxy-connection", "keep-alive", "te", "transfer-encoding", "upgrade", "proxy-authenticate",
+        "proxy-authentication-info", "proxy-authorization",
+    ]
+
+    /// `fields` without the hop-by-hop ones, and without every field its `Connection` names.
+    static func removed(from fields: HTTPFields) -> HTTPFields {
+        var drop = always
+        // Outside data: a bounded number of lines and options.
+        for line in fields[values: .connection].prefix(16) {
+            for option in line.split(separator: ",").prefix(64) {
+                drop.insert(option.trimmingCharacters(in: .whitespaces).lowercased())
+            }
+        }
+        guard fields.contains(where: { drop.contains($0.name.canonicalName) }) else { return fields }
+        return HTTPFields(fields.filter { !drop.contains($0.name.canonicalName) })
+    }
+}
+
 /// `Content-Length` (RFC 9110 §8.6), read from every field line that carries it.
 package enum ContentLength {
     /// The declared length; `nil` when the head has none. Throws when the values conflict, are

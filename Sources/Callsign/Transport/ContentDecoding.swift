@@ -48,8 +48,17 @@ enum ContentDecoding {
     /// Below this many decoded bytes the ratio is not checked: small bodies compress well.
     static let ratioFloor = 1 << 20
 
+    /// The codings Callsign decodes.
+    static let decodable: Set<String> = ["gzip", "x-gzip", "deflate"]
+
     /// The body decoded, and the head without `Content-Encoding` and `Content-Length` (which
     /// describe the encoded bytes); unchanged when the body is not encoded or the policy is off.
+    ///
+    /// Codings are undone last-applied first, as far as Callsign knows them: a body whose last
+    /// coding is unknown (`Content-Encoding: arizona`, or `gzip, br`) is passed on exactly as it
+    /// came, with its `Content-Encoding` and `Content-Length`, as curl does — the caller sees
+    /// what the server sent, and a cache stores it that way. Known codings applied after an
+    /// unknown one are undone, and the unknown ones stay in `Content-Encoding`.
     static func decode(
         _ body: ResponseBodyStream, head: HTTPResponse, policy: DecompressionPolicy, decodedLimit: Int?
     ) throws(APIError) -> (ResponseBodyStream, HTTPResponse) {
@@ -58,23 +67,22 @@ enum ContentDecoding {
             .flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             .filter { !$0.isEmpty && $0 != "identity" }
-        guard !encodings.isEmpty else { return (body, head) }
-        guard encodings.count <= policy.maximumEncodings else {
+        // The trailing run of codings Callsign can undo; what comes before it stays encoded.
+        let undoable = Array(encodings.reversed().prefix { decodable.contains($0) })
+        guard !undoable.isEmpty else { return (body, head) }
+        guard undoable.count <= policy.maximumEncodings else {
             throw APIError(
                 .invalidResponse,
                 localized: "the body has \(encodings.count) stacked content encodings (\(encodings.joined(separator: ", "))); at most \(policy.maximumEncodings) are decoded")
         }
         var decoded = body
-        // Encodings are listed in the order they were applied: undo them last first.
-        for encoding in encodings.reversed() {
-            guard encoding == "gzip" || encoding == "x-gzip" || encoding == "deflate" else {
-                throw APIError(.invalidResponse, localized: "the body is encoded as \"\(encoding)\", which Callsign cannot decode")
-            }
+        for encoding in undoable {
             decoded = ResponseBodyStream(
                 InflatingSequence(base: decoded, encoding: encoding, limit: decodedLimit, maximumRatio: policy.maximumRatio))
         }
         var head = head
-        head.headerFields[.contentEncoding] = nil
+        let remaining = encodings.dropLast(undoable.count)
+        head.headerFields[.contentEncoding] = remaining.isEmpty ? nil : remaining.joined(separator: ", ")
         head.headerFields[.contentLength] = nil
         return (decoded, head)
     }

@@ -192,6 +192,28 @@ struct PersistenceCommandTests {
             #expect(server.responses("/demo/api/v2/catalog", status: 304) == 1)
         }
     }
+
+    @Test("get --cache DIR behaves as the library: a 304 without a validator refreshes the stored answer, one request, no second")
+    func cacheAsLibrary() async throws {
+        try CLIRunner.requireBuilt()
+        try await TestServer.withRunning { server in
+            let origin = ScriptedOrigin([
+                answer(200, [("ETag", "\"v1\""), ("Cache-Control", "max-age=0"), ("Content-Type", "text/plain")]),
+                answer(304, [("Cache-Control", "max-age=3600")], body: ""),
+            ])
+            origin.install(on: server)
+            let cache = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-cli-cache-\(UUID().uuidString)").path
+            defer { try? FileManager.default.removeItem(atPath: cache) }
+            let url = server.url(origin.path).absoluteString
+            _ = try await CLIRunner.run(["get", url, "--cache", cache, "--verbose"])
+            let second = try await CLIRunner.run(["get", url, "--cache", cache, "--verbose"])
+            #expect(second.standardError.contains("cache: revalidated"), "\(second.standardError)")
+            #expect(second.standardOutput == "stored body")
+            let third = try await CLIRunner.run(["get", url, "--cache", cache, "--verbose"])
+            #expect(third.standardError.contains("cache: fresh hit"), "\(third.standardError)")
+            #expect(origin.requests.count == 2)
+        }
+    }
 }
 
 @Suite("Offline queue leases across processes", .serialized, .hangGuard)

@@ -1,4 +1,5 @@
 import Callsign
+import CallsignSQLite
 import Crypto
 import Foundation
 import HTTPTypes
@@ -188,6 +189,14 @@ enum ArticleSamples {
             $0.tls.pins = try CertificatePins(["api.example.com": [currentKeyPin, backupKeyPin]], expires: pinsExpire)
         })
         _ = client
+    }
+
+    static func caching(cachesFolder: URL) async throws {
+        let client = APIClient(configuration: .init {
+            $0.cache = HTTPCache(storage: SQLiteCacheStorage(directory: cachesFolder))   // or .memory(byteBudget:)
+        })
+        let response = try await client.call("Boards")
+        print(response.source)   // network, cache, revalidated, staleCache or staleWhileRevalidating
     }
 
     static func alamofire(deviceID: String, store: SessionStore) {

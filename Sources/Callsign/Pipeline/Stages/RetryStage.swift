@@ -30,9 +30,9 @@ struct RetryStage: Middleware {
             context.attempt = attempt
             do {
                 let response = try await next(request, context: context)
-                guard attempt < policy.maximumAttempts, policy.retryableStatusCodes.contains(response.status.code) else {
-                    return response
-                }
+                // A stored answer is what the server said earlier: asking the cache again changes nothing.
+                guard attempt < policy.maximumAttempts, policy.retryableStatusCodes.contains(response.status.code), response.source == .network
+                else { return response }
                 if let header = response.headers[.retryAfter], let after = RetryAfter.parse(header) {
                     guard after <= policy.maximumRetryAfter else { return response }
                     wait = after
