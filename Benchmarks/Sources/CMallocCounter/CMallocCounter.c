@@ -5,10 +5,11 @@
 // Benchmark-only: nothing in the library products links this.
 #include "CMallocCounter.h"
 
+#include <stdlib.h>  // defines __GLIBC__ on glibc (through features.h), for the check below
+
 #if defined(__linux__) && defined(__GLIBC__)
 #include <errno.h>
 #include <stdatomic.h>
-#include <stddef.h>
 
 extern void *__libc_malloc(size_t size);
 extern void *__libc_calloc(size_t count, size_t size);

@@ -54,20 +54,31 @@ extension Response {
     /// `application/json; charset=utf-8`), checked on bytes without building a string. Anything
     /// else — a list, a wildcard, another type — goes to ``validate(contentTypes:)``.
     static func isExactly(_ accept: String, mediaTypeOf contentType: String?) -> Bool {
-        guard let contentType else { return false }
-        var wanted = accept.utf8[...]
-        var given = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }
-        func trim(_ bytes: inout Substring.UTF8View) {
-            while let first = bytes.first, first == 0x20 || first == 0x09 { bytes.removeFirst() }
-            while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
+        guard var contentType else { return false }
+        var accept = accept
+        // Native strings are contiguous UTF-8: compared in place, byte by byte.
+        return accept.withUTF8 { wanted in contentType.withUTF8 { given in sameMediaType(wanted, given) } }
+    }
+
+    private static func sameMediaType(_ wanted: UnsafeBufferPointer<UInt8>, _ given: UnsafeBufferPointer<UInt8>) -> Bool {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+        var wantedStart = 0
+        var wantedEnd = wanted.count
+        while wantedStart < wantedEnd, isSpace(wanted[wantedStart]) { wantedStart += 1 }
+        while wantedEnd > wantedStart, isSpace(wanted[wantedEnd - 1]) { wantedEnd -= 1 }
+        var givenStart = 0
+        var givenEnd = given.firstIndex(of: UInt8(ascii: ";")) ?? given.count
+        while givenStart < givenEnd, isSpace(given[givenStart]) { givenStart += 1 }
+        while givenEnd > givenStart, isSpace(given[givenEnd - 1]) { givenEnd -= 1 }
+        guard wantedEnd - wantedStart == givenEnd - givenStart, wantedEnd > wantedStart else { return false }
+        for offset in 0..<(wantedEnd - wantedStart) {
+            let a = wanted[wantedStart + offset]
+            let b = given[givenStart + offset]
+            // Nothing in a list or a wildcard can match this way; letters compare without case.
+            if a == UInt8(ascii: ",") || a == UInt8(ascii: "*") { return false }
+            if a != b, !((a | 0x20) == (b | 0x20) && (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A) { return false }
         }
-        trim(&wanted)
-        trim(&given)
-        guard wanted.count == given.count, !wanted.isEmpty else { return false }
-        return zip(wanted, given).allSatisfy { a, b in
-            // Letters compare without case; nothing in a list or a wildcard can match this way.
-            a == b ? a != UInt8(ascii: ",") && a != UInt8(ascii: "*") : (a | 0x20) == (b | 0x20) && (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A
-        }
+        return true
     }
 
     /// For definitions that say `object` or `objects`: the body must be UTF-8 JSON of that shape

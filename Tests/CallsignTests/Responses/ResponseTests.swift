@@ -1,4 +1,4 @@
-import Callsign
+@testable import Callsign
 import CallsignTesting
 import Foundation
 import HTTPTypes
@@ -27,6 +27,21 @@ struct ResponseTests {
             #expect(error?.code == .unacceptableStatus)
             #expect(error?.message.contains("accepted: 200, 404") == true)
         }
+    }
+
+    @Test("the fast Accept check matches one media type exactly, case and parameters aside, and nothing else")
+    func exactMediaType() {
+        let accept = "application/json"
+        #expect(Response.isExactly(accept, mediaTypeOf: "application/json"))
+        #expect(Response.isExactly(accept, mediaTypeOf: "Application/JSON; charset=utf-8"))
+        #expect(Response.isExactly(" application/json ", mediaTypeOf: " application/json;x=1"))
+        #expect(!Response.isExactly(accept, mediaTypeOf: "application/jsonx"))
+        #expect(!Response.isExactly(accept, mediaTypeOf: "application/problem+json"), "+json is the full check's")
+        #expect(!Response.isExactly("application/json, text/plain", mediaTypeOf: "application/json"), "a list is the full check's")
+        #expect(!Response.isExactly("*/*", mediaTypeOf: "*/*"), "a wildcard is the full check's")
+        #expect(!Response.isExactly("a/b", mediaTypeOf: "A/B!"))
+        #expect(!Response.isExactly("", mediaTypeOf: ""))
+        #expect(!Response.isExactly(accept, mediaTypeOf: nil))
     }
 
     @Test("content type is checked against Accept, with wildcards and +json")
