@@ -31,17 +31,27 @@ extension OpenAPIOperations {
         }
         let body = endpoint.requestBody
         let bodyType = body.flatMap { body in preferredMediaType(body.content.keys.map { $0.rawValue }) }
-        var bodySchema: String?
-        if let body, let bodyType, let content = body.content.first(where: { $0.key.rawValue == bodyType })?.value,
-            let schema = content.schema, let data = try? JSONEncoder().encode(schema.jsonSchema)
-        {
-            bodySchema = String(decoding: data, as: UTF8.self)
-        }
+        let bodySchema = body.flatMap { body in bodyType.flatMap { schemaText(in: body.content, mediaType: $0) } }
+        let responses = endpoint.responses.map { status, response -> DocumentedResponse in
+            let type = preferredMediaType(response.content.keys.map { $0.rawValue })
+            return DocumentedResponse(
+                status: status.rawValue.uppercased() == "DEFAULT" ? "default" : status.rawValue.uppercased(),
+                summary: response.description.flatMap { $0.isEmpty ? nil : $0 }, contentType: type,
+                schema: type.flatMap { schemaText(in: response.content, mediaType: $0) })
+        }.sorted { $0.status < $1.status }
         return Operation(
             name: name, method: endpoint.method.rawValue.uppercased(), path: endpoint.path.rawValue,
             summary: endpoint.endpointSummary ?? endpoint.routeSummary, parameters: parameters, bodyContentType: bodyType,
             bodyRequired: body?.required ?? false, bodySchema: bodySchema,
-            needsAuthorization: !endpoint.security.isEmpty)
+            needsAuthorization: !endpoint.security.isEmpty, responses: responses)
+    }
+
+    /// The schema of `mediaType` in `content` as JSON text.
+    private static func schemaText(in content: OpenAPIKit.DereferencedContent.Map, mediaType: String) -> String? {
+        guard let schema = content.first(where: { $0.key.rawValue == mediaType })?.value.schema,
+            let data = try? JSONEncoder().encode(schema.jsonSchema)
+        else { return nil }
+        return String(decoding: data, as: UTF8.self)
     }
 
     static func responseType(_ endpoint: OpenAPIKit.ResolvedEndpoint) -> ResponseType? {
@@ -93,6 +103,12 @@ extension OpenAPIOperations {
             text = text.replacingOccurrences(of: "{\(name)}", with: variable.default)
         }
         if !text.hasSuffix("/") { text += "/" }
-        return URL(string: text)
+        // An absolute URL names its host; a relative one ("/v1") is relative to where the
+        // document was found, which Callsign does not know: the client's base URL applies.
+        guard let url = URL(string: text), url.scheme == nil || !(url.host ?? "").isEmpty else {
+            warnings.append(("the server \(server.urlTemplate.absoluteString) names no host; it is not used" as LocalizedMessage).description)
+            return nil
+        }
+        return url
     }
 }

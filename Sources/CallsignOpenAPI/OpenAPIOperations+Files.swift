@@ -3,14 +3,16 @@ public import Foundation
 
 /// A definitions file or an OpenAPI document, told apart by its `openapi` key, read once.
 package enum DefinitionsFile {
-    package static func load(contentsOf url: URL, limits: Limits = .default) throws(APIError) -> (definitions: APIDefinitions, openAPI: OpenAPIOperations?) {
+    package static func load(
+        contentsOf url: URL, limits: Limits = .default, strict: Bool = false
+    ) throws(APIError) -> (definitions: APIDefinitions, openAPI: OpenAPIOperations?) {
         // Unknown extensions and unreadable files get the definitions loader's own errors.
         guard let format = APIDefinitions.Format(pathExtension: url.pathExtension), let data = try read(url, limits: limits) else {
             return (try APIDefinitions(contentsOf: url), nil)
         }
         let document = try DefinitionDocument(data: data, format: format, limits: limits)
-        guard document.root["openapi"]?.stringValue != nil else { return (try APIDefinitions(document: document), nil) }
-        let operations = try OpenAPIOperations(root: document.root, limits: limits)
+        guard OpenAPIOperations.version(of: document.root) != nil else { return (try APIDefinitions(document: document), nil) }
+        let operations = try OpenAPIOperations(root: document.root, limits: limits, strict: strict)
         return (operations.definitions, operations)
     }
 
@@ -41,11 +43,14 @@ extension APIDefinitions {
     /// Calls by name then send what the call gives; ``OpenAPIOperations/request(_:parameters:)``
     /// also places and checks parameters as the document says.
     ///
+    /// `strict` refuses a document that strays from the specification instead of repairing it
+    /// (see ``OpenAPIOperations/init(data:format:limits:strict:)``).
+    ///
     /// ```swift
     /// let definitions = try APIDefinitions(openAPI: Data(contentsOf: petstoreFile), format: .yaml)
     /// ```
-    public init(openAPI data: Data, format: Format, limits: Limits = .default) throws(APIError) {
-        self = try OpenAPIOperations(data: data, format: format, limits: limits).definitions
+    public init(openAPI data: Data, format: Format, limits: Limits = .default, strict: Bool = false) throws(APIError) {
+        self = try OpenAPIOperations(data: data, format: format, limits: limits, strict: strict).definitions
     }
 }
 

@@ -166,7 +166,4 @@ extension OpenAPIOperations {
         }
     }
 
-    static func describe(_ error: any Error) -> String {
-        String(describing: error).prefix(300).description
-    }
 }

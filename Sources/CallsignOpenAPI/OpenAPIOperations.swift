@@ -56,6 +56,20 @@ public struct OpenAPIOperations: Sendable {
         /// The request body's schema as JSON text, for `callsign describe`.
         public let bodySchema: String?
         public let needsAuthorization: Bool
+        /// The documented answers, by status (`200`, `4XX`, `default`), for `callsign describe`.
+        public let responses: [DocumentedResponse]
+    }
+
+    /// One documented answer of an operation.
+    public struct DocumentedResponse: Sendable, Hashable {
+        /// The status code, range (`2XX`) or `default`, as the document writes it.
+        public let status: String
+        /// The document's description of it.
+        public let summary: String?
+        /// Its preferred media type (JSON first), if it has content.
+        public let contentType: String?
+        /// That media type's schema as JSON text, if it has one.
+        public let schema: String?
     }
 
     /// The definitions, one per operation, with the document's first server as the base URL
@@ -99,58 +113,77 @@ public struct OpenAPIOperations: Sendable {
     /// What the load noticed (operations without an `operationId`), in the process's language.
     public let warnings: [String]
 
-    /// Whether `data` is an OpenAPI document (has a top-level `openapi` key).
+    /// Whether `data` is an OpenAPI document (has a top-level `openapi` version).
     public static func isOpenAPI(_ data: Data, format: APIDefinitions.Format) -> Bool {
         guard let document = try? DefinitionDocument(data: data, format: format) else { return false }
-        return document.root["openapi"]?.stringValue != nil
+        return version(of: document.root) != nil
     }
 
     /// Reads a document from a `.json`, `.yaml` or `.yml` file: at most
     /// ``Limits/maximumDocumentSize`` bytes (and one more to tell a larger file).
-    public init(contentsOf url: URL, limits: Limits = .default) throws(APIError) {
+    /// `strict` is as for ``init(data:format:limits:strict:)``.
+    public init(contentsOf url: URL, limits: Limits = .default, strict: Bool = false) throws(APIError) {
         guard let data = try DefinitionsFile.read(url, limits: limits) else {
             throw APIError(.invalidDefinition, localized: "the OpenAPI document \"\(url.lastPathComponent)\" cannot be read")
         }
-        try self.init(data: data, format: url.pathExtension.lowercased() == "json" ? .json : .yaml, limits: limits)
+        try self.init(data: data, format: url.pathExtension.lowercased() == "json" ? .json : .yaml, limits: limits, strict: strict)
     }
 
     /// Reads a document. YAML and JSON are read by Callsign's bounded reader (size, nesting depth,
-    /// value count), and the document's `$ref`s measured (chain length, expanded depth and size,
-    /// cycles; see ``Limits``) before OpenAPIKit sees it, so a hostile document gets a clear
+    /// value count), and the document's `$ref`s measured (chain length, expanded depth and size;
+    /// see ``Limits``) before OpenAPIKit sees it, so a hostile document gets a clear
     /// ``APIError`` instead of exhausting the stack or memory.
+    ///
+    /// Published documents often stray from the specification: a `3.1` version without its patch
+    /// number, a path parameter not marked required, an `exclusiveMinimum` of the other version, a
+    /// schema that names itself, one operation with a typo. By default each known deviation is
+    /// repaired, a part that still cannot be read is left out (only the operations that use it go
+    /// with it), and ``warnings`` says what was done, grouped by kind. With `strict`, nothing is
+    /// repaired: the load fails with one ``APIError`` listing every problem it found.
     ///
     /// ```swift
     /// let api = try OpenAPIOperations(data: yaml, format: .yaml, limits: .init { $0.maximumReferenceDepth = 16 })
+    /// for warning in api.warnings { print(warning) }
+    /// _ = try OpenAPIOperations(data: yaml, format: .yaml, strict: true)   // in a linter or CI check
     /// ```
-    public init(data: Data, format: APIDefinitions.Format, limits: Limits = .default) throws(APIError) {
+    public init(data: Data, format: APIDefinitions.Format, limits: Limits = .default, strict: Bool = false) throws(APIError) {
         guard data.count <= limits.maximumDocumentSize else {
             throw APIError(
                 .invalidDefinition,
                 localized: "the OpenAPI document is larger than \(limits.maximumDocumentSize) bytes (Limits.maximumDocumentSize)")
         }
-        try self.init(root: DefinitionDocument(data: data, format: format, limits: limits).root, limits: limits)
+        try self.init(root: DefinitionDocument(data: data, format: format, limits: limits).root, limits: limits, strict: strict)
     }
 
     /// A document already read by Callsign's bounded reader.
-    package init(root: [String: JSONValue], limits: Limits = .default) throws(APIError) {
-        guard let version = root["openapi"]?.stringValue else {
+    package init(root written: [String: JSONValue], limits: Limits = .default, strict: Bool = false) throws(APIError) {
+        guard let (version, versionRepair) = Self.version(of: written) else {
             throw APIError(.invalidDefinition, localized: "the document has no \"openapi\" version: it is not an OpenAPI document")
         }
+        guard version.hasPrefix("3.0.") || version.hasPrefix("3.1.") || version.hasPrefix("3.2.") else {
+            throw APIError(.invalidDefinition, localized: "OpenAPI \(version) is not supported (3.0 and 3.1 are)")
+        }
+        guard written["paths"] == nil || written["paths"]?.objectValue != nil else {
+            throw APIError(.invalidDefinition, localized: "the OpenAPI document is not valid: its \"paths\" is not a map")
+        }
+        var report = LoadReport(strict: strict)
+        if let versionRepair { report.add("version", versionRepair) }
+        // Known deviations repaired, and the $refs that close a cycle cut, before anything else
+        // reads the document (in strict mode, to list them).
+        var normalizer = DocumentNormalizer(version: version)
+        var root = normalizer.normalized(written)
+        root["openapi"] = .string(version)
+        normalizer.cutCycles(&root)
+        report.add(normalizer.findings)
         // Before any recursive library code: OpenAPIKit decodes and dereferences with one stack
         // frame per level and one copy per use of a schema.
         _ = try DocumentStructure(root: root, limits: limits)
         // Decoded in parts: the document without its operations once, then one path at a time,
         // expanded, read and dropped before the next. Neither the decoded operations nor the
         // expanded copies of shared schemas ever exist for the whole document at once.
-        guard version.hasPrefix("3.0") || version.hasPrefix("3.1") || version.hasPrefix("3.2") else {
-            throw APIError(.invalidDefinition, localized: "OpenAPI \(version) is not supported (3.0 and 3.1 are)")
-        }
         var shell = root
         let paths = shell.updateValue(.object([:]), forKey: "paths")
-        guard paths == nil || paths?.objectValue != nil else {
-            throw APIError(.invalidDefinition, localized: "the OpenAPI document is not valid: its \"paths\" is not a map")
-        }
-        let document = try Self.decode(shell, version: version)
+        let (document, components) = try Self.decodeShell(shell, version: version, report: &report)
         var warnings = Self.documentWarnings(root: root)
         let baseURL = Self.baseURL(document.servers.first, warnings: &warnings)
         var operations: [Operation] = []
@@ -165,26 +198,13 @@ public struct OpenAPIOperations: Sendable {
             .sorted { $0.key != $1.key ? $0.key < $1.key : $0.text < $1.text }
         // What decoding a path checks its security requirements against.
         var checked: [String: JSONValue] = [:]
-        for key in ["securitySchemes", "pathItems"] { checked[key] = root["components"]?[key] }
-        var single = document
+        for key in ["securitySchemes", "pathItems"] { checked[key] = components[key] }
         // A few dozen paths at a time: few enough to bound what exists at once, enough that each
         // decoding's fixed cost is shared.
         for start in stride(from: 0, to: byPath.count, by: 64) {
-            let batch = byPath[start..<min(start + 64, byPath.count)]
-            // A document of these paths (and what decoding them needs): decoded, converted from
-            // 3.0 if need be, then expanded with the whole document's components.
-            var part: [String: JSONValue] = ["openapi": .string(version)]
-            part["paths"] = .object(Dictionary(batch.map { ($0.text, $0.item) }, uniquingKeysWith: { first, _ in first }))
-            part["info"] = root["info"]
-            part["components"] = .object(checked)
-            single.paths = try Self.decode(part, version: version).paths
-            let resolved: OpenAPIKit.ResolvedDocument
-            do {
-                resolved = try single.locallyDereferenced().resolved()
-            } catch {
-                throw APIError(.invalidDefinition, localized: "a $ref of the OpenAPI document cannot be resolved: \(Self.describe(error))")
-            }
-            let endpoints = resolved.endpoints.sorted { left, right in
+            let batch = byPath[start..<min(start + 64, byPath.count)].map { (text: $0.text, item: $0.item) }
+            let resolved = Self.endpoints(of: batch, template: document, version: version, checked: checked, info: root["info"], report: &report)
+            let endpoints = resolved.sorted { left, right in
                 if left.path.rawValue != right.path.rawValue { return left.path.rawValue < right.path.rawValue }
                 let leftIndex = methodOrder.firstIndex(of: left.method.rawValue.uppercased()) ?? methodOrder.count
                 let rightIndex = methodOrder.firstIndex(of: right.method.rawValue.uppercased()) ?? methodOrder.count
@@ -210,6 +230,16 @@ public struct OpenAPIOperations: Sendable {
                             : ("\(method) \(path) repeats the operationId \"\(name)\"; it is called \"\(made)\"" as LocalizedMessage).description)
                     name = made
                 }
+                // An operation's own server that names no host cannot be called (DigitalOcean's
+                // presigned upload URL, `https://`): the document's server would be the wrong one.
+                var ownBaseURL: URL?
+                if let server = endpoint.servers.first, endpoint.servers != document.servers {
+                    ownBaseURL = Self.baseURL(server, warnings: &warnings)
+                    guard ownBaseURL != nil else {
+                        warnings.append(("\(method) \(path) is left out: its own server cannot be called" as LocalizedMessage).description)
+                        continue
+                    }
+                }
                 names.insert(name)
                 let operation = Self.operation(endpoint, name: name)
                 operations.append(operation)
@@ -223,9 +253,7 @@ public struct OpenAPIOperations: Sendable {
                 definition.name = name
                 definition.method = HTTPRequest.Method(method)
                 definition.path = path.hasPrefix("/") ? String(path.dropFirst()) : path
-                if let server = endpoint.servers.first, endpoint.servers != document.servers {
-                    definition.baseURL = Self.baseURL(server, warnings: &warnings)
-                }
+                if let ownBaseURL { definition.baseURL = ownBaseURL }
                 definition.contentType = operation.bodyContentType.map(Self.contentType)
                 definition.responseType = Self.responseType(endpoint)
                 let codes = endpoint.responses.keys.compactMap { Int($0.rawValue) }.filter { (200..<300).contains($0) }.sorted()
@@ -254,12 +282,27 @@ public struct OpenAPIOperations: Sendable {
         }
         self.securitySchemes = schemes
         self.responseValidator = OpenAPIResponseValidator(schemas: responseSchemas)
+        if let refusal = report.refusal { throw refusal }
         self.operations = operations
-        self.warnings = warnings
+        self.warnings = report.warnings + warnings
+    }
+
+    /// Why OpenAPIKit could not read (a part of) a document, in its words.
+    struct DecodingFailure: Error {
+        let reason: String
     }
 
     /// Decodes (a part of) a document with OpenAPIKit, as OpenAPI 3.1.
-    private static func decode(_ value: [String: JSONValue], version: String) throws(APIError) -> OpenAPIKit.OpenAPI.Document {
+    static func decode(_ value: [String: JSONValue], version: String) throws(APIError) -> OpenAPIKit.OpenAPI.Document {
+        do {
+            return try decoded(value, version: version)
+        } catch {
+            throw APIError(.invalidDefinition, localized: "the OpenAPI document is not valid: \(error.reason)")
+        }
+    }
+
+    /// Decodes (a part of) a document with OpenAPIKit, as OpenAPI 3.1.
+    static func decoded(_ value: [String: JSONValue], version: String) throws(DecodingFailure) -> OpenAPIKit.OpenAPI.Document {
         let json = JSONValue.object(value).jsonData()
         // Vendor extensions (`x-…`) mean nothing to Callsign, and looking for them decodes every
         // object of the document a second time: more than half of the load.
@@ -272,7 +315,7 @@ public struct OpenAPIOperations: Sendable {
             }
             return try decoder.decode(OpenAPIKit.OpenAPI.Document.self, from: json)
         } catch {
-            throw APIError(.invalidDefinition, localized: "the OpenAPI document is not valid: \(Self.describe(error))")
+            throw DecodingFailure(reason: Self.describe(error))
         }
     }
 

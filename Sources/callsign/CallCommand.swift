@@ -50,7 +50,7 @@ struct CallCommand: AsyncParsableCommand {
             DefinitionsArgument.announce(choice, quiet: exchange.quiet)
             // A --base-url is typed: credentials may go there, whichever file lends the rest.
             try DefinitionsArgument.checkCredentials(exchange.credentials, choice: choice, typedOrigin: baseURL != nil)
-            var loaded = try DefinitionsArgument.loaded(choice.path, baseURL: baseURL)
+            var loaded = try DefinitionsArgument.loaded(choice.path, baseURL: baseURL, strict: file.strict)
             // A file found, not named, lends its definitions, never its hosts' trust: credentials
             // go to the --base-url typed, nowhere else it names.
             DefinitionsArgument.distrust(&loaded.definitions, choice: choice, quiet: exchange.quiet)
@@ -77,7 +77,7 @@ struct ListCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let document = try DefinitionsArgument.loaded(file.definitions, baseURL: baseURL)
+            let document = try DefinitionsArgument.loaded(file.definitions, baseURL: baseURL, strict: file.strict)
             let loaded = document.definitions
             if let operations = document.openAPI {
                 printOperations(operations)
@@ -116,31 +116,101 @@ struct ListCommand: AsyncParsableCommand {
 struct DescribeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "describe",
-        abstract: localized("Print an OpenAPI operation's parameters and request body schema."))
+        abstract: localized("Print an OpenAPI operation's parameters and request body schema."),
+        discussion: localized("""
+            Examples:
+              callsign describe showPetById -D petstore.yaml
+              callsign describe createPet -D petstore.yaml --json | jq .parameters
+
+            One line per parameter: its name, where it goes, its type, whether it is required and \
+            the values it may take; then the request body's media type and schema, indented. \
+            --json prints the same as one JSON object, for scripts.
+            """))
 
     @Argument(help: .localized("The operation, by operationId."))
     var name: String
 
     @OptionGroup var file: DefinitionsFileOption
 
+    @Flag(help: .localized("Print the operation as JSON."))
+    var json = false
+
     func run() async throws {
         try await reportingErrors {
-            guard let operations = try DefinitionsArgument.loaded(file.definitions, baseURL: nil).openAPI else {
+            guard let operations = try DefinitionsArgument.loaded(file.definitions, baseURL: nil, strict: file.strict).openAPI else {
                 throw cliError(.invalidDefinition, "describe reads OpenAPI documents; this definitions file is not one")
             }
             let operation = try operations.operation(named: name)
-            Terminal.out("\(operation.name): \(operation.method) \(operation.path)")
-            if let summary = operation.summary { Terminal.out(summary) }
-            for parameter in operation.parameters {
-                let type = parameter.type ?? "any"
-                let allowed = parameter.allowedValues.map { " one of " + $0.joined(separator: "|") } ?? ""
-                Terminal.out("  \(parameter.name)  \(parameter.location.rawValue) \(type)\(parameter.required ? " required" : "")\(allowed)")
+            if json {
+                // Line by line: each is made safe for a terminal like any text from a document.
+                let text = String(decoding: Self.json(operation).jsonData(prettyPrinted: true), as: UTF8.self)
+                for line in text.split(separator: "\n") { Terminal.out(String(line)) }
+                return
+            }
+            Terminal.out("\(operation.name): \(operation.method) \(operation.path)\(operation.needsAuthorization ? localized(" (needs authorization)") : "")")
+            if let summary = operation.summary { Terminal.out("  \(summary)") }
+            if !operation.parameters.isEmpty {
+                Terminal.out(localized("Parameters:"))
+                let width = operation.parameters.map(\.name.count).max() ?? 0
+                for parameter in operation.parameters {
+                    var line = "  " + parameter.name + String(repeating: " ", count: max(0, width - parameter.name.count))
+                    line += "  \(parameter.location.rawValue)  \(parameter.type ?? "any")"
+                    if parameter.required { line += localized(", required") }
+                    if let allowed = parameter.allowedValues { line += localized(", one of \(allowed.joined(separator: " | "))") }
+                    if let summary = parameter.summary { line += "  — \(summary)" }
+                    Terminal.out(line)
+                }
             }
             if let type = operation.bodyContentType {
-                Terminal.out("  body  \(type)\(operation.bodyRequired ? " required" : "")")
-                if let schema = operation.bodySchema { Terminal.out("  \(schema)") }
+                Terminal.out(localized("Body: \(type)") + (operation.bodyRequired ? localized(", required") : ""))
+                if let schema = operation.bodySchema { Self.printSchema(schema) }
+            }
+            if !operation.responses.isEmpty {
+                Terminal.out(localized("Responses:"))
+                for response in operation.responses {
+                    Terminal.out("  \(response.status)  \(response.contentType ?? "-")\(response.summary.map { "  — " + $0 } ?? "")")
+                    if let schema = response.schema { Self.printSchema(schema, indent: "    ") }
+                }
             }
         }
+    }
+
+    /// A schema, indented under what it belongs to.
+    private static func printSchema(_ schema: String, indent: String = "  ") {
+        let text = JSONText.prettyPrinted(Data(schema.utf8)).flatMap { String(data: $0, encoding: .utf8) } ?? schema
+        for line in text.split(separator: "\n") { Terminal.out(indent + line) }
+    }
+
+    /// The operation as one JSON object: what `--json` prints.
+    static func json(_ operation: OpenAPIOperations.Operation) -> JSONValue {
+        var object: [String: JSONValue] = [
+            "name": .string(operation.name), "method": .string(operation.method), "path": .string(operation.path),
+            "needsAuthorization": .bool(operation.needsAuthorization),
+            "parameters": .array(operation.parameters.map { parameter in
+                var entry: [String: JSONValue] = [
+                    "name": .string(parameter.name), "in": .string(parameter.location.rawValue), "required": .bool(parameter.required),
+                    "style": .string(parameter.style), "explode": .bool(parameter.explode),
+                ]
+                entry["type"] = parameter.type.map(JSONValue.string)
+                entry["enum"] = parameter.allowedValues.map { .array($0.map(JSONValue.string)) }
+                entry["summary"] = parameter.summary.map(JSONValue.string)
+                return .object(entry)
+            }),
+        ]
+        object["summary"] = operation.summary.map(JSONValue.string)
+        object["responses"] = .array(operation.responses.map { response in
+            var entry: [String: JSONValue] = ["status": .string(response.status)]
+            entry["summary"] = response.summary.map(JSONValue.string)
+            entry["contentType"] = response.contentType.map(JSONValue.string)
+            entry["schema"] = response.schema.flatMap { try? JSONValue(parsing: Data($0.utf8)) }
+            return .object(entry)
+        })
+        if let type = operation.bodyContentType {
+            var body: [String: JSONValue] = ["contentType": .string(type), "required": .bool(operation.bodyRequired)]
+            body["schema"] = operation.bodySchema.flatMap { try? JSONValue(parsing: Data($0.utf8)) }
+            object["body"] = .object(body)
+        }
+        return .object(object)
     }
 }
 
@@ -150,4 +220,9 @@ struct DefinitionsFileOption: ParsableArguments {
         name: [.customShort("D"), .long],
         help: .localized("The definitions file (.json, .plist, .yaml or .yml). Default: $CALLSIGN_DEFINITIONS, else callsign.yaml or callsign.json here."))
     var definitions: String?
+
+    @Flag(
+        help: .localized(
+            "Refuse an OpenAPI document that strays from the specification, listing every problem, instead of repairing what it can and leaving out what it cannot."))
+    var strict = false
 }

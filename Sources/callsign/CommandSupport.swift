@@ -188,12 +188,13 @@ enum DefinitionsArgument {
         var openAPI: OpenAPIOperations?
     }
 
-    static func loaded(_ given: String?, baseURL: String?) throws(APIError) -> Loaded {
-        try loaded(path(given), baseURL: baseURL)
+    static func loaded(_ given: String?, baseURL: String?, strict: Bool = false) throws(APIError) -> Loaded {
+        try loaded(path(given), baseURL: baseURL, strict: strict)
     }
 
-    static func loaded(_ path: String, baseURL: String?) throws(APIError) -> Loaded {
-        let file = try DefinitionsFile.load(contentsOf: URL(fileURLWithPath: path))
+    /// `strict` refuses an OpenAPI document that strays from the specification, listing every problem.
+    static func loaded(_ path: String, baseURL: String?, strict: Bool = false) throws(APIError) -> Loaded {
+        let file = try DefinitionsFile.load(contentsOf: URL(fileURLWithPath: path), strict: strict)
         var loaded = Loaded(definitions: file.definitions, openAPI: file.openAPI)
         if let baseURL {
             guard let base = URL(string: baseURL), base.scheme != nil else {

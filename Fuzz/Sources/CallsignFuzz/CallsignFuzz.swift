@@ -151,9 +151,10 @@ let targets: [FuzzTarget] = [
             $0.maximumExpandedNodes = 20_000
             $0.maximumJSONDepth = 48
         }
+        // Tolerant loading repairs and leaves out; strict loading lists: both walk every schema.
         for format in [APIDefinitions.Format.yaml, .json] {
-            for limits in [Limits.default, tight] {
-                guard let operations = try? OpenAPIOperations(data: data, format: format, limits: limits) else { continue }
+            for (limits, strict) in [(Limits.default, false), (tight, false), (tight, true)] {
+                guard let operations = try? OpenAPIOperations(data: data, format: format, limits: limits, strict: strict) else { continue }
                 for operation in operations.operations.prefix(8) {
                     _ = try? operations.request(operation.name, parameters: ["id": "1", "limit": "x", "tags": ["a"]])
                     // Whatever a cookie parameter's value holds, it never adds a cookie.

@@ -97,6 +97,9 @@ package struct DefinitionDocument {
         var root: [String: JSONValue] = [:]
         var lines: [String: [String: Int]] = [:]
         var budget = NodeBudget(remaining: limits.maximumDefinitionNodes, maximumDepth: limits.maximumJSONDepth)
+        // An OpenAPI document is read as YAML 1.2 reads booleans, as the specification asks:
+        // only true and false are, and a status `off` or a country `NO` stays text.
+        let openAPI = mapping.keys.contains { $0.string == "openapi" }
         for (keyNode, valueNode) in mapping {
             guard let name = keyNode.string else { continue }
             var apiLines: [String: Int] = [:]
@@ -107,13 +110,13 @@ package struct DefinitionDocument {
                 }
             }
             lines[name] = apiLines
-            root[name] = try Self.value(of: valueNode, api: name, budget: &budget)
+            root[name] = try Self.value(of: valueNode, api: name, budget: &budget, onlyTrueAndFalse: openAPI)
         }
         self.init(root: root, lines: lines)
     }
 
     /// Converts a YAML node, using the tag the resolver gave each scalar.
-    private static func value(of node: Node, api: String, budget: inout NodeBudget) throws(APIError) -> JSONValue {
+    private static func value(of node: Node, api: String, budget: inout NodeBudget, onlyTrueAndFalse: Bool) throws(APIError) -> JSONValue {
         // Every alias is expanded here as a copy: counting each value bounds the expansion, and
         // the depth bounds this recursion (an alias can hold a deep value inside a deep value).
         guard budget.take() else {
@@ -131,7 +134,11 @@ package struct DefinitionDocument {
         case .scalar(let scalar):
             switch Tag.Name(rawValue: node.tag.rawValue) {
             case .null: return .null
-            case .bool: if let value = node.bool { return .bool(value) }
+            case .bool:
+                let written = scalar.string
+                let core = ["true", "True", "TRUE", "false", "False", "FALSE"].contains(written)
+                if onlyTrueAndFalse && !core { return .string(written) }
+                if let value = node.bool { return .bool(value) }
             // A number in JSON's own spelling keeps its text (12345678901234567890, 1.50);
             // YAML's other spellings (0x1F, +5, .inf) are read as YAML reads them.
             case .int, .float:
@@ -147,7 +154,7 @@ package struct DefinitionDocument {
             return .string(scalar.string)
         case .sequence(let sequence):
             var result: [JSONValue] = []
-            for element in sequence { result.append(try value(of: element, api: api, budget: &budget)) }
+            for element in sequence { result.append(try value(of: element, api: api, budget: &budget, onlyTrueAndFalse: onlyTrueAndFalse)) }
             return .array(result)
         case .mapping(let mapping):
             var result: [String: JSONValue] = [:]
@@ -155,7 +162,7 @@ package struct DefinitionDocument {
                 guard let name = key.string else {
                     throw DefinitionParser.error(api, key: nil, line: key.mark?.line, localized: "a key is not a string")
                 }
-                result[name] = try value(of: element, api: api, budget: &budget)
+                result[name] = try value(of: element, api: api, budget: &budget, onlyTrueAndFalse: onlyTrueAndFalse)
             }
             return .object(result)
         case .alias:
