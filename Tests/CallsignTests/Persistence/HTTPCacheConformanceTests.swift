@@ -125,7 +125,10 @@ struct HTTPCacheConformanceTests {
             _ = try await client.get(origin.path).send()
             let revalidated = try await client.get(origin.path).send()
             #expect(revalidated.headers[HTTPFieldName("X-Version")] == "2")
-            #expect(revalidated.headers[.age] == "0", "the 304 sent no Age: the old one went")
+            // The 304 sent no Age: the stored 100 went. What is left is the time the revalidation
+            // took (RFC 9111 §4.2.3's response delay), a second or more on a loaded machine.
+            let age = try #require(revalidated.headers[.age].flatMap { Int($0) })
+            #expect(age < 100, "the old Age went: \(age)")
             let head = try await client.send(Request.head(origin.path))
             #expect(head.status.code == 200)
             let hit = try await client.get(origin.path).send()

@@ -94,10 +94,12 @@ struct TransportSuiteTests {
 
     @Test("a refused connection is a transport error", arguments: TransportKind.allCases)
     func refused(kind: TransportKind) async throws {
-        let port = try await TestServer.withRunning { $0.port }  // stopped: nothing listens there now
+        // A port bound but not listening: a stopped server's port could go to another test's server.
+        let refusing = try RefusingPort()
+        defer { refusing.release() }
         let transport = kind.make()
         let client = APIClient(configuration: .init { $0.retry = .none }, transport: transport)
-        let error = await apiError { _ = try await client.send(.get("http://127.0.0.1:\(port)/get")) }
+        let error = await apiError { _ = try await client.send(.get("http://127.0.0.1:\(refusing.port)/get")) }
         try await transport.shutdown()
         #expect(error?.code == .transport)
     }
