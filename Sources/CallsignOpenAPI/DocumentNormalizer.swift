@@ -37,6 +37,12 @@ struct DocumentNormalizer {
     /// `root` with every known deviation repaired.
     mutating func normalized(_ root: [String: JSONValue]) -> [String: JSONValue] {
         var root = root
+        for key in Array(root.keys) {
+            guard var value = root[key] else { continue }
+            root[key] = .null
+            unfollowableReferences(in: &value, place: [key])
+            root[key] = value
+        }
         if case .object(let components)? = root["components"], case .object(let defined)? = components["securitySchemes"] {
             schemes = Set(defined.keys)
         }
@@ -62,6 +68,47 @@ struct DocumentNormalizer {
             root["security"] = .array(securityRequirements(requirements, place: ["security"]))
         }
         return root
+    }
+
+    /// Replaces every local `$ref` that does not name a component (`#/components/<kind>/<name>`)
+    /// with `{}`, a schema that accepts any value. OpenAPIKit follows such a `$ref`
+    /// (`#/definitions/Pet`, `#/components/schemas/Page/properties/total`, a typo) to the
+    /// component of the same last name, or reads it as an empty schema: either way not what the
+    /// pointer says, and the measure of ``DocumentStructure``, which follows pointers, would not
+    /// bound what OpenAPIKit then expands (a fuzzed `#/compon…nts/schemas/S29` in a 600-long
+    /// chain overflowed its stack).
+    private mutating func unfollowableReferences(in value: inout JSONValue, place: [String]) {
+        switch value {
+        case .object(var members):
+            if case .string(let target)? = members["$ref"], target.hasPrefix("#"), !Self.namesComponent(target) {
+                value = .object([:])
+                found(
+                    "reference",
+                    "\(Self.place(place)): the $ref \(target) does not name a component (#/components/kind/name); it is read as any value" as LocalizedMessage)
+                return
+            }
+            value = .null
+            for key in Array(members.keys) {
+                guard var member = members[key] else { continue }
+                members[key] = .null
+                unfollowableReferences(in: &member, place: place + [key])
+                members[key] = member
+            }
+            value = .object(members)
+        case .array(var items):
+            value = .null
+            for index in items.indices { unfollowableReferences(in: &items[index], place: place + [String(index)]) }
+            value = .array(items)
+        default:
+            break
+        }
+    }
+
+    /// Whether a local `$ref` is `#/components/<kind>/<name>`: what OpenAPIKit looks up as written.
+    static func namesComponent(_ target: String) -> Bool {
+        guard target.hasPrefix("#/components/") else { return false }
+        let tokens = target.dropFirst(2).split(separator: "/", omittingEmptySubsequences: false)
+        return tokens.count == 3 && tokens.allSatisfy { !$0.isEmpty }
     }
 
     /// `info.title` and `info.version`, which OpenAPIKit requires as text.

@@ -103,6 +103,19 @@ struct OpenAPILimitsTests {
         #expect(try loaded.definitions.definition(named: "getItem").responseType == .object)
     }
 
+    @Test("a $ref that does not name a component cannot carry a chain past the measure (found by the fuzzer: a stack overflow)")
+    func unfollowableReference() throws {
+        // OpenAPIKit looks such a $ref up by its last name, S29, and would expand the 600-long
+        // chain behind it; the measure follows pointers and saw nothing there.
+        var schemas = chain(links: 600)
+        schemas["S28"] = ["type": "object", "properties": ["next": ["$ref": "#/compon`nts/schemas/S29"]]]
+        let loaded = try OpenAPIOperations(data: document(schemas: schemas), format: .json)
+        #expect(loaded.operations.map(\.name) == ["getItem"])
+        #expect(loaded.warnings.contains { $0.contains("the $ref #/compon`nts/schemas/S29 does not name a component") }, "\(loaded.warnings)")
+        let strict = try #require(refusal { _ = try OpenAPIOperations(data: document(schemas: schemas), format: .json, strict: true) })
+        #expect(strict.message.contains("does not name a component"), "\(strict.message)")
+    }
+
     @Test("a schema naming the next twice, 60 times over (2^60 values once expanded), is refused at once")
     func exponential() throws {
         var schemas: [String: JSONValue] = [:]

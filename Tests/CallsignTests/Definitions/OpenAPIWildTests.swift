@@ -217,6 +217,12 @@ struct OpenAPIWildTests {
             warning: "PUT /data: the response 200 is a $ref to #/components/requestBodies/Data, which is not a response; the operation is left out",
             operations: ["readData"]),
         Deviation(
+            label: "Swagger's #/definitions and a $ref into a component's inside (PagerDuty)",
+            yaml: answering("{type: object, properties: {a: {$ref: '#/definitions/Pet'}, b: {$ref: '#/components/schemas/Page/properties/total'}}}")
+                + "\ncomponents: {schemas: {Pet: {type: string}, Page: {type: object, properties: {total: {type: integer}}}}}",
+            warning: "the $ref #/definitions/Pet does not name a component (#/components/kind/name); it is read as any value",
+            operations: ["getThing"]),
+        Deviation(
             label: "a component with an illegal name, and the operation that uses it",
             yaml: document("""
                 paths:
