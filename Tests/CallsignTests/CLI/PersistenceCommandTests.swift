@@ -213,6 +213,19 @@ struct PersistenceCommandTests {
             #expect(third.standardError.contains("cache: fresh hit"), "\(third.standardError)")
             #expect(origin.requests.count == 2)
         }
+        // Byte ranges through the same cache: a part from the origin, then one inside it from storage.
+        try await TestServer.withRunning { server in
+            let origin = ScriptedOrigin([ranged()])
+            origin.install(on: server)
+            let cache = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-cli-cache-\(UUID().uuidString)").path
+            defer { try? FileManager.default.removeItem(atPath: cache) }
+            let url = server.url(origin.path).absoluteString
+            let part = try await CLIRunner.run(["get", url, "Range:bytes=0-4", "--cache", cache, "--verbose"])
+            #expect(part.standardOutput == "01234", "\(part.standardError)")
+            let inside = try await CLIRunner.run(["get", url, "Range:bytes=2-3", "--cache", cache, "--verbose"])
+            #expect(inside.standardOutput == "23" && inside.standardError.contains("cache: fresh hit"), "\(inside.standardError)")
+            #expect(origin.requests.count == 1)
+        }
     }
 }
 

@@ -264,6 +264,70 @@ struct HTTPCacheConformanceTests {
         }
     }
 
+    @Test("a stored complete response answers a byte range it covers with a 206; If-Range and other ranges as RFC 9110 §13.1.5 and §14 say (§3.3)")
+    func rangeFromComplete() async throws {
+        try await withOrigin([ranged()]) { origin, client, _ in
+            _ = try await client.get(origin.path).send()
+            for (asked, body, contentRange) in [("bytes=2-5", "2345", "bytes 2-5/10"), ("bytes=-3", "789", "bytes 7-9/10"), ("bytes=7-", "789", "bytes 7-9/10"), ("bytes=8-20", "89", "bytes 8-9/10")] {
+                let part = try await client.get(origin.path).header("Range", asked).send()
+                #expect(part.status.code == 206 && part.source == .cache, "\(asked)")
+                #expect(part.string() == body && part.headers[.contentRange] == contentRange && part.headers[.contentLength] == String(body.count), "\(asked)")
+            }
+            #expect(origin.requests.count == 1)
+            // If-Range naming what is stored: the part; naming another version: the whole.
+            let same = try await client.get(origin.path).header("Range", "bytes=0-1").header("If-Range", "\"v1\"").send()
+            #expect(same.status.code == 206 && same.string() == "01")
+            let changed = try await client.get(origin.path).header("Range", "bytes=0-1").header("If-Range", "\"v0\"").send()
+            #expect(changed.status.code == 200 && changed.string() == "0123456789" && changed.source == .cache)
+            #expect(origin.requests.count == 1)
+            // Past the end, or several ranges: the origin's to answer.
+            let past = try await client.get(origin.path).header("Range", "bytes=20-").accept(statusCodes: [416]).send()
+            #expect(past.status.code == 416 && past.source == .network)
+            let several = try await client.get(origin.path).header("Range", "bytes=0-1,3-4").send()
+            #expect(several.source == .network)
+            #expect(origin.requests.count == 3)
+        }
+    }
+
+    @Test("parts of one representation are stored, answer the ranges inside them, and combine into the complete response (§3.3, §3.4)")
+    func partsCombine() async throws {
+        try await withOrigin([ranged()]) { origin, client, _ in
+            let first = try await client.get(origin.path).header("Range", "bytes=0-4").send()
+            #expect(first.status.code == 206 && first.source == .network && first.string() == "01234")
+            let inside = try await client.get(origin.path).header("Range", "bytes=1-3").send()
+            #expect(inside.status.code == 206 && inside.source == .cache && inside.string() == "123")
+            let rest = try await client.get(origin.path).header("Range", "bytes=5-9").send()
+            #expect(rest.source == .network && rest.string() == "56789")
+            // Together they are the whole representation: a plain request is a hit.
+            let whole = try await client.get(origin.path).send()
+            #expect(whole.status.code == 200 && whole.source == .cache && whole.string() == "0123456789")
+            #expect(whole.headers[.contentRange] == nil && whole.headers[.contentLength] == "10")
+            #expect(origin.requests.map { $0.header("Range") } == ["bytes=0-4", "bytes=5-9"])
+        }
+    }
+
+    @Test("a part answers no plain request; a part with a weak ETag or of another version is not combined")
+    func partsAlone() async throws {
+        try await withOrigin([ranged()]) { origin, client, _ in
+            _ = try await client.get(origin.path).header("Range", "bytes=0-4").send()
+            let whole = try await client.get(origin.path).send()
+            #expect(whole.status.code == 200 && whole.source == .network && whole.string() == "0123456789")
+        }
+        try await withOrigin([ranged(etag: "W/\"v1\"")]) { origin, client, _ in
+            _ = try await client.get(origin.path).header("Range", "bytes=0-4").send()
+            #expect(try await client.get(origin.path).header("Range", "bytes=0-4").send().source == .network, "a weak tag cannot vouch for bytes")
+        }
+        try await withOrigin([ranged(etag: "\"v1\""), ranged("abcdefghij", etag: "\"v2\"")]) { origin, client, _ in
+            _ = try await client.get(origin.path).header("Range", "bytes=0-4").send()
+            _ = try await client.get(origin.path).header("Range", "bytes=5-9").send()
+            // v2's part replaced v1's: bytes of two versions never make one body.
+            let part = try await client.get(origin.path).header("Range", "bytes=6-7").send()
+            #expect(part.source == .cache && part.string() == "gh")
+            #expect(try await client.get(origin.path).header("Range", "bytes=0-1").send().source == .network)
+            #expect(origin.requests.count == 3)
+        }
+    }
+
     @Test("Vary matching ignores case, order and whitespace in Accept-Language, and whitespace elsewhere (§4.1)")
     func varyNormalised() async throws {
         try await withOrigin([answer(200, [("Cache-Control", "max-age=3600"), ("Vary", "Accept-Language, X-Mode")])]) { origin, client, _ in
@@ -274,6 +338,25 @@ struct HTTPCacheConformanceTests {
             #expect(other.source == .network)
             #expect(origin.requests.count == 2)
         }
+    }
+}
+
+/// An origin of one representation that answers a single byte range with a 206, as servers do.
+func ranged(_ representation: String = "0123456789", etag: String = "\"v1\"", cacheControl: String = "max-age=3600") -> @Sendable (ServerRequest) -> ServerResponse {
+    { request in
+        let bytes = Array(representation.utf8)
+        let fields: [(name: String, value: String)] = [("ETag", etag), ("Cache-Control", cacheControl), ("Accept-Ranges", "bytes")]
+        guard let asked = request.header("Range"), asked.hasPrefix("bytes="), !asked.contains(",") else {
+            return ServerResponse(status: 200, headers: fields, body: .data(Data(bytes)))
+        }
+        let spec = asked.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+        let first = spec[0].isEmpty ? bytes.count - (Int(spec[1]) ?? 0) : Int(spec[0]) ?? 0
+        let last = spec[0].isEmpty || spec[1].isEmpty ? bytes.count - 1 : min(Int(spec[1]) ?? 0, bytes.count - 1)
+        guard first < bytes.count, first <= last else {
+            return ServerResponse(status: 416, headers: [("Content-Range", "bytes */\(bytes.count)")], body: .data(Data()))
+        }
+        return ServerResponse(
+            status: 206, headers: fields + [("Content-Range", "bytes \(first)-\(last)/\(bytes.count)")], body: .data(Data(bytes[first...last])))
     }
 }
 

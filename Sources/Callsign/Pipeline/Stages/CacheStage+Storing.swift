@@ -13,27 +13,27 @@ extension CacheStage {
             let entry = storable(
                 response, key: key, requestHeaders: lookup.headers, requestControl: lookup.requestControl, requestTime: requestTime)
         else { return }
-        // A response that echoes a credential the request carried is not written down: masking
-        // it would change what is served later, and storing it would put the secret at rest.
-        if !key.partition.isEmpty {
-            let secrets = SecretValues(request: response.request, redaction: key.redaction)
-            if secrets.appears(in: entry.body) || entry.headers.contains(where: { secrets.appears(in: $0.value) }) { return }
-        }
         await save(entry, context: context)
     }
 
     /// The entry to store for a response, or `nil` when RFC 9111 §3 (or our stricter rules)
     /// forbid it. 5xx answers are stored only with explicit freshness (or `501` by heuristic);
     /// `must-understand` lets a status the cache understands be stored despite `no-store`
-    /// (RFC 9111 §5.2.2.3) and keeps any other out.
+    /// (RFC 9111 §5.2.2.3) and keeps any other out. A `206` only when `partial` (see
+    /// `storePart`). A response that echoes a credential the request carried is never written
+    /// down: masking it would change what is served later, storing it would put the secret at rest.
     func storable(
-        _ response: Response, key: Key, requestHeaders: Headers, requestControl: CacheControl, requestTime: Date
+        _ response: Response, key: Key, requestHeaders: Headers, requestControl: CacheControl, requestTime: Date, partial: Bool = false
     ) -> CachedResponse? {
         let code = response.status.code
         guard !response.request.credentialsStripped, !requestControl.has("no-store"),
-            (200...999).contains(code), code != 206, code != 304,
+            (200...999).contains(code), code != 304, (code == 206) == partial,
             response.body.count <= cache.maximumEntrySize
         else { return nil }
+        if !key.partition.isEmpty {
+            let secrets = SecretValues(request: response.request, redaction: key.redaction)
+            if secrets.appears(in: response.body) || response.headers.contains(where: { secrets.appears(in: $0.value) }) { return nil }
+        }
         let control = CacheControl(response.headers[.cacheControl])
         if control.has("must-understand") {
             guard Self.understood.contains(code) else { return nil }
@@ -48,7 +48,7 @@ extension CacheStage {
             return nil  // truncated (or padded): never store a body we did not get whole
         }
         let explicit = control.has("max-age") || response.headers[.expires] != nil || control.has("public") || control.has("private")
-        guard explicit || Self.heuristicallyCacheable.contains(code) else { return nil }
+        guard explicit || Self.heuristicallyCacheable.contains(code) || code == 206 else { return nil }
         var headers = HopByHop.removed(from: response.headers)
         headers = HTTPFields(headers.filter { !Self.isSetCookie($0.name) })
         let responseTime = Date()

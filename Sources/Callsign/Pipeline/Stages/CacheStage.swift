@@ -7,13 +7,13 @@ struct CacheStage: Middleware {
     let cache: HTTPCache
     let factory: RequestFactory
 
-    /// Statuses a response may be stored with on heuristic freshness alone (RFC 9110 §15.1),
-    /// minus 206 (partial content is never stored here).
+    /// Statuses a response may be stored with on heuristic freshness alone (RFC 9110 §15.1);
+    /// 206 is stored only in answer to a range request (CacheStage+Ranges.swift).
     static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
-    /// Request fields that take a request past the cache: ranges (never stored here) and the
-    /// preconditions RFC 9111 §4.3.2 leaves to the origin. A caller's `If-None-Match` and
-    /// `If-Modified-Since` are answered from storage instead.
-    private static let passedThrough = ["Range", "If-Range", "If-Match", "If-Unmodified-Since"]
+    /// Request fields that take a request past the cache: the preconditions RFC 9111 §4.3.2
+    /// leaves to the origin. A caller's `If-None-Match` and `If-Modified-Since` are answered from
+    /// storage instead, and a single byte `Range` (with its `If-Range`) from what is stored.
+    private static let passedThrough = ["If-Match", "If-Unmodified-Since"]
     /// 304 fields that do not replace the stored ones (RFC 9111 §3.2).
     static let keptOn304: Set<HTTPField.Name> = [.contentLength, .contentEncoding, .transferEncoding, .contentRange]
 
@@ -62,7 +62,14 @@ struct CacheStage: Middleware {
     /// what is stored) and stores what may be stored. A caller's own `If-None-Match` or
     /// `If-Modified-Since` is answered with a `304` when what would be served matches it.
     private func answer(_ lookup: Lookup, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
-        let response = try await answerUnconditionally(lookup, context: context, next: next)
+        let response: Response
+        if let asked = lookup.headers["Range"] {
+            // One byte range is answered from storage when it can be; anything else is the origin's.
+            guard let range = ByteRange(header: asked) else { return try await next(lookup.request) }
+            response = try await answerRange(range, lookup: lookup, context: context, next: next)
+        } else {
+            response = try await answerUnconditionally(lookup, context: context, next: next)
+        }
         return Self.answeringCallerConditional(response, requestHeaders: lookup.headers)
     }
 
@@ -74,6 +81,8 @@ struct CacheStage: Middleware {
             if stored == nil, lookup.request.method == .head {
                 stored = await self.lookup(lookup.key.with(method: "GET"), requestHeaders: lookup.headers, context: context)
             }
+            // A stored part answers ranges only; the whole representation comes from the origin.
+            if stored?.status == 206 { stored = nil }
         }
         guard let stored else {
             if onlyIfCached {
