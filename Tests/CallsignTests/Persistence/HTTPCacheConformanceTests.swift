@@ -71,6 +71,29 @@ struct HTTPCacheConformanceTests {
         }
     }
 
+    @Test("a response to a request with Cookie is reused for the same cookie only; another cookie or none goes to the network")
+    func cookiePartition() async throws {
+        try await withOrigin([{ request in
+            // Whose page, not the cookie itself: an answer that echoes a credential is never stored.
+            let page = request.header("Cookie").map { $0.contains("alice") ? "alice's page" : "bob's page" } ?? "nobody's page"
+            return ServerResponse(status: 200, headers: [("Cache-Control", "private, max-age=3600")], body: .data(Data(page.utf8)))
+        }]) { origin, client, _ in
+            func get(_ cookie: String?) async throws -> Response {
+                var request = Request.get(origin.path)
+                if let cookie { request.headers["Cookie"] = cookie }
+                return try await client.send(request)
+            }
+            #expect(try await get("session=alice").string() == "alice's page")
+            let again = try await get("session=alice")
+            #expect(again.source == .cache && again.string() == "alice's page")
+            let other = try await get("session=bob")
+            #expect(other.source == .network && other.string() == "bob's page")
+            let none = try await get(nil)
+            #expect(none.source == .network && none.string() == "nobody's page")
+            #expect(origin.requests.count == 3)
+        }
+    }
+
     @Test("Age is read from its first line and first member: 7200, 0 and two lines 7200 / 0 are stale at max-age 3600 (§5.1)")
     func ageFirstValue() async throws {
         for headers in [[("Age", "7200, 0")], [("Age", "7200"), ("Age", "0")]] as [[(name: String, value: String)]] {
