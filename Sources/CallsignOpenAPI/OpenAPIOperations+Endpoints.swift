@@ -43,7 +43,19 @@ extension OpenAPIOperations {
             name: name, method: endpoint.method.rawValue.uppercased(), path: endpoint.path.rawValue,
             summary: endpoint.endpointSummary ?? endpoint.routeSummary, parameters: parameters, bodyContentType: bodyType,
             bodyRequired: body?.required ?? false, bodySchema: bodySchema,
-            needsAuthorization: !endpoint.security.isEmpty, responses: responses)
+            needsAuthorization: !endpoint.security.isEmpty, responses: responses, eventStream: eventStream(endpoint))
+    }
+
+    /// Whether the operation's success answers (2xx codes and `2XX`) are event streams: all of
+    /// them, some, or none.
+    static func eventStream(_ endpoint: OpenAPIKit.ResolvedEndpoint) -> EventStreamAnswer? {
+        let success = endpoint.responses.filter { status, _ in
+            let code = status.rawValue.uppercased()
+            return code == "2XX" || Int(code).map { (200..<300).contains($0) } ?? false
+        }
+        let types = success.flatMap { $0.value.content.keys.map { Response.mediaType(of: Substring($0.rawValue)) } }
+        guard types.contains("text/event-stream") else { return nil }
+        return types.allSatisfy { $0 == "text/event-stream" } ? .only : .optional
     }
 
     /// The schema of `mediaType` in `content` as JSON text.

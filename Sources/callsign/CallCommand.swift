@@ -172,6 +172,11 @@ struct DescribeCommand: AsyncParsableCommand {
                     if let schema = response.schema { Self.printSchema(schema, indent: "    ") }
                 }
             }
+            switch operation.eventStream {
+            case .only?: Terminal.out(localized("Answers with server-sent events: callsign call prints each event's data as it arrives."))
+            case .optional?: Terminal.out(localized("Answers with server-sent events when asked: callsign call --stream prints each event's data as it arrives."))
+            case nil: break
+            }
         }
     }
 
@@ -198,6 +203,7 @@ struct DescribeCommand: AsyncParsableCommand {
             }),
         ]
         object["summary"] = operation.summary.map(JSONValue.string)
+        object["eventStream"] = operation.eventStream.map { .string($0.rawValue) }
         object["responses"] = .array(operation.responses.map { response in
             var entry: [String: JSONValue] = ["status": .string(response.status)]
             entry["summary"] = response.summary.map(JSONValue.string)

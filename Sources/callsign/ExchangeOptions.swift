@@ -109,6 +109,13 @@ struct ExchangeOptions: ParsableArguments {
 
     @Flag var failMode: FailMode = .failWithBody
 
+    @Flag(
+        name: [.customShort("S"), .long],
+        help: .localized(
+            "Read the answer as server-sent events (text/event-stream) and print each event's data as it arrives, one event a line; a GET reconnects with Last-Event-ID when the stream breaks. An operation that only answers with events does this by itself."
+        ))
+    var stream = false
+
     @OptionGroup var display: OutputOptions
 
     @Option(help: .localized("Use the HTTP cache stored in this folder (created if needed), or shared in PostgreSQL (a postgres:// URL); --verbose says whether the answer was a fresh hit, revalidated (304) or from the network."))
@@ -137,6 +144,13 @@ struct ExchangeOptions: ParsableArguments {
         request.headers = request.headers.merging(try ParameterArguments.headers(HeaderOptions.all(headers)))
         if explicit != nil { request.needsAuthorization = true }
         try adjust(&request, retryPolicy: configuration.retry)
+        if stream, request.headers["Accept"] == nil { request.headers["Accept"] = "text/event-stream" }
+        if stream || EventPrinter.asksForEvents(request) {
+            guard !offline, cache == nil else { throw ValidationError(localized("an event stream is neither cached nor queued: leave out --offline and --cache")) }
+            let client = APIClient(definitions: definitions, configuration: configuration)
+            try await EventPrinter(verbose: verbose, output: display).print(client.events(request))
+            return
+        }
         let response: Response = try await withStorages { queueStorage, cacheStorage in
             if let queueStorage { configuration.offline.queue = queueStorage }
             if let cacheStorage { configuration.cache = HTTPCache(storage: cacheStorage) }
@@ -252,5 +266,37 @@ extension APIClient.Configuration {
     mutating func allowSilence(upTo limit: Duration?) {
         guard let limit, let idle = timeouts.idle, limit > idle else { return }
         timeouts.idle = limit
+    }
+}
+
+/// Prints server-sent events as they arrive: each event's data and a line feed on standard
+/// output (made safe on a terminal, byte-exact to a pipe), its type and ID on standard error
+/// with `--verbose`.
+struct EventPrinter {
+    let verbose: Bool
+    let output: OutputOptions
+
+    /// Whether the request asks for an event stream and nothing else (`Accept: text/event-stream`).
+    static func asksForEvents(_ request: Request) -> Bool {
+        request.headers["Accept"].map { Response.mediaType(of: $0[...]) == "text/event-stream" } ?? false
+    }
+
+    func print(_ events: ServerSentEvents) async throws(APIError) {
+        for try await event in events {
+            if verbose {
+                let id = event.id.map { localized(", id \(TerminalText.line($0))") } ?? ""
+                Terminal.error(localized("event: \(TerminalText.line(event.type))\(id)"))
+            }
+            var data = Data((event.data + "\n").utf8)
+            if output.showsOnTerminal {
+                switch TerminalText.body(data) {
+                case .text(let safe): data = safe
+                case .binary(let count):
+                    Terminal.out(localized("[binary event of \(count) bytes not shown on a terminal: use a pipe, or --raw]"))
+                    continue
+                }
+            }
+            Terminal.write(data)
+        }
     }
 }

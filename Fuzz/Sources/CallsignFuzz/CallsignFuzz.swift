@@ -206,6 +206,29 @@ let targets: [FuzzTarget] = [
             precondition((try? JSONValue(parsing: written)) == value, "written JSON does not read back as the same value")
         }
     },
+    // Server-sent events (text/event-stream bodies): the same events however the bytes are
+    // split between chunks, none larger than the limit, the parser never holding more.
+    FuzzTarget(name: "event-stream") { data in
+        let limits = Limits { $0.maximumEventSize = 4096 }
+        func events(splitEvery piece: Int) -> (events: [ServerSentEvent], failed: Bool) {
+            var parser = ServerSentEvent.Parser(limits: limits)
+            var found: [ServerSentEvent] = []
+            var start = data.startIndex
+            while start < data.endIndex {
+                let end = data.index(start, offsetBy: piece, limitedBy: data.endIndex) ?? data.endIndex
+                guard let more = try? parser.feed(data[start..<end]) else { return (found, true) }
+                found += more
+                start = end
+            }
+            return (found, false)
+        }
+        let whole = events(splitEvery: Int.max / 2)
+        let piece = 1 + Int(data.first ?? 0) % 7
+        let split = events(splitEvery: piece)
+        precondition(whole.failed == split.failed, "a split changed whether the stream was refused")
+        if !whole.failed { precondition(whole.events == split.events, "a split between chunks changed the events") }
+        for event in whole.events { precondition(event.data.utf8.count <= 4096, "an event past the limit") }
+    },
     // HTTP Archive files, as HAR replay reads them.
     FuzzTarget(name: "har") { data in
         _ = try? HARReplay(data: data)

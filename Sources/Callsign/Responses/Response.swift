@@ -100,7 +100,7 @@ public struct Response: BoxedFields, Sendable {
     /// A media range's type without parameters and optional whitespace, lower-cased
     /// (`" Application/JSON; charset=utf-8"` → `"application/json"`). Read on every validation,
     /// so without Foundation.
-    static func mediaType(of text: Substring) -> String {
+    package static func mediaType(of text: Substring) -> String {
         var type = text.prefix { $0 != ";" }
         while let first = type.utf8.first, first == 0x20 || first == 0x09 { type.removeFirst() }
         while let last = type.utf8.last, last == 0x20 || last == 0x09 { type.removeLast() }

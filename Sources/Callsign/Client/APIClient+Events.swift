@@ -1,0 +1,218 @@
+import Foundation
+
+extension APIClient {
+    /// Sends a request for a `text/event-stream` and returns its events as they arrive.
+    ///
+    /// Each connection is one call through the whole pipeline (authentication and its refresh,
+    /// retries before the stream starts, cookies, mocks, recording); the body is read as it
+    /// arrives, under the idle limit. When the stream of an idempotent request ends or breaks,
+    /// it is asked for again after the server's `retry:` delay (or the reconnection's own), with
+    /// `Last-Event-ID`, as browsers' `EventSource` does — see ``ServerSentEvents/Reconnection``.
+    /// The request's `deadline` (or the client's) covers the whole stream, reconnections
+    /// included; cancelling the task that reads it stops it at once. A `204 No Content` ends it.
+    ///
+    /// ```swift
+    /// for try await event in client.events(.get("prices")) {
+    ///     print(event.type, event.data)
+    /// }
+    /// ```
+    /// - Throws (while iterating): ``APIError``: the first connection's failure, a status the
+    ///   request does not accept, ``APIError/Code/unacceptableContentType`` for an answer that is
+    ///   not an event stream, ``APIError/Code/responseTooLarge`` for an event past
+    ///   ``Limits/maximumEventSize``, ``APIError/Code/timedOut`` at the deadline, or the last
+    ///   failure once the reconnections are spent.
+    public func events(_ request: Request, reconnecting: ServerSentEvents.Reconnection = .standard) -> ServerSentEvents {
+        ServerSentEvents(client: self, request: request, reconnection: reconnecting)
+    }
+
+    /// Calls the API with this name for a `text/event-stream` (see ``events(_:reconnecting:)``):
+    /// an OpenAPI operation whose answer is an event stream, say.
+    ///
+    /// ```swift
+    /// for try await event in try client.events("streamCompletion", parameters: ["prompt": "Hi"]) {
+    ///     if event.data == "[DONE]" { break }
+    ///     print(try event.decode(Chunk.self).text, terminator: "")
+    /// }
+    /// ```
+    /// - Throws: ``APIError`` (``APIError/Code/unknownAPI``, ``APIError/Code/invalidRequest``)
+    ///   when the request cannot be built; the stream's own errors come while iterating.
+    public func events(
+        _ name: String, parameters: Parameters = [:], headers: Headers = [:], reconnecting: ServerSentEvents.Reconnection = .standard
+    ) throws(APIError) -> ServerSentEvents {
+        events(try definitions.definition(named: name).request(parameters: parameters, headers: headers), reconnecting: reconnecting)
+    }
+}
+
+/// The events of a `text/event-stream`, read as they arrive (``APIClient/events(_:reconnecting:)``).
+/// Iterate it once.
+public struct ServerSentEvents: AsyncSequence, Sendable {
+    public typealias Element = ServerSentEvent
+    public typealias Failure = APIError
+
+    /// When a stream that ended or broke is asked for again.
+    ///
+    /// ```swift
+    /// client.events(.get("feed"), reconnecting: .upTo(3, after: .seconds(1)))
+    /// client.events(.post("completions"), reconnecting: .never)
+    /// ```
+    public struct Reconnection: Sendable, Hashable {
+        /// How many times in a row a stream is asked for again without an event in between;
+        /// 0 never reconnects.
+        public var maximumAttempts: Int
+        /// The wait before asking again, until the server's `retry:` field says otherwise.
+        public var delay: Duration
+        /// Whether non-idempotent requests (a `POST` that starts a completion) reconnect too.
+        /// Default `false`: asking again would start the work again.
+        public var includesNonIdempotent: Bool
+
+        /// Creates a reconnection rule.
+        public init(maximumAttempts: Int, delay: Duration = .seconds(3), includesNonIdempotent: Bool = false) {
+            self.maximumAttempts = Swift.max(0, maximumAttempts)
+            self.delay = Swift.max(.zero, delay)
+            self.includesNonIdempotent = includesNonIdempotent
+        }
+
+        /// Idempotent requests reconnect up to 10 times in a row, 3 s apart unless the server
+        /// says otherwise; others end with their stream.
+        public static let standard = Reconnection(maximumAttempts: 10)
+        /// The stream ends when the server ends it or the connection breaks.
+        public static let never = Reconnection(maximumAttempts: 0)
+        /// Up to `attempts` reconnections in a row, `delay` apart unless the server says otherwise.
+        public static func upTo(_ attempts: Int, after delay: Duration = .seconds(3)) -> Reconnection {
+            Reconnection(maximumAttempts: attempts, delay: delay)
+        }
+    }
+
+    let client: APIClient
+    let request: Request
+    let reconnection: Reconnection
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(client: client, request: request, reconnection: reconnection)
+    }
+
+    /// Reads events, connecting and reconnecting as needed.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        private let client: APIClient
+        private let request: Request
+        private let reconnects: Bool
+        private let maximumAttempts: Int
+        private var delay: Duration
+        private var parser: ServerSentEvent.Parser
+        private var chunks: ResponseBodyStream.AsyncIterator?
+        private var ready: [ServerSentEvent] = []
+        private var readyIndex = 0
+        /// Reconnections since the last event.
+        private var attempts = 0
+        /// Whether a connection was made yet (the first failure is always the caller's).
+        private var connected = false
+        private var end: ContinuousClock.Instant?
+        private var finished = false
+
+        init(client: APIClient, request: Request, reconnection: Reconnection) {
+            self.client = client
+            self.request = request
+            self.reconnects = reconnection.maximumAttempts > 0 && (request.isIdempotent || reconnection.includesNonIdempotent)
+            self.maximumAttempts = reconnection.maximumAttempts
+            self.delay = reconnection.delay
+            self.parser = ServerSentEvent.Parser(limits: client.configuration.limits)
+        }
+
+        public mutating func next() async throws(APIError) -> ServerSentEvent? {
+            try await nextEvent()
+        }
+
+        private mutating func nextEvent() async throws(APIError) -> ServerSentEvent? {
+            while !finished {
+                if readyIndex < ready.count {
+                    defer { readyIndex += 1 }
+                    attempts = 0
+                    return ready[readyIndex]
+                }
+                ready.removeAll(keepingCapacity: true)
+                readyIndex = 0
+                guard var current = chunks else {
+                    if !(try await connect()) { finished = true }
+                    continue
+                }
+                let chunk: Data?
+                do {
+                    chunk = try await current.next()
+                    chunks = current
+                } catch {
+                    chunks = nil
+                    parser.finish()
+                    try await lost(APIError.wrap(error, request: request))
+                    continue
+                }
+                guard let chunk else {
+                    chunks = nil
+                    parser.finish()
+                    // The server ended the stream: asked for again, if this request may be.
+                    guard reconnects, attempts < maximumAttempts else {
+                        finished = true
+                        continue
+                    }
+                    try await wait()
+                    continue
+                }
+                ready = try parser.feed(chunk)
+            }
+            return nil
+        }
+
+        /// A connection broke: asked for again, or its error ends the stream.
+        private mutating func lost(_ error: APIError) async throws(APIError) {
+            switch error.code {
+            case .cancelled, .responseTooLarge: throw error
+            default: break
+            }
+            if let end, client.configuration.clock.now >= end { throw error }
+            guard reconnects, attempts < maximumAttempts else { throw error }
+            try await wait()
+        }
+
+        /// Waits the reconnection delay (the server's `retry:`, else the rule's), within the deadline.
+        private mutating func wait() async throws(APIError) {
+            attempts += 1
+            let pause = parser.retry ?? delay
+            if let end, client.configuration.clock.now + pause >= end {
+                throw APIError(.timedOut, localized: "the event stream's deadline passed before it could reconnect", request: request)
+            }
+            do {
+                try await client.configuration.clock.sleep(for: pause)
+            } catch {
+                throw APIError(.cancelled, localized: "the event stream was cancelled", request: request)
+            }
+        }
+
+        /// Opens the stream: `false` when the server says there is nothing more (`204`).
+        private mutating func connect() async throws(APIError) -> Bool {
+            var request = self.request
+            if request.headers["Accept"] == nil { request.headers["Accept"] = "text/event-stream" }
+            if let id = parser.lastEventID { request.headers["Last-Event-ID"] = id }
+            let clock = client.configuration.clock
+            if end == nil, let deadline = request.deadline ?? client.configuration.timeouts.deadline { end = clock.now + deadline }
+            if let end { request.deadline = end - clock.now }
+            let response: StreamedResponse
+            do {
+                response = try await client.stream(request)
+            } catch {
+                guard connected else { throw error }
+                try await lost(error)
+                return true
+            }
+            connected = true
+            if response.response.status.code == 204 { return false }
+            try response.response.validateStatus()
+            guard response.response.mediaType == "text/event-stream" else {
+                throw APIError(
+                    .unacceptableContentType,
+                    localized: "the answer is \(response.response.mediaType ?? "without a Content-Type"), not an event stream (text/event-stream)",
+                    request: request, response: response.response)
+            }
+            chunks = response.chunks.makeAsyncIterator()
+            return true
+        }
+    }
+}

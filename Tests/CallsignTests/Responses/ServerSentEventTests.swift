@@ -1,0 +1,203 @@
+import Callsign
+import CallsignTesting
+import Foundation
+import Synchronization
+import Testing
+
+/// The events a parser reads from `text`, fed in pieces of `piece` bytes.
+private func parsed(_ text: String, piece: Int = .max, limits: Limits = .default) throws -> (events: [ServerSentEvent], parser: ServerSentEvent.Parser) {
+    var parser = ServerSentEvent.Parser(limits: limits)
+    var events: [ServerSentEvent] = []
+    let bytes = Array(text.utf8)
+    var start = 0
+    while start < bytes.count {
+        let end = min(bytes.count, start + max(1, min(piece, bytes.count)))
+        events += try parser.feed(bytes[start..<end])
+        start = end
+    }
+    return (events, parser)
+}
+
+@Suite("Server-sent events: the WHATWG grammar, bounded, and a stream that reconnects", .hangGuard)
+struct ServerSentEventTests {
+    @Test("data, event, id and retry fields; comments; one space after the colon removed; a field without a colon")
+    func grammar() throws {
+        let text = """
+            : a comment
+            data: first
+            data:  two spaces, one kept
+
+            event: price
+            data:{"p":1}
+            id: 7
+
+            data
+
+            id
+            retry: 2500
+            nonsense: ignored
+
+            data: after an empty id
+
+            """
+        let (events, parser) = try parsed(text + "\n")
+        #expect(events == [
+            ServerSentEvent(data: "first\n two spaces, one kept"),
+            ServerSentEvent(type: "price", data: "{\"p\":1}", id: "7"),
+            ServerSentEvent(data: "", id: "7"),
+            ServerSentEvent(data: "after an empty id"),
+        ])
+        #expect(parser.retry == .milliseconds(2500))
+        #expect(parser.lastEventID == nil)
+    }
+
+    @Test("CR, LF and CRLF end lines, also when a CRLF is split between chunks; a byte-order mark at the start is dropped")
+    func lineEnds() throws {
+        let text = "\u{FEFF}data: a\r\rdata: b\r\n\r\ndata: c\n\nid: x\u{0}y\ndata: d\n\n"
+        for piece in [1, 2, 3, 5, .max] {
+            let (events, _) = try parsed(text, piece: piece)
+            #expect(events.map(\.data) == ["a", "b", "c", "d"], "pieces of \(piece)")
+            #expect(events.allSatisfy { $0.id == nil }, "an id with NUL is ignored")
+        }
+        // Only one mark, and only at the start.
+        let (kept, _) = try parsed("\u{FEFF}\u{FEFF}data: a\n\n")
+        #expect(kept.isEmpty, "a second mark makes the first line's name \\u{FEFF}data, not data")
+    }
+
+    @Test("an event without a closing blank line is dropped at the end; an id without data still counts")
+    func endOfStream() throws {
+        var (events, parser) = try parsed("id: 3\n\ndata: partial")
+        #expect(events.isEmpty)
+        #expect(parser.lastEventID == "3")
+        parser.finish()
+        #expect(try parser.feed(Array("\n\n".utf8)).isEmpty, "the partial event is gone after finish()")
+    }
+
+    @Test("retry takes digits only, saturating at a day; a line or an event past the limit is responseTooLarge")
+    func bounds() throws {
+        #expect(try parsed("retry: 99999999999999999999999\n").parser.retry == .seconds(86_400))
+        #expect(try parsed("retry: 1.5\nretry: -1\nretry: 12a\n").parser.retry == nil)
+        let small = Limits { $0.maximumEventSize = 64 }
+        for text in [String(repeating: "x", count: 65), String(repeating: "data: 0123456789\n", count: 7)] {
+            #expect(throws: APIError.self) { try parsed(text, piece: 7, limits: small) }
+            do {
+                _ = try parsed(text, piece: 7, limits: small)
+            } catch let error as APIError {
+                #expect(error.code == .responseTooLarge && error.message.contains("64 bytes"), "\(error)")
+            }
+        }
+        #expect(try parsed(String(repeating: "data: 01234\n", count: 5) + "\n", limits: small).events.count == 1)
+    }
+
+    @Test("an event's data decodes as JSON, bounded by the nesting depth")
+    func decoding() throws {
+        struct Price: Decodable, Equatable { let p: Int }
+        #expect(try ServerSentEvent(data: "{\"p\":1}").decode(Price.self) == Price(p: 1))
+        let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
+        #expect(throws: APIError.self) { try ServerSentEvent(data: deep).decode([JSONValue].self) }
+        #expect(throws: APIError.self) { try ServerSentEvent(data: "not json").decode(Price.self) }
+    }
+
+    @Test("a stream cut mid-event reconnects after the server's retry with Last-Event-ID, delivers every event once, and a 204 ends it", arguments: TransportKind.allCases)
+    func reconnects(kind: TransportKind) async throws {
+        let clock = TestClock()
+        let path = "/events/\(UUID().uuidString)"
+        try await withServer(transport: kind, configure: { $0.clock = clock }) { server, client in
+            server.route(path) { request in
+                switch request.header("Last-Event-ID") {
+                case nil:
+                    let body = "retry: 1500\nid: 1\ndata: a\n\nid: 2\ndata: b\n\nid: 3\ndata: c\n\n"
+                    let cut = body.utf8.count - "ta: c\n\n".utf8.count
+                    return ServerResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .data(Data(body.utf8)))
+                        .with(.truncate(afterBodyBytes: cut))
+                case "2"?:
+                    return ServerResponse(
+                        status: 200, headers: [("Content-Type", "text/event-stream; charset=utf-8")],
+                        body: .data(Data("id: 3\ndata: c\n\nid: 4\ndata: d\n\n".utf8)))
+                default:
+                    return ServerResponse(status: 204)
+                }
+            }
+            var received: [ServerSentEvent] = []
+            for try await event in client.events(.get(path)) { received.append(event) }
+            #expect(received.map(\.data) == ["a", "b", "c", "d"])
+            #expect(received.map(\.id) == ["1", "2", "3", "4"])
+            let asked = server.requests.filter { $0.rawPath == path }
+            #expect(asked.map { $0.header("Last-Event-ID") } == [nil, "2", "4"])
+            #expect(asked.allSatisfy { $0.header("Accept") == "text/event-stream" })
+            #expect(clock.sleeps == [.milliseconds(1500), .milliseconds(1500)], "the server's retry: delay, not the default 3 s")
+        }
+    }
+
+    @Test("a POST's stream ends with the server's; reconnections are counted and end with the last failure")
+    func endsAndLimits() async throws {
+        let clock = TestClock()
+        let path = "/events/\(UUID().uuidString)"
+        try await withServer(configure: { $0.clock = clock }) { server, client in
+            server.route(path) { _ in
+                ServerResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .data(Data("data: once\n\n".utf8)))
+            }
+            var posted: [String] = []
+            for try await event in client.events(.post(path)) { posted.append(event.data) }
+            #expect(posted == ["once"])
+            #expect(server.hits(path) == 1, "a POST is not sent again")
+            #expect(clock.sleeps.isEmpty)
+
+            // A GET whose server keeps ending the stream at once, with no event: two reconnections, then the end.
+            let empty = "/events/\(UUID().uuidString)"
+            server.route(empty) { _ in ServerResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .data(Data(": nothing\n".utf8))) }
+            var none = 0
+            for try await _ in client.events(.get(empty), reconnecting: .upTo(2, after: .seconds(1))) { none += 1 }
+            #expect(none == 0)
+            #expect(server.hits(empty) == 3)
+            #expect(clock.sleeps == [.seconds(1), .seconds(1)])
+        }
+    }
+
+    @Test("an answer that is not an event stream, a refused status, an event too large and a deadline before the reconnection are clear errors")
+    func failures() async throws {
+        let clock = TestClock()
+        try await withServer(configure: {
+            $0.clock = clock
+            $0.limits.maximumEventSize = 32
+        }) { server, client in
+            server.route("/events/json") { _ in .json(["a": 1]) }
+            server.route("/events/missing") { _ in ServerResponse(status: 404) }
+            server.route("/events/large") { _ in
+                ServerResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .data(Data(("data: " + String(repeating: "x", count: 100) + "\n\n").utf8)))
+            }
+            server.route("/events/slow") { _ in
+                ServerResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .data(Data("retry: 60000\ndata: one\n\n".utf8)))
+            }
+            func failure(_ request: Request) async -> APIError? {
+                await apiError { for try await _ in client.events(request) {} }
+            }
+            #expect(await failure(.get("/events/json"))?.code == .unacceptableContentType)
+            #expect(await failure(.get("/events/missing"))?.code == .unacceptableStatus)
+            #expect(await failure(.get("/events/large"))?.code == .responseTooLarge)
+            var slow = Request.get("/events/slow")
+            slow.deadline = .seconds(30)
+            let late = await failure(slow)
+            #expect(late?.code == .timedOut, "\(String(describing: late))")
+            #expect(server.hits("/events/slow") == 1, "no reconnection past the deadline")
+        }
+    }
+
+    @Test("events are delivered as they arrive, not when the stream ends; leaving the loop ends the stream", arguments: TransportKind.allCases)
+    func incremental(kind: TransportKind) async throws {
+        try await withServer(transport: kind) { server, client in
+            server.route("/events/drip") { _ in
+                // One event now, the next a minute later: the first must not wait for it.
+                ServerResponse(
+                    status: 200, headers: [("Content-Type", "text/event-stream")],
+                    body: .data(Data("data: now\n\ndata: later\n\n".utf8)), behaviour: .drip(chunk: 11, every: .seconds(60)))
+            }
+            var first: String?
+            for try await event in client.events(.get("/events/drip")) {
+                first = event.data
+                break
+            }
+            #expect(first == "now")
+        }
+    }
+}
