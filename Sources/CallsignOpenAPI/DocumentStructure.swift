@@ -22,6 +22,9 @@ struct DocumentStructure {
     private(set) var expandedDepth = 0
     /// The values the document stands for once expanded (its own values included).
     private(set) var expandedNodes = 0
+    /// The values each path item (by its key in `paths`) stands for once expanded: what
+    /// OpenAPIKit builds, all at once, to read its operations.
+    private(set) var pathItemNodes: [String: Int] = [:]
 
     /// One place a `$ref` names (or the document itself, unit 0), read once.
     private struct Unit {
@@ -59,14 +62,22 @@ struct DocumentStructure {
         }
 
         /// Reads a unit's own values (not following its `$ref`s), iteratively.
+        // Of the document's own scan: each path item's own values and the units its `$ref`s name.
+        var itemKeys: [String] = []
+        var itemNodes: [Int] = []
+        var itemReferences: [[Int]] = []
+        /// Where an entry of the document's scan sits: elsewhere, the `paths` map, or a path item.
+        enum Place { case other, paths, item(Int) }
+
         func scan(_ index: Int) throws(APIError) {
-            var stack: [(value: JSONValue, depth: Int, follows: Bool)] = [(units[index].value, 1, true)]
+            var stack: [(value: JSONValue, depth: Int, follows: Bool, place: Place)] = [(units[index].value, 1, true, .other)]
             var nodes = 0
             var deepest = 0
             var references: [(unit: Int, depth: Int)] = []
             while let entry = stack.popLast() {
                 let (value, depth, follows) = (entry.value, entry.depth, entry.follows)
                 nodes += 1
+                if case .item(let item) = entry.place { itemNodes[item] += 1 }
                 work += 1
                 guard work <= maximumNodes else { throw tooMuch() }
                 deepest = max(deepest, depth)
@@ -82,14 +93,24 @@ struct DocumentStructure {
                     {
                         if unit == marks.count { marks.append(.new) }
                         references.append((unit, depth))
+                        if case .item(let item) = entry.place { itemReferences[item].append(unit) }
                     }
                     for (key, member) in members {
                         // From the document itself, only the operations are dereferenced.
                         let followsHere = follows && !(index == 0 && depth == 1 && key != "paths")
-                        stack.append((member, depth + 1, followsHere))
+                        var place = entry.place
+                        if index == 0 && depth == 1 && key == "paths" {
+                            place = .paths
+                        } else if case .paths = entry.place {
+                            itemKeys.append(key)
+                            itemNodes.append(0)
+                            itemReferences.append([])
+                            place = .item(itemKeys.count - 1)
+                        }
+                        stack.append((member, depth + 1, followsHere, place))
                     }
                 case .array(let items):
-                    for item in items { stack.append((item, depth + 1, follows)) }
+                    for item in items { stack.append((item, depth + 1, follows, entry.place)) }
                 default:
                     break
                 }
@@ -161,6 +182,14 @@ struct DocumentStructure {
             path.removeLast()
         }
         // The document's values outside the operations were read once and count once.
+        for (item, key) in itemKeys.enumerated() {
+            var nodes = itemNodes[item]
+            for unit in itemReferences[item] {
+                let (sum, overflow) = nodes.addingReportingOverflow(units[unit].expandedNodes)
+                nodes = overflow ? Int.max : sum
+            }
+            pathItemNodes[key] = nodes
+        }
         referenceDepth = units[0].chain
         expandedDepth = units[0].expandedDepth
         expandedNodes = units[0].expandedNodes

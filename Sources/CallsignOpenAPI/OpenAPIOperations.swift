@@ -58,6 +58,20 @@ public struct OpenAPIOperations: Sendable {
         public let needsAuthorization: Bool
         /// The documented answers, by status (`200`, `4XX`, `default`), for `callsign describe`.
         public let responses: [DocumentedResponse]
+        /// Whether a success answer is a stream of server-sent events (`text/event-stream`):
+        /// call such an operation with ``Callsign/APIClient/events(_:parameters:headers:reconnecting:)``.
+        /// `nil` when it never is.
+        public let eventStream: EventStreamAnswer?
+    }
+
+    /// How an operation answers with server-sent events.
+    public enum EventStreamAnswer: String, Sendable, Hashable {
+        /// Its only success answer is an event stream: its definition asks for one (`Accept:
+        /// text/event-stream`), and `callsign call` prints each event as it arrives.
+        case only
+        /// An event stream is one of its success answers, sent when the request asks for it (a
+        /// body field such as `stream: true`, or `Accept`): `callsign call --stream`.
+        case optional
     }
 
     /// One documented answer of an operation.
@@ -177,8 +191,19 @@ public struct OpenAPIOperations: Sendable {
         report.add(normalizer.findings)
         // Before any recursive library code: OpenAPIKit decodes and dereferences with one stack
         // frame per level and one copy per use of a schema.
-        _ = try DocumentStructure(root: root, limits: limits)
-        // Decoded in parts: the document without its operations once, then one path at a time,
+        let structure = try DocumentStructure(root: root, limits: limits)
+        // A path that expands past its bound is left out alone (its size is known before
+        // OpenAPIKit builds it): the rest of the document loads.
+        let pathLimit = max(1, limits.maximumExpandedPathNodes)
+        for (path, nodes) in structure.pathItemNodes.sorted(by: { $0.key < $1.key }) where nodes > pathLimit {
+            if case .object(var items)? = root["paths"] {
+                items[path] = nil
+                root["paths"] = .object(items)
+            }
+            let message = "\(path) stands for \(nodes) values once its $refs are expanded, more than \(pathLimit) (Limits.maximumExpandedPathNodes); its operations are left out" as LocalizedMessage
+            report.add("operation", message)
+        }
+        // Decoded in parts: the document without its operations once, then a few paths at a time,
         // expanded, read and dropped before the next. Neither the decoded operations nor the
         // expanded copies of shared schemas ever exist for the whole document at once.
         var shell = root
@@ -199,10 +224,21 @@ public struct OpenAPIOperations: Sendable {
         // What decoding a path checks its security requirements against.
         var checked: [String: JSONValue] = [:]
         for key in ["securitySchemes", "pathItems"] { checked[key] = components[key] }
-        // A few dozen paths at a time: few enough to bound what exists at once, enough that each
+        // Up to 64 paths at a time, and no more than a few hundred thousand values once expanded
+        // (a larger path alone): few enough to bound what exists at once, enough that each
         // decoding's fixed cost is shared.
-        for start in stride(from: 0, to: byPath.count, by: 64) {
-            let batch = byPath[start..<min(start + 64, byPath.count)].map { (text: $0.text, item: $0.item) }
+        var batches: [[(text: String, item: JSONValue)]] = [[]]
+        var batchNodes = 0
+        for entry in byPath {
+            let nodes = structure.pathItemNodes[entry.text] ?? 0
+            if let current = batches.last, !current.isEmpty, current.count == 64 || batchNodes + nodes > Self.batchNodes {
+                batches.append([])
+                batchNodes = 0
+            }
+            batches[batches.count - 1].append((text: entry.text, item: entry.item))
+            batchNodes += nodes
+        }
+        for batch in batches where !batch.isEmpty {
             let resolved = Self.endpoints(of: batch, template: document, version: version, checked: checked, info: root["info"], report: &report)
             let endpoints = resolved.sorted { left, right in
                 if left.path.rawValue != right.path.rawValue { return left.path.rawValue < right.path.rawValue }
@@ -260,6 +296,7 @@ public struct OpenAPIOperations: Sendable {
                 if !codes.isEmpty { definition.acceptedStatusCodes = StatusCodes(codes) }
                 definition.needsAuthorization = operation.needsAuthorization
                 definition.notes = operation.summary
+                if operation.eventStream == .only { definition.headers = ["Accept": "text/event-stream"] }
                 definitions.append(definition)
             }
         }
@@ -286,6 +323,10 @@ public struct OpenAPIOperations: Sendable {
         self.operations = operations
         self.warnings = report.warnings + warnings
     }
+
+    /// The most values the paths decoded together stand for once expanded (a larger path is
+    /// decoded alone): what OpenAPIKit builds at once stays a few hundred megabytes at most.
+    static let batchNodes = 250_000
 
     /// Why OpenAPIKit could not read (a part of) a document, in its words.
     struct DecodingFailure: Error {

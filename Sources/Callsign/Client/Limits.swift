@@ -62,6 +62,19 @@ public struct Limits: Sendable, Hashable {
     /// replaced by what it names (a schema used 1,000 times counts 1,000 times), its own values
     /// included: the work and memory of loading it. Default 8,000,000.
     public var maximumExpandedNodes: Int = 8_000_000
+    /// The most values one path of an OpenAPI document (its operations) may stand for once its
+    /// `$ref`s are expanded: what is built, all at once, to read those operations. A path past it
+    /// is left out with a load warning naming it (a strict load refuses the document), and the
+    /// other operations load. The largest path of the public API descriptions Callsign was tried
+    /// with (Kubernetes, OpenAI) stands for about 160,000 values; a few kilobytes of schemas that
+    /// each name the next twice stand for millions. Default 500,000.
+    public var maximumExpandedPathNodes: Int = 500_000
+    /// The most bytes one server-sent event may hold — any one line of the stream, and the data of
+    /// one event — when a `text/event-stream` is read (``APIClient/events(_:reconnecting:)``,
+    /// ``ServerSentEvent/Parser``). Past it the stream fails with
+    /// ``APIError/Code/responseTooLarge``. The stream as a whole is not bounded: it may run for
+    /// days. Default 1 MiB.
+    public var maximumEventSize: Int = 1024 * 1024
 
     /// The defaults above.
     public static let `default` = Limits()

@@ -133,6 +133,35 @@ struct OpenAPILimitsTests {
         #expect(tooMuch.message.contains("more than 1000 values"), "\(tooMuch.message)")
     }
 
+    @Test("a path that expands past maximumExpandedPathNodes is left out alone, before it is built; strict refuses; the others load")
+    func heavyPath() throws {
+        // 2^17 copies of a small schema: about a million values, under the document's bound of
+        // 8,000,000 but past one path's 500,000 (OpenAPIKit took 33 s and 3.9 GB for such a path).
+        var schemas: [String: JSONValue] = [:]
+        for level in 0..<17 {
+            let next: JSONValue = ["$ref": .string("#/components/schemas/S\(level + 1)")]
+            schemas["S\(level)"] = ["type": "object", "properties": ["a": next, "b": next]]
+        }
+        schemas["S17"] = ["type": "string"]
+        let root: JSONValue = [
+            "openapi": "3.1.0", "info": ["title": "Heavy", "version": "1"], "servers": [["url": "http://127.0.0.1/"]],
+            "paths": [
+                "/heavy": ["get": ["operationId": "heavy", "responses": ["200": ["description": "ok", "content": ["application/json": ["schema": ["$ref": "#/components/schemas/S0"]]]]]]],
+                "/light": ["get": ["operationId": "light", "responses": ["200": ["description": "ok", "content": ["application/json": ["schema": ["$ref": "#/components/schemas/S16"]]]]]]],
+            ],
+            "components": ["schemas": .object(schemas)],
+        ]
+        let data = root.jsonData()
+        let loaded = try OpenAPIOperations(data: data, format: .json)
+        #expect(loaded.operations.map(\.name) == ["light"])
+        #expect(loaded.warnings.contains { $0.contains("/heavy stands for") && $0.contains("Limits.maximumExpandedPathNodes") }, "\(loaded.warnings)")
+        let strict = try #require(refusal { _ = try OpenAPIOperations(data: data, format: .json, strict: true) })
+        #expect(strict.message.contains("/heavy stands for"), "\(strict.message)")
+        // Lowered, the light path is left out too.
+        let lowered = try OpenAPIOperations(data: data, format: .json, limits: .init { $0.maximumExpandedPathNodes = 10 })
+        #expect(lowered.operations.isEmpty && lowered.warnings.contains { $0.contains("/light stands for") }, "\(lowered.warnings)")
+    }
+
     @Test("a 100 MB document is refused before it is parsed, from memory or from a file that is not read whole")
     func hugeDocument() throws {
         let huge = Data(count: 100 * 1024 * 1024)
