@@ -220,4 +220,17 @@ enum ArticleSamples {
         configuration.authentication = Authentication(HMACSigning(keyID: "app-1", key: key))
         _ = (client, configuration)
     }
+
+    static func events(client: APIClient) async throws {
+        struct Price: Decodable { let text: String }
+        for try await event in client.events(.get("prices")) {
+            if event.type == "price" { show(try event.decode(Price.self).text) }
+        }
+        var completion = Request.post("completions")
+        completion.body = .json(["prompt": "Hello", "stream": true])
+        for try await event in client.events(completion) {
+            if event.data == "[DONE]" { break }
+            show(event.data)
+        }
+    }
 }
