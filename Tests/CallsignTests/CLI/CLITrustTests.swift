@@ -67,15 +67,26 @@ struct CLITrustTests {
             #expect(piped.status == 0, "\(piped.standardError)")
             #expect(piped.standardOutput == Self.hostile)
             // On a terminal (script(1) gives the command a pseudo-terminal): escaped, binary not shown.
-            guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { return }
-            for (path, expected) in [("/evil", "\\u{1b}]0;owned\\u{7}"), ("/binary", "binary body of 7 bytes")] {
-                let command = "\(CLIRunner.executable.path) get --include \(server.url(path).absoluteString)"
+            // (Linux only: BSD script(1) takes other options; the sanitizer's own tests run everywhere.)
+            #if os(Linux)
+            try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) of util-linux gives the command a terminal")
+            server.route("/evil-events") { _ in
+                // Once; asked again (a GET reconnects when its stream ends), nothing more: 204.
+                guard server.hits("/evil-events") == 1 else { return ServerResponse(status: 204) }
+                return ServerResponse(headers: [("Content-Type", "text/event-stream")], body: .data(Data("retry: 10\ndata: \u{1B}]0;owned\u{07}\n\n".utf8)))
+            }
+            for (path, expected, options) in [
+                ("/evil", "\\u{1b}]0;owned\\u{7}", "--include"), ("/binary", "binary body of 7 bytes", "--include"),
+                ("/evil-events", "\\u{1b}]0;owned\\u{7}", "--stream"),
+            ] {
+                let command = "\(CLIRunner.executable.path) get \(options) \(server.url(path).absoluteString)"
                 let onTerminal = try await ProcessRunner.run("/usr/bin/script", ["-qec", command, "/dev/null"])
                 #expect(onTerminal.status == 0, "\(onTerminal.standardOutput)")
                 #expect(onTerminal.standardOutput.contains(expected), "\(onTerminal.standardOutput)")
                 #expect(!onTerminal.standardOutput.contains("\u{1B}]0;") && !onTerminal.standardOutput.contains("\u{1B}[2J"))
                 #expect(!onTerminal.standardOutput.contains("\u{85}"))
             }
+            #endif
         }
     }
 
