@@ -40,7 +40,7 @@ struct DocumentNormalizer {
         for key in Array(root.keys) {
             guard var value = root[key] else { continue }
             root[key] = .null
-            unfollowableReferences(in: &value, place: [key])
+            unfollowableReferences(in: &value, place: [key], inExtension: key.hasPrefix("x-"))
             root[key] = value
         }
         if case .object(let components)? = root["components"], case .object(let defined)? = components["securitySchemes"] {
@@ -77,27 +77,36 @@ struct DocumentNormalizer {
     /// pointer says, and the measure of ``DocumentStructure``, which follows pointers, would not
     /// bound what OpenAPIKit then expands (a fuzzed `#/compon…nts/schemas/S29` in a 600-long
     /// chain overflowed its stack).
-    private mutating func unfollowableReferences(in value: inout JSONValue, place: [String]) {
+    ///
+    /// Inside a vendor extension (`x-…`, which Callsign does not read) the `$ref` is replaced
+    /// without a warning: a warning there would be noise (Spotify's policies name their own
+    /// `#/components/x-spotify-policy/…`).
+    private mutating func unfollowableReferences(in value: inout JSONValue, place: [String], inExtension: Bool = false) {
         switch value {
         case .object(var members):
             if case .string(let target)? = members["$ref"], target.hasPrefix("#"), !Self.namesComponent(target) {
                 value = .object([:])
-                found(
-                    "reference",
-                    "\(Self.place(place)): the $ref \(target) does not name a component (#/components/kind/name); it is read as any value" as LocalizedMessage)
+                if !inExtension {
+                    found(
+                        "reference",
+                        "\(Self.place(place)): the $ref \(target) does not name a component (#/components/kind/name); it is read as any value" as LocalizedMessage)
+                }
                 return
             }
             value = .null
+            // A key under `properties` names a property, whatever it looks like.
+            let namesProperties = place.last == "properties" || place.last == "patternProperties"
             for key in Array(members.keys) {
                 guard var member = members[key] else { continue }
                 members[key] = .null
-                unfollowableReferences(in: &member, place: place + [key])
+                let extends = inExtension || (key.hasPrefix("x-") && !namesProperties)
+                unfollowableReferences(in: &member, place: place + [key], inExtension: extends)
                 members[key] = member
             }
             value = .object(members)
         case .array(var items):
             value = .null
-            for index in items.indices { unfollowableReferences(in: &items[index], place: place + [String(index)]) }
+            for index in items.indices { unfollowableReferences(in: &items[index], place: place + [String(index)], inExtension: inExtension) }
             value = .array(items)
         default:
             break

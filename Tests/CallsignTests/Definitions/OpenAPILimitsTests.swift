@@ -114,6 +114,16 @@ struct OpenAPILimitsTests {
         #expect(loaded.warnings.contains { $0.contains("the $ref #/compon`nts/schemas/S29 does not name a component") }, "\(loaded.warnings)")
         let strict = try #require(refusal { _ = try OpenAPIOperations(data: document(schemas: schemas), format: .json, strict: true) })
         #expect(strict.message.contains("does not name a component"), "\(strict.message)")
+        // Inside a vendor extension (never read) it is dropped quietly; a property named x-… is a schema.
+        let quiet = try OpenAPIOperations(
+            data: document(schemas: [
+                "S0": [
+                    "type": "object", "x-policy": ["$ref": "#/components/x-policies/ml"],
+                    "properties": ["x-rate": ["$ref": "#/definitions/Rate"]],
+                ]
+            ]), format: .json)
+        #expect(!quiet.warnings.contains { $0.contains("#/components/x-policies/ml") }, "\(quiet.warnings)")
+        #expect(quiet.warnings.contains { $0.contains("the $ref #/definitions/Rate does not name a component") }, "\(quiet.warnings)")
     }
 
     @Test("a schema naming the next twice, 60 times over (2^60 values once expanded), is refused at once")
