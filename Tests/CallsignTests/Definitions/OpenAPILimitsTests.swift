@@ -9,6 +9,16 @@ import Testing
 struct OpenAPILimitsTests {
     /// A JSON document with one operation whose 200 answer is `#/components/schemas/S0`, and the
     /// given schemas.
+    /// Schemas S0…S`levels`, each naming the next twice: 2^`levels` values once expanded.
+    private func doubling(levels: Int) -> [String: JSONValue] {
+        var schemas: [String: JSONValue] = ["S\(levels)": ["type": "string"]]
+        for level in 0..<levels {
+            let next: JSONValue = ["$ref": .string("#/components/schemas/S\(level + 1)")]
+            schemas["S\(level)"] = ["type": "object", "properties": ["a": next, "b": next]]
+        }
+        return schemas
+    }
+
     private func document(schemas: [String: JSONValue], body: Bool = false) -> Data {
         var operation: JSONValue = [
             "operationId": "getItem",
@@ -128,13 +138,7 @@ struct OpenAPILimitsTests {
 
     @Test("a schema naming the next twice, 60 times over (2^60 values once expanded), is refused at once")
     func exponential() throws {
-        var schemas: [String: JSONValue] = [:]
-        for level in 0..<60 {
-            let next: JSONValue = ["$ref": .string("#/components/schemas/S\(level + 1)")]
-            schemas["S\(level)"] = ["type": "object", "properties": ["a": next, "b": next]]
-        }
-        schemas["S60"] = ["type": "string"]
-        let error = try #require(refusal { _ = try OpenAPIOperations(data: document(schemas: schemas), format: .json) })
+        let error = try #require(refusal { _ = try OpenAPIOperations(data: document(schemas: doubling(levels: 60)), format: .json) })
         #expect(error.code == .invalidDefinition)
         #expect(error.message.contains("Limits.maximumExpandedNodes"), "\(error.message)")
         // The same bound, lowered, refuses an ordinary document that exceeds it.
@@ -147,12 +151,7 @@ struct OpenAPILimitsTests {
     func heavyPath() throws {
         // 2^17 copies of a small schema: about a million values, under the document's bound of
         // 8,000,000 but past one path's 500,000 (OpenAPIKit took 33 s and 3.9 GB for such a path).
-        var schemas: [String: JSONValue] = [:]
-        for level in 0..<17 {
-            let next: JSONValue = ["$ref": .string("#/components/schemas/S\(level + 1)")]
-            schemas["S\(level)"] = ["type": "object", "properties": ["a": next, "b": next]]
-        }
-        schemas["S17"] = ["type": "string"]
+        let schemas = doubling(levels: 17)
         let root: JSONValue = [
             "openapi": "3.1.0", "info": ["title": "Heavy", "version": "1"], "servers": [["url": "http://127.0.0.1/"]],
             "paths": [
