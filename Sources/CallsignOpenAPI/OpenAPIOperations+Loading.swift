@@ -208,3 +208,42 @@ extension OpenAPIOperations {
         }
     }
 }
+
+/// Reading (parts of) a document with OpenAPIKit.
+extension OpenAPIOperations {
+    /// The most values the paths decoded together stand for once expanded (a larger path is
+    /// decoded alone): what OpenAPIKit builds at once stays a few hundred megabytes at most.
+    static let batchNodes = 250_000
+
+    /// Why OpenAPIKit could not read (a part of) a document, in its words.
+    struct DecodingFailure: Error {
+        let reason: String
+    }
+
+    /// Decodes (a part of) a document with OpenAPIKit, as OpenAPI 3.1.
+    static func decode(_ value: [String: JSONValue], version: String) throws(APIError) -> OpenAPIKit.OpenAPI.Document {
+        do {
+            return try decoded(value, version: version)
+        } catch {
+            throw APIError(.invalidDefinition, localized: "the OpenAPI document is not valid: \(error.reason)")
+        }
+    }
+
+    /// Decodes (a part of) a document with OpenAPIKit, as OpenAPI 3.1.
+    static func decoded(_ value: [String: JSONValue], version: String) throws(DecodingFailure) -> OpenAPIKit.OpenAPI.Document {
+        let json = JSONValue.object(value).jsonData()
+        // Vendor extensions (`x-…`) mean nothing to Callsign, and looking for them decodes every
+        // object of the document a second time: more than half of the load.
+        let decoder = JSONDecoder()
+        decoder.userInfo[OpenAPIKit.VendorExtensionsConfiguration.enabledKey] = false
+        decoder.userInfo[OpenAPIKit30.VendorExtensionsConfiguration.enabledKey] = false
+        do {
+            if version.hasPrefix("3.0") {
+                return try decoder.decode(OpenAPIKit30.OpenAPI.Document.self, from: json).convert(to: .v3_1_0)
+            }
+            return try decoder.decode(OpenAPIKit.OpenAPI.Document.self, from: json)
+        } catch {
+            throw DecodingFailure(reason: Self.describe(error))
+        }
+    }
+}

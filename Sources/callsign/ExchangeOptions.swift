@@ -148,7 +148,7 @@ struct ExchangeOptions: ParsableArguments {
         if stream || EventPrinter.asksForEvents(request) {
             guard !offline, cache == nil else { throw ValidationError(localized("an event stream is neither cached nor queued: leave out --offline and --cache")) }
             let client = APIClient(definitions: definitions, configuration: configuration)
-            try await EventPrinter(verbose: verbose, output: display).print(client.events(request))
+            try await EventPrinter(verbose: verbose, output: display).show(client.events(request))
             return
         }
         let response: Response = try await withStorages { queueStorage, cacheStorage in
@@ -281,7 +281,7 @@ struct EventPrinter {
         request.headers["Accept"].map { Response.mediaType(of: $0[...]) == "text/event-stream" } ?? false
     }
 
-    func print(_ events: ServerSentEvents) async throws(APIError) {
+    func show(_ events: ServerSentEvents) async throws(APIError) {
         for try await event in events {
             if verbose {
                 let id = event.id.map { localized(", id \(TerminalText.line($0))") } ?? ""
