@@ -195,11 +195,8 @@ public struct OpenAPIOperations: Sendable {
         // A path that expands past its bound is left out alone (its size is known before
         // OpenAPIKit builds it): the rest of the document loads.
         let pathLimit = max(1, limits.maximumExpandedPathNodes)
-        for (path, nodes) in structure.pathItemNodes.sorted(by: { $0.key < $1.key }) where nodes > pathLimit {
-            if case .object(var items)? = root["paths"] {
-                items[path] = nil
-                root["paths"] = .object(items)
-            }
+        let oversized = structure.pathItemNodes.filter { $0.value > pathLimit }
+        for (path, nodes) in oversized.sorted(by: { $0.key < $1.key }) {
             let message = "\(path) stands for \(nodes) values once its $refs are expanded, more than \(pathLimit) (Limits.maximumExpandedPathNodes); its operations are left out" as LocalizedMessage
             report.add("operation", message)
         }
@@ -219,7 +216,7 @@ public struct OpenAPIOperations: Sendable {
         // By path, then method: the document's own order does not survive the bounded reader,
         // and `list` and generated names must not change from one run to the next.
         let methodOrder = ["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE", "QUERY"]
-        let byPath = (paths?.objectValue ?? [:]).map { (key: OpenAPIKit.OpenAPI.Path(rawValue: $0.key).rawValue, text: $0.key, item: $0.value) }
+        let byPath = (paths?.objectValue ?? [:]).filter { oversized[$0.key] == nil }.map { (key: OpenAPIKit.OpenAPI.Path(rawValue: $0.key).rawValue, text: $0.key, item: $0.value) }
             .sorted { $0.key != $1.key ? $0.key < $1.key : $0.text < $1.text }
         // What decoding a path checks its security requirements against.
         var checked: [String: JSONValue] = [:]

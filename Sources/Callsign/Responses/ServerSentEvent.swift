@@ -73,7 +73,7 @@ extension ServerSentEvent {
         private var idBuffer: String?
         /// Whether the last byte seen was a CR: an LF right after it ends nothing more.
         private var afterCR = false
-        /// Whether the stream's first bytes are still to be checked for a byte-order mark.
+        /// Whether the line being read is the stream's first, which may begin with a byte-order mark.
         private var atStart = true
 
         /// The longest `retry:` delay taken from a server: a day.
@@ -91,23 +91,6 @@ extension ServerSentEvent {
         public mutating func feed(_ bytes: some Sequence<UInt8>) throws(APIError) -> [ServerSentEvent] {
             var events: [ServerSentEvent] = []
             for byte in bytes {
-                if atStart {
-                    line.append(byte)
-                    let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
-                    if line.count <= 3, Array(bom.prefix(line.count)) == line {
-                        if line.count == 3 {
-                            line.removeAll()
-                            atStart = false
-                        }
-                        continue
-                    }
-                    // Not a byte-order mark: what was held is the first line's start.
-                    let held = line
-                    line.removeAll()
-                    atStart = false
-                    events += try feed(held)
-                    continue
-                }
                 switch byte {
                 case 0x0A where afterCR:
                     afterCR = false
@@ -136,6 +119,10 @@ extension ServerSentEvent {
 
         private mutating func endLine() throws(APIError) -> ServerSentEvent? {
             defer { line.removeAll(keepingCapacity: true) }
+            if atStart {
+                atStart = false
+                if line.starts(with: [0xEF, 0xBB, 0xBF]) { line.removeFirst(3) }
+            }
             guard !line.isEmpty else { return dispatch() }
             if line[0] == UInt8(ascii: ":") { return nil }
             let colon = line.firstIndex(of: UInt8(ascii: ":"))

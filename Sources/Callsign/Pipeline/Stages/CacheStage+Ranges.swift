@@ -22,16 +22,16 @@ extension CacheStage {
             guard let dash = spec.firstIndex(of: "-") else { return nil }
             let first = spec[..<dash], last = spec[spec.index(after: dash)...]
             if first.isEmpty {
-                guard let count = ContentLength.digits(String(last)), count > 0 else { return nil }
+                guard let count = ContentLength.digits(last), count > 0 else { return nil }
                 self = .suffix(count)
                 return
             }
-            guard let start = ContentLength.digits(String(first)) else { return nil }
+            guard let start = ContentLength.digits(first) else { return nil }
             if last.isEmpty {
                 self = .from(start, through: nil)
                 return
             }
-            guard let end = ContentLength.digits(String(last)), end >= start else { return nil }
+            guard let end = ContentLength.digits(last), end >= start else { return nil }
             self = .from(start, through: end)
         }
 
@@ -49,16 +49,11 @@ extension CacheStage {
         }
     }
 
-    /// `Content-Range: bytes first-last/length` with a known length.
+    /// `Content-Range: bytes first-last/length` with a known length (the one field reader,
+    /// ``ContentRange``, which downloads use too).
     static func contentRange(_ value: String?) -> (range: ClosedRange<Int64>, length: Int64)? {
-        guard let value, value.lowercased().hasPrefix("bytes ") else { return nil }
-        let parts = value.dropFirst(6).split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, let length = ContentLength.digits(String(parts[1])) else { return nil }
-        let bounds = parts[0].split(separator: "-", omittingEmptySubsequences: false)
-        guard bounds.count == 2, let first = ContentLength.digits(String(bounds[0])), let last = ContentLength.digits(String(bounds[1])),
-            first <= last, last < length
-        else { return nil }
-        return (first...last, length)
+        guard let parsed = ContentRange(value), let length = parsed.total else { return nil }
+        return (parsed.start...parsed.end, length)
     }
 
     /// The bytes of its representation a stored response holds, and the representation's length.
