@@ -284,8 +284,9 @@ struct EventPrinter {
     func show(_ events: ServerSentEvents) async throws(APIError) {
         for try await event in events {
             if verbose {
-                let id = event.id.map { localized(", id \(TerminalText.line($0))") } ?? ""
-                Terminal.error(localized("event: \(TerminalText.line(event.type))\(id)"))
+                // Terminal.error escapes what the server chose (type and ID) like any line.
+                let id = event.id.map { localized(", id \($0)") } ?? ""
+                Terminal.error(localized("event: \(event.type)\(id)"))
             }
             var data = Data((event.data + "\n").utf8)
             if output.showsOnTerminal {

@@ -119,10 +119,6 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         }
 
         public mutating func next() async throws(APIError) -> ServerSentEvent? {
-            try await nextEvent()
-        }
-
-        private mutating func nextEvent() async throws(APIError) -> ServerSentEvent? {
             while !finished {
                 if readyIndex < ready.count {
                     defer { readyIndex += 1 }

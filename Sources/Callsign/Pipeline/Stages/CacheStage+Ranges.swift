@@ -97,7 +97,8 @@ extension CacheStage {
         if let stored, let held = Self.held(by: stored) {
             let state = Freshness(entry: stored, now: Date(), heuristicLimit: cache.maximumHeuristicFreshness, lifetime: lookup.policy.freshness)
             let storedControl = CacheControl(stored.headers[.cacheControl])
-            let fresh = !storedControl.noCache && !lookup.requestControl.noCache && state.satisfies(lookup.requestControl, storedControl: storedControl)
+            let fresh = !Self.wantsValidation(storedControl: storedControl, lookup: lookup)
+                && state.satisfies(lookup.requestControl, storedControl: storedControl)
             if fresh {
                 if !Self.ifRangeAllows(lookup.headers["If-Range"], entry: stored) {
                     // The representation the caller holds changed: the whole one, as the origin would.

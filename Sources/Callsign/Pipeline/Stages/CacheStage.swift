@@ -99,8 +99,7 @@ struct CacheStage: Middleware {
         if lookup.policy == .returnCacheElseLoad || lookup.policy == .cacheOnly {
             return serve(stored, age: state.age, for: lookup.probe, source: .cache)
         }
-        let wantsValidation = storedControl.noCache || lookup.requestControl.noCache
-            || (lookup.headers["Cache-Control"] == nil && lookup.headers["Pragma"]?.lowercased().contains("no-cache") == true)
+        let wantsValidation = Self.wantsValidation(storedControl: storedControl, lookup: lookup)
         if !wantsValidation, state.satisfies(lookup.requestControl, storedControl: storedControl) {
             return serve(stored, age: state.age, for: lookup.probe, source: .cache)
         }
@@ -114,6 +113,13 @@ struct CacheStage: Middleware {
             return serve(stored, age: state.age, for: lookup.probe, source: .staleWhileRevalidating)
         }
         return try await revalidate(stored, state: state, storedControl: storedControl, lookup: lookup, context: context, next: next)
+    }
+
+    /// Whether the origin must be asked before `stored` is served, fresh or not: `no-cache` from
+    /// either side, or a request's `Pragma: no-cache` without `Cache-Control` (RFC 9111 §5.4).
+    static func wantsValidation(storedControl: CacheControl, lookup: Lookup) -> Bool {
+        storedControl.noCache || lookup.requestControl.noCache
+            || (lookup.headers["Cache-Control"] == nil && lookup.headers["Pragma"]?.lowercased().contains("no-cache") == true)
     }
 
     /// Whether RFC 5861's `stale-while-revalidate` lets a stale response be served now: within
