@@ -63,9 +63,7 @@ struct DocumentStructure {
 
         /// Reads a unit's own values (not following its `$ref`s), iteratively.
         // Of the document's own scan: each path item's own values and the units its `$ref`s name.
-        var itemKeys: [String] = []
-        var itemNodes: [Int] = []
-        var itemReferences: [[Int]] = []
+        var items: [(key: String, nodes: Int, references: [Int])] = []
         /// Where an entry of the document's scan sits: elsewhere, the `paths` map, or a path item.
         enum Place { case other, paths, item(Int) }
 
@@ -77,7 +75,7 @@ struct DocumentStructure {
             while let entry = stack.popLast() {
                 let (value, depth, follows) = (entry.value, entry.depth, entry.follows)
                 nodes += 1
-                if case .item(let item) = entry.place { itemNodes[item] += 1 }
+                if case .item(let item) = entry.place { items[item].nodes += 1 }
                 work += 1
                 guard work <= maximumNodes else { throw tooMuch() }
                 deepest = max(deepest, depth)
@@ -93,7 +91,7 @@ struct DocumentStructure {
                     {
                         if unit == marks.count { marks.append(.new) }
                         references.append((unit, depth))
-                        if case .item(let item) = entry.place { itemReferences[item].append(unit) }
+                        if case .item(let item) = entry.place { items[item].references.append(unit) }
                     }
                     for (key, member) in members {
                         // From the document itself, only the operations are dereferenced.
@@ -102,10 +100,8 @@ struct DocumentStructure {
                         if index == 0 && depth == 1 && key == "paths" {
                             place = .paths
                         } else if case .paths = entry.place {
-                            itemKeys.append(key)
-                            itemNodes.append(0)
-                            itemReferences.append([])
-                            place = .item(itemKeys.count - 1)
+                            items.append((key, 0, []))
+                            place = .item(items.count - 1)
                         }
                         stack.append((member, depth + 1, followsHere, place))
                     }
@@ -182,13 +178,13 @@ struct DocumentStructure {
             path.removeLast()
         }
         // The document's values outside the operations were read once and count once.
-        for (item, key) in itemKeys.enumerated() {
-            var nodes = itemNodes[item]
-            for unit in itemReferences[item] {
+        for item in items {
+            var nodes = item.nodes
+            for unit in item.references {
                 let (sum, overflow) = nodes.addingReportingOverflow(units[unit].expandedNodes)
                 nodes = overflow ? Int.max : sum
             }
-            pathItemNodes[key] = nodes
+            pathItemNodes[item.key] = nodes
         }
         referenceDepth = units[0].chain
         expandedDepth = units[0].expandedDepth

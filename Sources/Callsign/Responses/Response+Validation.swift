@@ -61,19 +61,21 @@ extension Response {
     }
 
     private static func sameMediaType(_ wanted: UnsafeBufferPointer<UInt8>, _ given: UnsafeBufferPointer<UInt8>) -> Bool {
-        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
-        var wantedStart = 0
-        var wantedEnd = wanted.count
-        while wantedStart < wantedEnd, isSpace(wanted[wantedStart]) { wantedStart += 1 }
-        while wantedEnd > wantedStart, isSpace(wanted[wantedEnd - 1]) { wantedEnd -= 1 }
-        var givenStart = 0
-        var givenEnd = given.firstIndex(of: UInt8(ascii: ";")) ?? given.count
-        while givenStart < givenEnd, isSpace(given[givenStart]) { givenStart += 1 }
-        while givenEnd > givenStart, isSpace(given[givenEnd - 1]) { givenEnd -= 1 }
-        guard wantedEnd - wantedStart == givenEnd - givenStart, wantedEnd > wantedStart else { return false }
-        for offset in 0..<(wantedEnd - wantedStart) {
-            let a = wanted[wantedStart + offset]
-            let b = given[givenStart + offset]
+        /// `bytes[..<end]` without spaces and tabs at either end.
+        func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, end: Int) -> Range<Int> {
+            func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+            var start = 0
+            var end = end
+            while start < end, isSpace(bytes[start]) { start += 1 }
+            while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+            return start..<end
+        }
+        let wantedRange = trimmed(wanted, end: wanted.count)
+        let givenRange = trimmed(given, end: given.firstIndex(of: UInt8(ascii: ";")) ?? given.count)
+        guard wantedRange.count == givenRange.count, !wantedRange.isEmpty else { return false }
+        for offset in 0..<wantedRange.count {
+            let a = wanted[wantedRange.lowerBound + offset]
+            let b = given[givenRange.lowerBound + offset]
             // Nothing in a list or a wildcard can match this way; letters compare without case.
             if a == UInt8(ascii: ",") || a == UInt8(ascii: "*") { return false }
             if a != b, !((a | 0x20) == (b | 0x20) && (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A) { return false }
