@@ -45,8 +45,6 @@ let package = Package(
         // CallsignPostgres: the fleet's outbox and shared cache on PostgreSQL, and its worker as a Service.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
-        // Only for `scripts/docs`: a command plugin, built when documentation is generated.
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
     targets: [
         // The system's zlib, for gzip and deflate responses (and the test server's gzip routes).
