@@ -318,12 +318,18 @@ struct Benchmarks {
                 try await measureRaw()
             }
         }
-        try? FileManager.default.removeItem(at: rawFile)
-        try? FileManager.default.removeItem(at: callsignFile)
         if downloads {
             print("\(size / 1_048_576) MiB download to a file: raw AHC \(format(median(rawRates))) MiB/s (peak RSS +\(format(rawPeak, 1)) MiB), "
             + "Callsign \(format(median(callsignRates))) MiB/s (peak RSS +\(format(callsignPeak, 1)) MiB), ratio \(format(median(callsignRates) / median(rawRates), 2))×")
+            // Memory over time, for the chart: one more download each, sampled every 5 ms, outside
+            // the measured rounds (the sampler shares the client's core), after the line above.
+            let rawSamples = try await Measure.sampledRSS { try await measureRaw() }
+            let callsignSamples = try await Measure.sampledRSS { try await measureCallsign() }
+            Measure.printRSSSamples("raw AHC, \(size / 1_048_576) MiB download to a file", rawSamples)
+            Measure.printRSSSamples("Callsign, \(size / 1_048_576) MiB download to a file", callsignSamples)
         }
+        try? FileManager.default.removeItem(at: rawFile)
+        try? FileManager.default.removeItem(at: callsignFile)
 
         if only == nil || only == "persistence" {
             try await persistence(server: server, rawAHC: rawAHC, scale: scale)

@@ -1,5 +1,6 @@
 import CMallocCounter
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -43,6 +44,47 @@ enum Measure {
             return Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
         }
         return 0
+    }
+
+    /// The resident set size every `interval` while `body` runs, from just before it starts to
+    /// just after it ends: `(milliseconds since the start, MiB)` pairs. For the memory-over-time
+    /// chart (`scripts/charts`), never for a measured round: the sampler shares the client's core.
+    static func sampledRSS(every interval: Duration = .milliseconds(5), _ body: () async throws -> Void) async throws -> [(Double, Double)] {
+        let samples = RSSSamples()
+        samples.take()
+        let sampler = Task.detached {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                samples.take()
+            }
+        }
+        defer { sampler.cancel() }
+        try await body()
+        sampler.cancel()
+        _ = await sampler.result
+        samples.take()
+        return samples.values.withLock { $0 }
+    }
+
+    /// Samples taken from two tasks: the sampler's and the measured one's.
+    private final class RSSSamples: Sendable {
+        let start = ContinuousClock.now
+        let values = Mutex<[(Double, Double)]>([])
+
+        func take() {
+            let elapsed = (ContinuousClock.now - start).secondsValue * 1000
+            let rss = Measure.currentRSS()
+            values.withLock { $0.append((elapsed, rss)) }
+        }
+    }
+
+    /// Prints samples of ``sampledRSS(every:_:)`` as one block `scripts/charts` reads:
+    /// `--- rss samples: NAME (t_ms rss_MiB) ---`, one `t_ms rss_MiB` line per sample, then
+    /// `--- end rss samples ---`.
+    static func printRSSSamples(_ name: String, _ samples: [(Double, Double)]) {
+        print("--- rss samples: \(name) (t_ms rss_MiB) ---")
+        for (milliseconds, rss) in samples { print("\(format(milliseconds, 1)) \(format(rss, 2))") }
+        print("--- end rss samples ---")
     }
 
     /// Runs `requests` calls with `concurrency` workers and returns time and CPU (this process's,
