@@ -4,7 +4,7 @@ public import HTTPTypes
 public import OpenAPIRuntime
 
 /// Callsign as the transport of a client made by swift-openapi-generator: every operation goes
-/// through the ``APIClient``'s one chain — authentication with refresh, retry with `Retry-After`
+/// through the `APIClient`'s one chain — authentication with refresh, retry with `Retry-After`
 /// inside one deadline, the HTTP cache, the offline queue, mocks, HAR recording, metrics and
 /// tracing — and then through its own transport.
 ///
@@ -29,19 +29,19 @@ public import OpenAPIRuntime
 /// - **Bodies stream both ways.** A request body the runtime can iterate once is sent as it is
 ///   produced; a response body is handed over as its bytes arrive, however large. An operation
 ///   with a cache policy is read into memory (up to the client's
-///   ``Limits/maximumResponseBodySize``), since a cache stores whole bodies; an operation queued
+///   `Limits.maximumResponseBodySize`), since a cache stores whole bodies; an operation queued
 ///   offline reads a one-pass request body into memory (up to the same limit) so it can be
 ///   stored and replayed.
-/// - **Failures** are ``APIError``s: the runtime wraps them in its `ClientError`, whose
+/// - **Failures** are `APIError`s: the runtime wraps them in its `ClientError`, whose
 ///   ``OpenAPIRuntime/ClientError/apiError`` gives ours back with its code
-///   (``APIError/Code/queuedOffline``, ``APIError/Code/timedOut``, …). **Cancellation** of the
+///   (`APIError.Code.queuedOffline`, `APIError.Code.timedOut`, …). **Cancellation** of the
 ///   calling task stops the exchange and throws `CancellationError`, as Swift code expects.
 /// - The operation's `operationId` is the call's API name: it names the call in logs, metrics,
-///   traces and HAR entries (``MiddlewareContext/apiName`` for your middlewares), selects
+///   traces and HAR entries (`MiddlewareContext.apiName` for your middlewares), selects
 ///   per-API mocks, and chooses the ``OperationPolicy``.
 ///
 /// Credentials go only to the client's trusted origins (its base URL and the authentication's
-/// ``Authentication/additionalOrigins``), so give the client the server URL you give the
+/// `Authentication.additionalOrigins`), so give the client the server URL you give the
 /// generated client.
 public struct CallsignClientTransport: ClientTransport {
     /// The client whose chain sends every operation.
@@ -143,7 +143,7 @@ extension Response {
 }
 
 extension ClientError {
-    /// The ``APIError`` under a generated client's error, when Callsign's chain threw it.
+    /// The `APIError` under a generated client's error, when Callsign's chain threw it.
     ///
     /// ```swift
     /// do {

@@ -5,7 +5,7 @@ import Foundation
 extension OpenAPIOperations {
     /// A request for operation `name`, its parameters placed where the document says and checked
     /// first: a missing required parameter, a value of the wrong type or outside the `enum` is an
-    /// ``APIError`` (``APIError/Code/invalidRequest``) naming the parameter. Values that are not
+    /// `APIError` (`APIError.Code.invalidRequest`) naming the parameter. Values that are not
     /// parameters go into the body.
     ///
     /// Text values are read as the schema's type (`"7"` for an integer), as a command line gives them.

@@ -59,7 +59,7 @@ public struct OpenAPIOperations: Sendable {
         /// The documented answers, by status (`200`, `4XX`, `default`), for `callsign describe`.
         public let responses: [DocumentedResponse]
         /// Whether a success answer is a stream of server-sent events (`text/event-stream`):
-        /// call such an operation with ``Callsign/APIClient/events(_:parameters:headers:reconnecting:)``.
+        /// call such an operation with `APIClient.events(_:parameters:headers:reconnecting:)`.
         /// `nil` when it never is.
         public let eventStream: EventStreamAnswer?
     }
@@ -105,7 +105,7 @@ public struct OpenAPIOperations: Sendable {
     /// The document's security schemes by name, as Callsign can send them.
     public let securitySchemes: [String: SecurityScheme]
     /// Checks answers against their operation's response schema; off until you add it to
-    /// ``APIClient/Configuration/Responses/validators``.
+    /// `APIClient.Configuration.Responses.validators`.
     public let responseValidator: OpenAPIResponseValidator
 
     /// How a security scheme sends its secret.
@@ -121,7 +121,7 @@ public struct OpenAPIOperations: Sendable {
         /// An API key in this cookie.
         case cookieKey(String)
         /// OAuth 2, OpenID Connect, mutual TLS or another HTTP scheme: give the client an
-        /// ``Authentication`` (a token provider, ``TLSSettings/clientIdentity``) yourself.
+        /// `Authentication` (a token provider, `TLSSettings.clientIdentity`) yourself.
         case unsupported(String)
     }
     /// What the load noticed (operations without an `operationId`), in the process's language.
@@ -134,7 +134,7 @@ public struct OpenAPIOperations: Sendable {
     }
 
     /// Reads a document from a `.json`, `.yaml` or `.yml` file: at most
-    /// ``Limits/maximumDocumentSize`` bytes (and one more to tell a larger file).
+    /// `Limits.maximumDocumentSize` bytes (and one more to tell a larger file).
     /// `strict` is as for ``init(data:format:limits:strict:)``.
     public init(contentsOf url: URL, limits: Limits = .default, strict: Bool = false) throws(APIError) {
         guard let data = try DefinitionsFile.read(url, limits: limits) else {
@@ -145,15 +145,15 @@ public struct OpenAPIOperations: Sendable {
 
     /// Reads a document. YAML and JSON are read by Callsign's bounded reader (size, nesting depth,
     /// value count), and the document's `$ref`s measured (chain length, expanded depth and size;
-    /// see ``Limits``) before OpenAPIKit sees it, so a hostile document gets a clear
-    /// ``APIError`` instead of exhausting the stack or memory.
+    /// see `Limits`) before OpenAPIKit sees it, so a hostile document gets a clear
+    /// `APIError` instead of exhausting the stack or memory.
     ///
     /// Published documents often stray from the specification: a `3.1` version without its patch
     /// number, a path parameter not marked required, an `exclusiveMinimum` of the other version, a
     /// schema that names itself, one operation with a typo. By default each known deviation is
     /// repaired, a part that still cannot be read is left out (only the operations that use it go
     /// with it), and ``warnings`` says what was done, grouped by kind. With `strict`, nothing is
-    /// repaired: the load fails with one ``APIError`` listing every problem it found.
+    /// repaired: the load fails with one `APIError` listing every problem it found.
     ///
     /// ```swift
     /// let api = try OpenAPIOperations(data: yaml, format: .yaml, limits: .init { $0.maximumReferenceDepth = 16 })
@@ -321,14 +321,14 @@ public struct OpenAPIOperations: Sendable {
         self.warnings = report.warnings + warnings
     }
 
-    /// The ``Authentication`` that sends `secret` as the document's security scheme `scheme`
+    /// The `Authentication` that sends `secret` as the document's security scheme `scheme`
     /// says, for operations that need authorization. The secret is yours to supply, as for any API.
     ///
     /// ```swift
     /// configuration.authentication = try petstore.authentication(scheme: "api_key", secret: apiKey)
     /// ```
     ///
-    /// - Throws: ``APIError`` (``APIError/Code/authentication``) for a scheme the document does
+    /// - Throws: `APIError` (`APIError.Code.authentication`) for a scheme the document does
     ///   not define or Callsign cannot send from a secret (OAuth 2, OpenID Connect, mutual TLS).
     public func authentication(scheme: String, secret: String) throws(APIError) -> Authentication {
         switch securitySchemes[scheme] {

@@ -1,7 +1,7 @@
 public import Callsign
 
 /// What Callsign does for one operation of a generated client (see ``CallsignClientTransport``):
-/// the same per-call settings a ``Request`` has, chosen by `operationId`.
+/// the same per-call settings a `Request` has, chosen by `operationId`.
 ///
 /// ```swift
 /// let transport = CallsignClientTransport(client, policies: [
@@ -15,8 +15,8 @@ public struct OperationPolicy: Sendable {
     /// and streams the response. Any policy reads the response into memory so it can be stored.
     public var cachePolicy: CachePolicy?
     /// Whether the operation is queued offline when the server cannot be reached; `nil` means
-    /// ``StorePolicy/none``. A queued operation carries one `Idempotency-Key` from its first
-    /// attempt through every replay, and the caller hears ``APIError/Code/queuedOffline``.
+    /// `StorePolicy.none`. A queued operation carries one `Idempotency-Key` from its first
+    /// attempt through every replay, and the caller hears `APIError.Code.queuedOffline`.
     public var storePolicy: StorePolicy?
     /// Whether each call gets an `Idempotency-Key` (a new UUID, unless the generated request has
     /// one), kept through every retry and replay. Say so only for a server that honours the
@@ -31,7 +31,7 @@ public struct OperationPolicy: Sendable {
     public var deadline: Duration?
     /// Whether the client's credentials are added (to its trusted origins only). Default `true`.
     public var needsAuthorization: Bool
-    /// A tag for the client's common parameters and headers (see ``Request/Fields/tag``).
+    /// A tag for the client's common parameters and headers (see `Request.tag`).
     public var tag: String?
     /// Middlewares for this operation only, run after the client's.
     public var middlewares: [any Middleware]
@@ -54,7 +54,7 @@ public struct OperationPolicy: Sendable {
     }
 
     /// Served from the client's cache for `duration` after each answer, whatever the server's
-    /// headers say (``CachePolicy/fresh(for:)``).
+    /// headers say (`CachePolicy.fresh(for:)`).
     ///
     /// ```swift
     /// let policies: [String: OperationPolicy] = ["listPets": .cached(for: .seconds(60))]
@@ -66,7 +66,7 @@ public struct OperationPolicy: Sendable {
     /// Queued in the client's offline queue when the server cannot be reached, with an
     /// `Idempotency-Key` that stays the same on every attempt and replay (so also when the first
     /// attempt may have arrived: the server is trusted to recognise the key); replayed by
-    /// ``APIClient/replay(lease:)``.
+    /// `APIClient.replay(lease:)`.
     public static var queuedOffline: OperationPolicy {
         OperationPolicy(storePolicy: .offline, sendsIdempotencyKey: true)
     }

@@ -109,7 +109,7 @@ indirect enum SchemaRule: Sendable {
 ///
 /// A JSON response of an operation of the document whose body breaks the schema for its status
 /// (the exact code, else its range such as `2XX`, else `default`) fails with
-/// ``APIError/Code/invalidResponse`` naming the place (`$.owner.id is not an integer`). Responses
+/// `APIError.Code.invalidResponse` naming the place (`$.owner.id is not an integer`). Responses
 /// of other APIs, and bodies that are not JSON, pass.
 public struct OpenAPIResponseValidator: ResponseValidator {
     let schemas: [String: [String: SchemaRule]]

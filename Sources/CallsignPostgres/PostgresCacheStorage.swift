@@ -3,7 +3,7 @@ public import Foundation
 public import Logging
 public import PostgresNIO
 
-/// An ``HTTPCacheStorage`` in PostgreSQL: one HTTP cache shared by every process of a fleet.
+/// An `HTTPCacheStorage` in PostgreSQL: one HTTP cache shared by every process of a fleet.
 ///
 /// Entries are partitioned exactly as in any Callsign cache: a response to a request with
 /// credentials is stored under an HMAC of those credentials, so it is served only to requests
@@ -36,10 +36,13 @@ public final class PostgresCacheStorage: HTTPCacheStorage {
     /// A cache in `client`'s database.
     ///
     /// - Parameters:
+    ///   - client: the running `PostgresClient` whose database holds the cache.
     ///   - partitionKey: the HMAC key of private partitions, the same in every process that
     ///     shares the cache (at least 16 bytes; 32 random bytes recommended).
+    ///   - tables: the names of Callsign's tables. Default `.standard`.
     ///   - byteBudget: the most bytes of entries kept. Default 256 MiB.
     ///   - unlogged: create the table `UNLOGGED` (decided when the table is created). Default `false`.
+    ///   - logger: the logger of the cache's queries. Default: label `callsign.postgres`.
     public init(
         client: PostgresClient, partitionKey: Data, tables: PostgresTables = .standard, byteBudget: Int = 256 << 20,
         unlogged: Bool = false, logger: Logger = Logger(label: "callsign.postgres")

@@ -3,7 +3,7 @@ import Foundation
 public import Logging
 public import PostgresNIO
 
-/// An ``OfflineQueueStorage`` in PostgreSQL: the transactional outbox of a fleet of processes.
+/// An `OfflineQueueStorage` in PostgreSQL: the transactional outbox of a fleet of processes.
 ///
 /// - **Claims** take the oldest request of an *ordering key* whose turn it is (no older request
 ///   of that key is waiting or in flight) with `SELECT … FOR UPDATE SKIP LOCKED`, under a lease
@@ -11,7 +11,7 @@ public import PostgresNIO
 ///   is in flight; completing, releasing and dead-lettering only work with the owner's token. So
 ///   every key is FIFO, different keys drain in parallel on every replayer of every machine, and
 ///   a replayer that dies gives its request back when the lease ends.
-/// - **Dead letters** go to their own table; ``APIClient/retryDeadLetter(_:)`` puts one back at
+/// - **Dead letters** go to their own table; `APIClient.retryDeadLetter(_:)` puts one back at
 ///   its original place in line.
 /// - **The `Idempotency-Key`** is unique: the same request queued twice is kept once, and the
 ///   key stays the same from the first attempt through every replay.

@@ -26,7 +26,7 @@ public struct PostgresTables: Sendable, Hashable {
     /// Tables named `<prefix>outbox`, `<prefix>outbox_dead`, `<prefix>http_cache` and
     /// `<prefix>schema_version`. Default prefix `callsign_`.
     ///
-    /// - Throws: ``APIError`` (``APIError/Code/invalidRequest``) for a prefix that would not make
+    /// - Throws: `APIError` (`APIError.Code.invalidRequest`) for a prefix that would not make
     ///   plain identifiers.
     public init(prefix: String = "callsign_") throws(APIError) {
         self.init(unchecked: prefix)

@@ -24,7 +24,7 @@ public enum PostgresURL {
 
     /// The client configuration `url` describes.
     ///
-    /// - Throws: ``APIError`` (``APIError/Code/invalidRequest``) naming what is wrong — never
+    /// - Throws: `APIError` (`APIError.Code.invalidRequest`) naming what is wrong — never
     ///   with the password, which error messages show as `***`.
     public static func configuration(
         _ url: String, environment: [String: String] = ProcessInfo.processInfo.environment

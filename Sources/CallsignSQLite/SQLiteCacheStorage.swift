@@ -4,7 +4,7 @@ import GRDB
 import HTTPTypes
 import Synchronization
 
-/// An ``HTTPCacheStorage`` in a SQLite file: survives restarts, keeps within a byte budget by
+/// An `HTTPCacheStorage` in a SQLite file: survives restarts, keeps within a byte budget by
 /// dropping the least recently used entries.
 ///
 /// ```swift
@@ -30,7 +30,9 @@ public final class SQLiteCacheStorage: HTTPCacheStorage {
 
     /// Opens (on first use) or creates the cache at `url`.
     ///
-    /// - Parameter byteBudget: the most bytes of entries kept. Default 64 MiB.
+    /// - Parameters:
+    ///   - url: the SQLite file of the cache.
+    ///   - byteBudget: the most bytes of entries kept. Default 64 MiB.
     public init(url: URL, byteBudget: Int = 64 << 20) {
         self.byteBudget = byteBudget
         database = SQLiteDatabase(url: url, purpose: "HTTP cache", synchronousFull: false) { migrator in

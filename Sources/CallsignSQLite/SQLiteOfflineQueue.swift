@@ -16,7 +16,7 @@ import GRDB
 /// })
 /// ```
 ///
-/// A read-only, full or corrupt file is an ``APIError`` with ``APIError/Code/storage`` at
+/// A read-only, full or corrupt file is an `APIError` with `APIError.Code.storage` at
 /// enqueue, so the caller knows the request was **not** queued; a corrupt file is moved aside
 /// (`NAME.corrupt-TIME`) and the next use starts a new one.
 public final class SQLiteOfflineQueue: OfflineQueueStorage {
@@ -30,8 +30,10 @@ public final class SQLiteOfflineQueue: OfflineQueueStorage {
 
     /// Opens (on first use) or creates the queue at `url`.
     ///
-    /// - Parameter maximumSize: the largest the file may grow, in bytes; past it an enqueue fails
-    ///   with ``APIError/Code/storage``. Default `nil`: as large as the disk allows.
+    /// - Parameters:
+    ///   - url: the SQLite file of the queue (``defaultURL`` is the conventional place).
+    ///   - maximumSize: the largest the file may grow, in bytes; past it an enqueue fails
+    ///     with `APIError.Code.storage`. Default `nil`: as large as the disk allows.
     public init(url: URL, maximumSize: Int? = nil) {
         database = SQLiteDatabase(url: url, purpose: "offline queue", synchronousFull: true, maximumSize: maximumSize) { migrator in
             migrator.registerMigration("v1") { db in

@@ -59,9 +59,11 @@ public final class RawServer: StoppableServer {
 
     /// Starts a server that plays `script(n)` on the `n`-th connection.
     ///
-    /// - Parameter waitsForRequest: whether each connection first reads a request head (up to
-    ///   its blank line) before the script plays. `false` plays at once — for a client that
-    ///   speaks first in another protocol, such as a TLS handshake. Default `true`.
+    /// - Parameters:
+    ///   - waitsForRequest: whether each connection first reads a request head (up to
+    ///     its blank line) before the script plays. `false` plays at once — for a client that
+    ///     speaks first in another protocol, such as a TLS handshake. Default `true`.
+    ///   - script: the steps to play on each connection, given its number (0-based).
     public static func start(waitsForRequest: Bool = true, script: @escaping Script) async throws -> RawServer {
         let server = RawServer(listener: try await LoopbackListener(what: "raw server"), script: script, waitsForRequest: waitsForRequest)
         server.serve()

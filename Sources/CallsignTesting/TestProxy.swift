@@ -15,7 +15,7 @@ import Synchronization
 ///
 /// ```swift
 /// try await TestProxy.withRunning { proxy in
-///     let client = APIClient(configuration: .init { $0.proxy = ProxySettings(all: proxy.proxy) })
+///     let client = APIClient(configuration: .init { $0.proxy = ProxySettings(all: Proxy(host: "127.0.0.1", port: proxy.port)) })
 ///     _ = try await client.get(server.url("/get").absoluteString).send()
 ///     #expect(proxy.exchanges.count == 1)
 /// }
