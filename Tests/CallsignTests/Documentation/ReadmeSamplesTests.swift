@@ -24,6 +24,20 @@ private enum ReadmeBoards: Endpoint {
 
 @Suite("Documentation samples", .hangGuard)
 struct DocumentationSamplesTests {
+    @Test("the README's first calls: a GET and a POST, checked and decoded")
+    func firstCalls() async throws {
+        try await TestServer.withRunning { server in
+            // The README's base URL is https://api.example.com/; here the demo API's.
+            let client = APIClient(configuration: .init { $0.baseURL = URL(string: server.baseURL.absoluteString + "demo/") })
+            let board = try await client.get("boards/7").decode(Board.self)                                // GET, check, decode
+            let created = try await client.post("boards").body(Board(title: "Balsa")).decode(Board.self)   // POST a JSON body
+            #expect(board == Board(id: 7, title: "Longboard"))
+            #expect(created == Board(id: 99, title: "Balsa"))
+            #expect(server.requests.last?.header("Content-Type") == "application/json")
+            await #expect(throws: APIError.self) { try await client.get("boards/404").decode(Board.self) }
+        }
+    }
+
     @Test("the README's four ways to call and its test-server sample")
     func readme() async throws {
         try await TestServer.withRunning { server in
