@@ -27,23 +27,43 @@ struct ArticleSamplesTests {
         return blocks
     }
 
-    @Test("every swift block of every article is compiled in ArticleSamples.swift, line for line")
+    @Test("every swift block of every article in every catalog is compiled in a *Samples.swift file, line for line")
     func everyBlockIsCompiled() throws {
         let repository = MessageScanner.repository
-        let samples = Self.lines(
-            try String(contentsOf: repository.appendingPathComponent("Tests/CallsignTests/Documentation/ArticleSamples.swift"), encoding: .utf8))
-        let catalog = repository.appendingPathComponent("Sources/Callsign/Callsign.docc")
+        let fileManager = FileManager.default
+        // Samples live in Tests/CallsignTests/Documentation/*Samples.swift (one file per kind of
+        // article, so each stays readable); a block may sit in any of them.
+        let folder = repository.appendingPathComponent("Tests/CallsignTests/Documentation")
+        var samples: [[String]] = []
+        for name in try fileManager.contentsOfDirectory(atPath: folder.path).sorted() where name.hasSuffix("Samples.swift") {
+            samples.append(Self.lines(try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)))
+        }
+        #expect(!samples.isEmpty)
+        // Every product's catalog: Sources/<Target>/<Target>.docc.
+        let sources = repository.appendingPathComponent("Sources")
+        var catalogs: [URL] = []
+        for target in try fileManager.contentsOfDirectory(atPath: sources.path).sorted() {
+            let folder = sources.appendingPathComponent(target)
+            for entry in (try? fileManager.contentsOfDirectory(atPath: folder.path)) ?? [] where entry.hasSuffix(".docc") {
+                catalogs.append(folder.appendingPathComponent(entry))
+            }
+        }
+        #expect(!catalogs.isEmpty)
         var checked = 0
-        for name in try FileManager.default.contentsOfDirectory(atPath: catalog.path) where name.hasSuffix(".md") {
-            let markdown = try String(contentsOf: catalog.appendingPathComponent(name), encoding: .utf8)
-            for block in Self.swiftBlocks(in: markdown) {
-                let wanted = Self.lines(block)
-                if wanted.first?.hasPrefix(".package(") == true { continue }  // a manifest fragment
-                let found = (0...max(0, samples.count - wanted.count)).contains { start in
-                    Array(samples[start..<min(samples.count, start + wanted.count)]) == wanted
+        for catalog in catalogs {
+            for name in try fileManager.contentsOfDirectory(atPath: catalog.path).sorted() where name.hasSuffix(".md") {
+                let markdown = try String(contentsOf: catalog.appendingPathComponent(name), encoding: .utf8)
+                for block in Self.swiftBlocks(in: markdown) {
+                    let wanted = Self.lines(block)
+                    if wanted.first?.hasPrefix(".package(") == true { continue }  // a manifest fragment
+                    let found = samples.contains { lines in
+                        (0...max(0, lines.count - wanted.count)).contains { start in
+                            Array(lines[start..<min(lines.count, start + wanted.count)]) == wanted
+                        }
+                    }
+                    #expect(found, "\(catalog.lastPathComponent)/\(name): this block is in no *Samples.swift file:\n\(block)")
+                    checked += 1
                 }
-                #expect(found, "\(name): this block is not in ArticleSamples.swift:\n\(block)")
-                checked += 1
             }
         }
         #expect(checked >= 10)
