@@ -303,7 +303,7 @@ struct Benchmarks {
             Measure.resetPeak()
             let start = Measure.currentRSS()
             let clock = ContinuousClock.now
-            _ = try await callsignAHC.download(.get("bytes/\(size)"), to: callsignFile)
+            _ = try await callsignAHC.download(.get(server.url("/bytes/\(size)").absoluteString), to: callsignFile)
             callsignRates.append(Double(size) / 1_048_576 / (ContinuousClock.now - clock).secondsValue)
             callsignPeak = max(callsignPeak, Measure.peakRSS() - start)
         }
