@@ -5,7 +5,10 @@ import OpenAPIKit
 /// What an expanded endpoint of the document becomes: an ``OpenAPIOperations/Operation`` with its
 /// parameters, body and response type, and the base URL the document's first server names.
 extension OpenAPIOperations {
-    static func operation(_ endpoint: OpenAPIKit.ResolvedEndpoint, name: String) -> Operation {
+    /// `written` is the operation as the document writes it, which `texts` reads its schemas from.
+    static func operation(
+        _ endpoint: OpenAPIKit.ResolvedEndpoint, name: String, written: [String: JSONValue]?, texts: inout SchemaTexts
+    ) -> Operation {
         let parameters = endpoint.parameters.compactMap { parameter -> Parameter? in
             let location: Location
             switch parameter.context {
@@ -31,14 +34,17 @@ extension OpenAPIOperations {
         }
         let body = endpoint.requestBody
         let bodyType = body.flatMap { body in preferredMediaType(body.content.keys.map { $0.rawValue }) }
-        let bodySchema = body.flatMap { body in bodyType.flatMap { schemaText(in: body.content, mediaType: $0) } }
-        let responses = endpoint.responses.map { status, response -> DocumentedResponse in
+        let bodySchema = bodyType.flatMap { texts.bodySchema(of: written, mediaType: $0) }
+        var responses: [DocumentedResponse] = []
+        for (status, response) in endpoint.responses {
             let type = preferredMediaType(response.content.keys.map { $0.rawValue })
-            return DocumentedResponse(
-                status: status.rawValue.uppercased() == "DEFAULT" ? "default" : status.rawValue.uppercased(),
-                summary: response.description.flatMap { $0.isEmpty ? nil : $0 }, contentType: type,
-                schema: type.flatMap { schemaText(in: response.content, mediaType: $0) })
-        }.sorted { $0.status < $1.status }
+            responses.append(
+                DocumentedResponse(
+                    status: status.rawValue.uppercased() == "DEFAULT" ? "default" : status.rawValue.uppercased(),
+                    summary: response.description.flatMap { $0.isEmpty ? nil : $0 }, contentType: type,
+                    schema: type.flatMap { texts.responseSchema(of: written, status: status.rawValue, mediaType: $0) }))
+        }
+        responses.sort { $0.status < $1.status }
         return Operation(
             name: name, method: endpoint.method.rawValue.uppercased(), path: endpoint.path.rawValue,
             summary: endpoint.endpointSummary ?? endpoint.routeSummary, parameters: parameters, bodyContentType: bodyType,
@@ -56,14 +62,6 @@ extension OpenAPIOperations {
         let types = success.flatMap { $0.value.content.keys.map { Response.mediaType(of: Substring($0.rawValue)) } }
         guard types.contains("text/event-stream") else { return nil }
         return types.allSatisfy { $0 == "text/event-stream" } ? .only : .optional
-    }
-
-    /// The schema of `mediaType` in `content` as JSON text.
-    private static func schemaText(in content: OpenAPIKit.DereferencedContent.Map, mediaType: String) -> String? {
-        guard let schema = content.first(where: { $0.key.rawValue == mediaType })?.value.schema,
-            let data = try? JSONEncoder().encode(schema.jsonSchema)
-        else { return nil }
-        return String(decoding: data, as: UTF8.self)
     }
 
     static func responseType(_ endpoint: OpenAPIKit.ResolvedEndpoint) -> ResponseType? {

@@ -14,10 +14,10 @@ extension OpenAPIOperations {
 
     /// Warnings about one operation: callbacks, response links, path styles sent as `simple`,
     /// parameters described by `content`, and response discriminators.
-    static func operationWarnings(root: [String: JSONValue], endpoint: OpenAPIKit.ResolvedEndpoint, name: String) -> [String] {
+    /// `written` is the operation as the document writes it.
+    static func operationWarnings(written: [String: JSONValue]?, endpoint: OpenAPIKit.ResolvedEndpoint, name: String) -> [String] {
         var warnings: [LocalizedMessage] = []
-        let operation = root["paths"]?[endpoint.path.rawValue]?[endpoint.method.rawValue.lowercased()]
-        if let callbacks = operation?["callbacks"]?.objectValue, !callbacks.isEmpty {
+        if let callbacks = written?["callbacks"]?.objectValue, !callbacks.isEmpty {
             let names = callbacks.keys.sorted().joined(separator: ", ")
             warnings.append("\(name) has callbacks (\(names)): the server calls them, so they are not APIs here" as LocalizedMessage)
         }

@@ -213,11 +213,15 @@ public struct OpenAPIOperations: Sendable {
         var responseSchemas: [String: [String: SchemaRule]] = [:]
         var rules: [String: SchemaRule] = [:]
         var names = Set<String>()
+        var texts = SchemaTexts(root: root, maximumDepth: limits.maximumReferenceDepth)
         // By path, then method: the document's own order does not survive the bounded reader,
         // and `list` and generated names must not change from one run to the next.
         let methodOrder = ["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE", "QUERY"]
         let byPath = (paths?.objectValue ?? [:]).filter { oversized[$0.key] == nil }.map { (key: OpenAPIKit.OpenAPI.Path(rawValue: $0.key).rawValue, text: $0.key, item: $0.value) }
             .sorted { $0.key != $1.key ? $0.key < $1.key : $0.text < $1.text }
+        // The path as the document writes it, for each path as OpenAPIKit reads it.
+        var writtenPaths: [String: String] = [:]
+        for entry in byPath where writtenPaths[entry.key] == nil { writtenPaths[entry.key] = entry.text }
         // What decoding a path checks its security requirements against.
         var checked: [String: JSONValue] = [:]
         for key in ["securitySchemes", "pathItems"] { checked[key] = components[key] }
@@ -274,9 +278,10 @@ public struct OpenAPIOperations: Sendable {
                     }
                 }
                 names.insert(name)
-                let operation = Self.operation(endpoint, name: name)
+                let written = texts.operation(path: writtenPaths[path] ?? path, method: method)
+                let operation = Self.operation(endpoint, name: name, written: written, texts: &texts)
                 operations.append(operation)
-                warnings += Self.operationWarnings(root: root, endpoint: endpoint, name: name)
+                warnings += Self.operationWarnings(written: written, endpoint: endpoint, name: name)
                 for (status, response) in endpoint.responses {
                     guard let schema = Self.jsonSchema(of: response.content) else { continue }
                     let key = status.rawValue.lowercased() == "default" ? "default" : status.rawValue.uppercased()

@@ -225,6 +225,44 @@ struct OpenAPITests {
         #expect(throws: APIError.self) { try APIDefinitions(data: OpenAPIFixtures.large(operations: 1, depth: 1), format: .yaml) }
     }
 
+    @Test("describe's schemas are the document's, every $ref expanded: through shared components, referenced responses and bodies")
+    func schemaTexts() throws {
+        let document: JSONValue = [
+            "openapi": "3.1.0", "info": ["title": "T", "version": "1"],
+            "paths": [
+                "/pets/{id}/": [
+                    "put": [
+                        "operationId": "putPet",
+                        "parameters": [["name": "id", "in": "path", "required": true, "schema": ["type": "integer"]]],
+                        "requestBody": ["$ref": "#/components/requestBodies/PetBody"],
+                        "responses": [
+                            "200": ["description": "ok", "content": ["application/json": ["schema": ["$ref": "#/components/schemas/Pet"]]]],
+                            "4xx": ["$ref": "#/components/responses/Problem"],
+                        ],
+                    ]
+                ]
+            ],
+            "components": [
+                "schemas": [
+                    "Pet": ["type": "object", "properties": ["name": ["type": "string"], "owner": ["$ref": "#/components/schemas/Owner"]]],
+                    "Owner": ["type": "object", "properties": ["id": ["type": "integer"]]],
+                ],
+                "requestBodies": ["PetBody": ["content": ["application/json": ["schema": ["$ref": "#/components/schemas/Pet"]]]]],
+                "responses": [
+                    "Problem": ["description": "bad", "content": ["application/problem+json": ["schema": ["type": "object", "properties": ["title": ["type": "string"]]]]]]
+                ],
+            ],
+        ]
+        let api = try OpenAPIOperations(data: document.jsonData(), format: .json)
+        let operation = try api.operation(named: "putPet")
+        let pet = #"{"properties":{"name":{"type":"string"},"owner":{"properties":{"id":{"type":"integer"}},"type":"object"}},"type":"object"}"#
+        #expect(operation.bodySchema == pet)
+        #expect(operation.responses.map(\.status) == ["200", "4XX"])
+        #expect(operation.responses.first?.schema == pet)
+        #expect(operation.responses.last?.contentType == "application/problem+json")
+        #expect(operation.responses.last?.schema == #"{"properties":{"title":{"type":"string"}},"type":"object"}"#)
+    }
+
     @Test("the CLI lists, describes and calls operations of an OpenAPI document")
     func commandLine() async throws {
         try CLIRunner.requireBuilt()
