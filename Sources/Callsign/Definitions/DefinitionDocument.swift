@@ -77,7 +77,10 @@ package struct DefinitionDocument {
         // expanded, which the node budget's depth check below stops.
         let node: Node?
         do {
-            node = try Yams.compose(yaml: text)
+            // Without resolving tags: Yams's default resolver runs regular expressions over every
+            // scalar (and every key, to look for duplicates), which was a quarter of the load of a
+            // large document. `implicitTag(of:)` resolves the plain scalars that need it.
+            node = try Yams.compose(yaml: text, .basic)
         } catch let error as YamlError {
             throw APIError(
                 .invalidDefinition, localized: "the definitions file is not valid YAML: \(Self.describe(yaml: error))",
@@ -131,8 +134,18 @@ package struct DefinitionDocument {
         }
         defer { budget.leave() }
         switch node {
-        case .scalar(let scalar):
-            switch Tag.Name(rawValue: node.tag.rawValue) {
+        case .scalar(var scalar):
+            // A plain scalar without a tag has the type its text spells (YAML's implicit types);
+            // a quoted or tagged one has its tag.
+            let tag: Tag.Name
+            if scalar.tag.rawValue.isEmpty {
+                tag = implicitTag(of: scalar.string)
+                scalar = Node.Scalar(scalar.string)
+            } else {
+                tag = Tag.Name(rawValue: node.tag.rawValue)
+            }
+            let node = Node.scalar(scalar)
+            switch tag {
             case .null: return .null
             case .bool:
                 let written = scalar.string
@@ -168,6 +181,26 @@ package struct DefinitionDocument {
         case .alias:
             throw DefinitionParser.error(api, key: nil, line: node.mark?.line, localized: "YAML aliases are not supported")
         }
+    }
+
+    /// The words YAML 1.1 reads as Booleans or null, as Yams's default resolver does.
+    private static let typedWords: Set<String> = [
+        "yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE",
+        "on", "On", "ON", "off", "Off", "OFF", "null", "Null", "NULL",
+    ]
+
+    /// The type Yams's default resolver gives a plain scalar's text; its regular expressions run
+    /// only for text that can match one of them (most scalars are words, which cannot).
+    static func implicitTag(of text: String) -> Tag.Name {
+        guard let first = text.utf8.first else { return .null }
+        switch first {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "~"),
+            UInt8(ascii: "<"), UInt8(ascii: "="):
+            break
+        default:
+            guard text.utf8.count <= 5, typedWords.contains(text) else { return .str }
+        }
+        return Resolver.default.resolveTag(of: Node.scalar(Node.Scalar(text)))
     }
 
     private static func describe(yaml error: YamlError) -> String {

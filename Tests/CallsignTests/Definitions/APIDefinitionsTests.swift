@@ -151,6 +151,50 @@ struct APIDefinitionsTests {
         #expect(error.message.contains("line 4"))
     }
 
+    @Test("a YAML value has the type its spelling gives it: plain words are text, quoted or tagged values are text, numbers, Booleans and null are read")
+    func yamlScalarTypes() throws {
+        let yaml = """
+            Thing:
+              path: things
+              parameters:
+                word: object
+                quoted: "12"
+                single: 'yes'
+                tagged: !!str 5
+                int: 12
+                negative: -3
+                hex: 0x1F
+                underscored: 1_000
+                float: 1.5
+                exponent: 1e3
+                leadingDot: .5
+                infinity: .inf
+                yes: yes
+                on: on
+                off: Off
+                true: TRUE
+                tilde: ~
+                null: Null
+                empty:
+                date: 2001-12-14
+                dash: -x
+                merge: <<
+                almost: nullx
+                sentence: yes it is
+            """
+        let parameters = try #require(try APIDefinitions(data: Data(yaml.utf8), format: .yaml).definition(named: "Thing").parameters)
+        let expected: [String: JSONValue] = [
+            "word": "object", "quoted": "12", "single": "yes", "tagged": "5", "int": 12, "negative": -3, "hex": 31, "underscored": 1000,
+            "float": 1.5, "leadingDot": 0.5, "infinity": ".inf", "yes": true, "on": true, "off": false, "true": true,
+            "tilde": .null, "null": .null, "empty": .null, "date": "2001-12-14", "dash": "-x", "merge": "<<", "almost": "nullx",
+            "sentence": "yes it is",
+        ]
+        for (name, value) in expected.sorted(by: { $0.key < $1.key }) {
+            #expect(parameters[name] == value, "\(name): \(String(describing: parameters[name]))")
+        }
+        #expect(parameters["exponent"]?.description == "1e3")  // a number, exactly as written
+    }
+
     @Test("a YAML syntax error names the line")
     func yamlSyntaxError() throws {
         let text = "A:\n  path: a\n  method: [GET\nB:\n  path: b\n"
