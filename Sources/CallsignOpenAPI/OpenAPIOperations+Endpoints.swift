@@ -64,11 +64,18 @@ extension OpenAPIOperations {
         return types.allSatisfy { $0 == "text/event-stream" } ? .only : .optional
     }
 
-    static func responseType(_ endpoint: OpenAPIKit.ResolvedEndpoint) -> ResponseType? {
+    /// One documented answer's status as OpenAPIKit reads it (`200`, `2XX`, `default`) and the
+    /// schema of its JSON media type, if it has one.
+    struct Answer {
+        let status: String
+        let schema: OpenAPIKit.DereferencedJSONSchema?
+    }
+
+    static func responseType(_ answers: [Answer]) -> ResponseType? {
         // The lowest documented 2xx code, and its JSON media type.
-        let success = endpoint.responses.compactMap { entry in Int(entry.key.rawValue).map { ($0, entry.value) } }
+        let success = answers.compactMap { answer in Int(answer.status).map { ($0, answer) } }
             .filter { (200..<300).contains($0.0) }.min { $0.0 < $1.0 }?.1
-        guard let success, let schema = jsonSchema(of: success.content) else { return nil }
+        guard let schema = success?.schema else { return nil }
         switch kind(of: schema) {
         case .array?: return .objects
         case .object?: return .object

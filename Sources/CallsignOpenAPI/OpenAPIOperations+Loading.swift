@@ -165,11 +165,11 @@ extension OpenAPIOperations {
     /// reported), never the document.
     static func endpoints(
         of entries: [(text: String, item: JSONValue)], template: OpenAPIKit.OpenAPI.Document, version: String,
-        checked: [String: JSONValue], info: JSONValue?, report: inout LoadReport
+        checked: [String: JSONValue], info: JSONValue?, stubs: ComponentSchemas, report: inout LoadReport
     ) -> [OpenAPIKit.ResolvedEndpoint] {
         func resolve(_ part: [(text: String, item: JSONValue)]) throws(DecodingFailure) -> [OpenAPIKit.ResolvedEndpoint] {
             var document: [String: JSONValue] = ["openapi": .string(version)]
-            document["paths"] = .object(Dictionary(part.map { ($0.text, $0.item) }, uniquingKeysWith: { first, _ in first }))
+            document["paths"] = .object(Dictionary(part.map { ($0.text, stubs.stubbed($0.item)) }, uniquingKeysWith: { first, _ in first }))
             document["info"] = info
             document["components"] = .object(checked)
             var single = template
@@ -184,7 +184,9 @@ extension OpenAPIOperations {
             return try resolve(entries)
         } catch {
             guard entries.count == 1, let entry = entries.first else {
-                return entries.flatMap { endpoints(of: [$0], template: template, version: version, checked: checked, info: info, report: &report) }
+                return entries.flatMap {
+                    endpoints(of: [$0], template: template, version: version, checked: checked, info: info, stubs: stubs, report: &report)
+                }
             }
             let members = entry.item.objectValue ?? [:]
             let methods = members.keys.filter { DocumentNormalizer.methods.contains($0.lowercased()) }.sorted()

@@ -14,8 +14,8 @@ extension OpenAPIOperations {
 
     /// Warnings about one operation: callbacks, response links, path styles sent as `simple`,
     /// parameters described by `content`, and response discriminators.
-    /// `written` is the operation as the document writes it.
-    static func operationWarnings(written: [String: JSONValue]?, endpoint: OpenAPIKit.ResolvedEndpoint, name: String) -> [String] {
+    /// `written` is the operation as the document writes it; `answers` its answers' JSON schemas.
+    static func operationWarnings(written: [String: JSONValue]?, endpoint: OpenAPIKit.ResolvedEndpoint, answers: [Answer], name: String) -> [String] {
         var warnings: [LocalizedMessage] = []
         if let callbacks = written?["callbacks"]?.objectValue, !callbacks.isEmpty {
             let names = callbacks.keys.sorted().joined(separator: ", ")
@@ -38,11 +38,9 @@ extension OpenAPIOperations {
                 break
             }
         }
-        let discriminated = endpoint.responses.values.contains { response in
-            response.content.values.contains { media in
-                guard let schema = media.schema else { return false }
-                return schema.ownKeywords.discriminator != nil || Self.alternatives(of: schema).contains { $0.ownKeywords.discriminator != nil }
-            }
+        let discriminated = answers.contains { answer in
+            guard let schema = answer.schema else { return false }
+            return schema.ownKeywords.discriminator != nil || Self.alternatives(of: schema).contains { $0.ownKeywords.discriminator != nil }
         }
         if discriminated {
             warnings.append("\(name): response validation does not use the schema's discriminator; it tries each oneOf/anyOf alternative" as LocalizedMessage)

@@ -239,8 +239,10 @@ public struct OpenAPIOperations: Sendable {
             batches[batches.count - 1].append((text: entry.text, item: entry.item))
             batchNodes += nodes
         }
+        var componentSchemas = ComponentSchemas(components: document.components)
         for batch in batches where !batch.isEmpty {
-            let resolved = Self.endpoints(of: batch, template: document, version: version, checked: checked, info: root["info"], report: &report)
+            let resolved = Self.endpoints(
+                of: batch, template: document, version: version, checked: checked, info: root["info"], stubs: componentSchemas, report: &report)
             let endpoints = resolved.sorted { left, right in
                 if left.path.rawValue != right.path.rawValue { return left.path.rawValue < right.path.rawValue }
                 let leftIndex = methodOrder.firstIndex(of: left.method.rawValue.uppercased()) ?? methodOrder.count
@@ -250,6 +252,16 @@ public struct OpenAPIOperations: Sendable {
             for endpoint in endpoints {
                 let method = endpoint.method.rawValue.uppercased()
                 let path = endpoint.path.rawValue
+                // Each answer's JSON schema, a component's stand-in turned back into its schema.
+                var answers: [Answer] = []
+                do {
+                    for (status, response) in endpoint.responses {
+                        answers.append(Answer(status: status.rawValue, schema: try Self.jsonSchema(of: response.content).map { try componentSchemas.schema($0) }))
+                    }
+                } catch {
+                    report.add("operation", "\(method) \(path) cannot be read (\(Self.describe(error))); it is left out" as LocalizedMessage)
+                    continue
+                }
                 var name = endpoint.operationId ?? ""
                 if name.isEmpty || names.contains(name) {
                     var made = method.lowercased() + path.split(separator: "/").map { $0.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "") }
@@ -281,10 +293,10 @@ public struct OpenAPIOperations: Sendable {
                 let written = texts.operation(path: writtenPaths[path] ?? path, method: method)
                 let operation = Self.operation(endpoint, name: name, written: written, texts: &texts)
                 operations.append(operation)
-                warnings += Self.operationWarnings(written: written, endpoint: endpoint, name: name)
-                for (status, response) in endpoint.responses {
-                    guard let schema = Self.jsonSchema(of: response.content) else { continue }
-                    let key = status.rawValue.lowercased() == "default" ? "default" : status.rawValue.uppercased()
+                warnings += Self.operationWarnings(written: written, endpoint: endpoint, answers: answers, name: name)
+                for answer in answers {
+                    guard let schema = answer.schema else { continue }
+                    let key = answer.status.lowercased() == "default" ? "default" : answer.status.uppercased()
                     responseSchemas[name, default: [:]][key] = SchemaRule(schema, made: &rules)
                 }
                 var definition = APIDefinition()
@@ -293,7 +305,7 @@ public struct OpenAPIOperations: Sendable {
                 definition.path = path.hasPrefix("/") ? String(path.dropFirst()) : path
                 if let ownBaseURL { definition.baseURL = ownBaseURL }
                 definition.contentType = operation.bodyContentType.map(Self.contentType)
-                definition.responseType = Self.responseType(endpoint)
+                definition.responseType = Self.responseType(answers)
                 let codes = endpoint.responses.keys.compactMap { Int($0.rawValue) }.filter { (200..<300).contains($0) }.sorted()
                 if !codes.isEmpty { definition.acceptedStatusCodes = StatusCodes(codes) }
                 definition.needsAuthorization = operation.needsAuthorization

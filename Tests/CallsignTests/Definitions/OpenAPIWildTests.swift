@@ -206,6 +206,25 @@ struct OpenAPIWildTests {
             warning: "GET /bad cannot be read (the $ref names Missing, which components › schemas does not define); it is left out",
             operations: ["good"]),
         Deviation(
+            label: "an answer naming a schema that names an undefined one, beside a good operation that shares a schema",
+            yaml: document("""
+                paths:
+                  /good:
+                    get:
+                      operationId: good
+                      responses: {'200': {description: ok, content: {application/json: {schema: {$ref: '#/components/schemas/Fine'}}}}}
+                  /bad:
+                    get:
+                      operationId: bad
+                      responses: {'200': {description: ok, content: {application/json: {schema: {$ref: '#/components/schemas/Broken'}}}}}
+                components:
+                  schemas:
+                    Fine: {type: object}
+                    Broken: {type: object, properties: {owner: {$ref: '#/components/schemas/Missing'}}}
+                """),
+            warning: "GET /bad cannot be read (the $ref names Missing, which components › schemas does not define); it is left out",
+            operations: ["good"]),
+        Deviation(
             label: "a response $ref to a request body (PagerDuty)",
             yaml: document("""
                 paths:
