@@ -16,7 +16,11 @@ import Synchronization
 /// let replay = APIClient(configuration: .init { $0.mocks = Mocks(replaying: archive) })
 /// ```
 ///
-/// The file is rewritten after each exchange, so it is complete even if the process stops.
+/// The file is a complete archive after each exchange, so it can be opened while calls go on and
+/// survives the process stopping. Each exchange is encoded once and written in place before the
+/// archive's closing lines: recording costs the same at the ten-thousandth call as at the first.
+/// (A character device or FIFO, which cannot be written in place, gets the whole archive again
+/// after each exchange.)
 public final class HARRecorder: Middleware {
     /// Where the archive is written.
     public let fileURL: URL
@@ -26,8 +30,7 @@ public final class HARRecorder: Middleware {
     public let redaction: Redaction?
     /// The largest body stored as text; longer ones are cut, with a comment. Default 1 MiB.
     public let maximumBodySize: Int
-    private let entries = Mutex<[HARFile.Entry]>([])
-    private let writing = Mutex(())
+    private let archive = Mutex(Archive())
 
     /// Creates a recorder that writes to `fileURL` (created readable by its owner only).
     public init(fileURL: URL, redaction: Redaction? = nil, maximumBodySize: Int = 1 << 20) {
@@ -37,7 +40,7 @@ public final class HARRecorder: Middleware {
     }
 
     /// How many exchanges are recorded.
-    public var count: Int { entries.withLock { $0.count } }
+    public var count: Int { archive.withLock { $0.entries.count } }
 
     public func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         let started = Date()
@@ -108,11 +111,13 @@ public final class HARRecorder: Middleware {
         let entry = HARFile.Entry(
             startedDateTime: started.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true)),
             time: milliseconds, request: harRequest, response: harResponse, timings: HARFile.Timings(wait: milliseconds))
-        let snapshot = entries.withLock { entries -> [HARFile.Entry] in
-            entries.append(entry)
-            return entries
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        guard let encoded = try? encoder.encode(entry) else { return }
+        archive.withLock { archive in
+            archive.entries.append(Archive.indented(encoded))
+            archive.write(to: fileURL)
         }
-        write(snapshot)
     }
 
     private func textForArchive(_ body: Data) -> (String?, String?) {
@@ -121,16 +126,70 @@ public final class HARRecorder: Middleware {
         return (text, body.count > maximumBodySize ? "cut to \(maximumBodySize) of \(body.count) bytes" : nil)
     }
 
-    /// Writes the whole archive atomically; a failure to write is logged nowhere and retried with
-    /// the next exchange, because recording must never break a call.
-    private func write(_ snapshot: [HARFile.Entry]) {
-        writing.withLock { _ in
-            let file = HARFile(log: .init(creator: .init(name: "Callsign", version: APIClient.version), entries: snapshot))
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            guard let data = try? encoder.encode(file) else { return }
-            // Owner-only from the first byte, replaced in one rename, through the one writer.
-            try? FileWriter.write(data, to: fileURL, permissions: .ownerOnly)
+    /// The entries written so far, each encoded once, and where the file's closing lines start.
+    private struct Archive {
+        var entries: [Data] = []
+        /// The byte offset of the closing lines in the file as last written whole or appended to;
+        /// `nil` until the file has been written whole (and after a failed write).
+        var closingOffset: Int64?
+
+        static let opening = Data(
+            """
+            {
+              "log" : {
+                "creator" : {
+                  "name" : "Callsign",
+                  "version" : "\(APIClient.version)"
+                },
+                "entries" : [
+
+            """.utf8)
+        static let closing = Data("\n    ],\n    \"version\" : \"1.2\"\n  }\n}\n".utf8)
+
+        /// An entry's JSON indented to sit in the `entries` array (JSON strings hold no newline,
+        /// so every line break is between tokens).
+        static func indented(_ json: Data) -> Data {
+            var out = Data("      ".utf8)
+            out.reserveCapacity(json.count + json.count / 8)
+            for byte in json {
+                out.append(byte)
+                if byte == UInt8(ascii: "\n") { out.append(contentsOf: Array("      ".utf8)) }
+            }
+            return out
+        }
+
+        /// Writes the newest entry: in place before the closing lines when the file was written
+        /// before, else the whole archive, replaced in one rename. A failure is retried with the
+        /// next exchange (the whole archive again), because recording must never break a call.
+        mutating func write(to fileURL: URL) {
+            guard let newest = entries.last else { return }
+            do {
+                let target = try FileWriter.target(fileURL)
+                if case .file(let path, _) = target, let offset = closingOffset, entries.count > 1 {
+                    // The file Callsign wrote (owner-only, a regular file, never a link).
+                    let file = try FileWriter.reopenPrivate(URL(fileURLWithPath: path))
+                    try file.continueAt(offset)
+                    var tail = Data(",\n".utf8)
+                    tail.append(newest)
+                    try file.write(tail)
+                    try file.write(Self.closing)
+                    try file.close()
+                    closingOffset = offset + Int64(tail.count)
+                    return
+                }
+                var whole = Self.opening
+                for (index, entry) in entries.enumerated() {
+                    if index > 0 { whole.append(contentsOf: Array(",\n".utf8)) }
+                    whole.append(entry)
+                }
+                let offset = Int64(whole.count)
+                whole.append(Self.closing)
+                // Owner-only from the first byte, replaced in one rename, through the one writer.
+                try FileWriter.write(whole, to: fileURL, permissions: .ownerOnly)
+                if case .file = target { closingOffset = offset } else { closingOffset = nil }
+            } catch {
+                closingOffset = nil
+            }
         }
     }
 }

@@ -88,6 +88,39 @@ struct RecordingTests {
         #expect(unmatched?.message.contains("no recorded exchange for GET") == true)
     }
 
+    @Test("the archive is whole after every exchange, entries in order, owner-only; through a link; and into /dev/null")
+    func harAfterEachExchange() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-har-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let real = folder.appendingPathComponent("real.har")
+        let link = folder.appendingPathComponent("session.har")
+        #expect(FileManager.default.createFile(atPath: real.path, contents: Data("an older session".utf8)))
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
+        let recorder = HARRecorder(fileURL: link)
+        let sink = HARRecorder(fileURL: URL(fileURLWithPath: "/dev/null"))
+        try await withServer(configure: { $0.observability.recorder = recorder; $0.middlewares = [sink] }) { server, client in
+            for index in 0..<40 {
+                _ = try await client.get("/anything/\(index)").send()
+                // A reader in the middle of the session sees a complete archive with every exchange so far.
+                let har = try JSONValue(parsing: Data(contentsOf: link))
+                let urls = try #require(har["log"]?["entries"]?.arrayValue).compactMap { $0["request"]?["url"]?.stringValue }
+                #expect(urls.count == index + 1)
+                #expect(urls.last?.hasSuffix("/anything/\(index)") == true)
+                #expect(har["log"]?["version"] == "1.2")
+            }
+        }
+        #expect(recorder.count == 40 && sink.count == 40)
+        let attributes = try FileManager.default.attributesOfItem(atPath: real.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == real.path)
+        let replay = try HARReplay(contentsOf: link)
+        #expect(replay.count == 40)
+        // /dev/null is still the system's device.
+        let null = try FileManager.default.attributesOfItem(atPath: "/dev/null")
+        #expect(null[.type] as? FileAttributeType == .typeCharacterSpecial)
+    }
+
     @Test("the cURL line reproduces the request when run with the system curl")
     func curl() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/curl"), "curl is not installed")
