@@ -96,48 +96,11 @@ public final class PostgresTestServer: Sendable {
         let command = geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", executable] + arguments : [executable] + arguments
         let output = folder.deletingLastPathComponent().appendingPathComponent("\(folder.lastPathComponent)-\(program).out")
         defer { try? FileManager.default.removeItem(at: output) }
-        // Spawned and reaped here rather than with Foundation's Process, whose wait spins and
-        // never reaps on Linux once the child leaves a daemon behind (pg_ctl starts the server).
-        let status = try await Self.offPool { try Self.spawnAndWait(command, output: output.path) }
+        let status = try await ChildProcess.offPool { try ChildProcess.spawnAndWait(command, output: output.path) }
         guard status == 0 else {
             let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
             throw TestServerError("\(program) exited with \(status): \(text.suffix(2000))")
         }
-    }
-
-    /// Runs blocking work on a thread of its own, never on the cooperative pool, whose two
-    /// threads on a 2-core machine also run the servers and the transports.
-    private static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
-        }
-    }
-
-    /// `posix_spawn`s `command` with its output in the file `output` and no input, and waits.
-    private static func spawnAndWait(_ command: [String], output: String, environment: [String] = []) throws -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        // Nothing else of ours goes to the child: the server pg_ctl starts lives on, and a socket
-        // it inherited would stay open after a test closed it (a peer would never see the close).
-        closeInheritedDescriptors(&actions)
-        let arguments = command.map { strdup($0) } + [nil]
-        defer { for argument in arguments { free(argument) } }
-        let inherited = ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" }
-        let variables = (inherited + environment).map { strdup($0) } + [nil]
-        defer { for variable in variables { free(variable) } }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, command[0], &actions, nil, arguments, variables)
-        guard spawned == 0 else { throw TestServerError("\(command[0]) could not be started (error \(spawned))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw TestServerError("waiting for \(command[0]) failed (errno \(errno))") }
-        }
-        // WIFEXITED / WEXITSTATUS, which Swift does not import as macros.
-        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 
     /// Where `pg_ctl` and `initdb` are, installing Debian's package first if they are missing and we can.
@@ -150,17 +113,7 @@ public final class PostgresTestServer: Sendable {
 
     /// `apt-get install postgresql`, run at most once per process, and only as root with apt-get.
     private static let installation = Task<Void, any Error> {
-        let aptGet = "/usr/bin/apt-get"
-        guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: aptGet) else { return }
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-apt-\(UUID().uuidString).log")
-        defer { try? FileManager.default.removeItem(at: log) }
-        for command in [[aptGet, "update"], [aptGet, "install", "-y", "--no-install-recommends", "postgresql"]] {
-            let status = try await offPool { try spawnAndWait(command, output: log.path, environment: ["DEBIAN_FRONTEND=noninteractive"]) }
-            guard status == 0 else {
-                let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-                throw TestServerError("\(command.joined(separator: " ")) exited with \(status): \(text.suffix(2000))")
-            }
-        }
+        _ = try await ChildProcess.aptGetInstall("postgresql")
     }
 
     /// Where `pg_ctl`, `initdb` and `createdb` are: beside the `pg_ctl` on the `PATH`, else Debian's
@@ -181,20 +134,5 @@ public final class PostgresTestServer: Sendable {
         let debian = URL(fileURLWithPath: "/usr/lib/postgresql")
         let versions = ((try? manager.contentsOfDirectory(atPath: debian.path)) ?? []).compactMap(Int.init).sorted()
         return versions.last.map { debian.appendingPathComponent("\($0)/bin") }
-    }
-
-    /// Adds "close every descriptor from 3 up" to `actions`: glibc's `addclosefrom_np` (2.34 and
-    /// later, looked up at run time as Swift does not import it), else one close per descriptor
-    /// open now.
-    private static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
-        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
-        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
-            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
-            return
-        }
-        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        for descriptor in open.compactMap({ Int32($0) }) where descriptor > 2 {
-            posix_spawn_file_actions_addclose(&actions, descriptor)
-        }
     }
 }

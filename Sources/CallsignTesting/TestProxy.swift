@@ -9,8 +9,9 @@ import Synchronization
 /// through it so a test can check that traffic really took the proxy.
 ///
 /// It only ever connects to loopback targets (127.0.0.1, ::1, localhost); anything else gets
-/// `403`. With ``start(credentials:)`` it asks for Basic credentials (`407`) like a corporate
-/// proxy. As a real proxy must, it consumes `Proxy-Authorization` and `Proxy-Connection`: they
+/// `403`. With ``start(credentials:tunnelPorts:)`` it asks for Basic credentials (`407`) like a
+/// corporate proxy, and it can open tunnels to some ports only (`403` for others), as Squid's
+/// stock configuration allows `CONNECT` to port 443 alone. As a real proxy must, it consumes `Proxy-Authorization` and `Proxy-Connection`: they
 /// are never forwarded to the origin. What a client sends inside a tunnel is passed on as is.
 ///
 /// ```swift
@@ -38,6 +39,8 @@ public final class TestProxy: StoppableServer {
     public let port: Int
     /// The credentials the proxy asks for, if any.
     public let credentials: (username: String, password: String)?
+    /// The ports it opens `CONNECT` tunnels to; `nil` for any port.
+    public let tunnelPorts: Set<Int>?
 
     private let listener: LoopbackListener
     private let recorded = Mutex<[Exchange]>([])
@@ -50,9 +53,17 @@ public final class TestProxy: StoppableServer {
     /// `http://127.0.0.1:port`, as `HTTPS_PROXY` would name it.
     public var url: String { "http://127.0.0.1:\(port)" }
 
-    /// Starts a proxy; with `credentials` it answers `407` to requests without them.
-    public static func start(credentials: (username: String, password: String)? = nil) async throws -> TestProxy {
-        let proxy = TestProxy(listener: try await LoopbackListener(what: "proxy"), credentials: credentials)
+    /// Starts a proxy; with `credentials` it answers `407` to requests without them, with
+    /// `tunnelPorts` it answers `403` to a `CONNECT` to any other port (`[443]` is Squid's stock
+    /// rule). Absolute-form requests are forwarded whatever their port.
+    ///
+    /// ```swift
+    /// let proxy = try await TestProxy.start(tunnelPorts: [443])   // CONNECT to 443 only
+    /// ```
+    public static func start(
+        credentials: (username: String, password: String)? = nil, tunnelPorts: Set<Int>? = nil
+    ) async throws -> TestProxy {
+        let proxy = TestProxy(listener: try await LoopbackListener(what: "proxy"), credentials: credentials, tunnelPorts: tunnelPorts)
         // On the event loops where it can: a tunnel must open within the client's connect
         // timeout even while CPU-heavy work fills the cooperative pool.
         proxy.listener.serve { [proxy] _, connection in
@@ -63,15 +74,16 @@ public final class TestProxy: StoppableServer {
 
     /// Starts a proxy, runs `body` with it, and stops it whether `body` returns or throws.
     public static func withRunning<T>(
-        credentials: (username: String, password: String)? = nil, _ body: (TestProxy) async throws -> T
+        credentials: (username: String, password: String)? = nil, tunnelPorts: Set<Int>? = nil, _ body: (TestProxy) async throws -> T
     ) async throws -> T {
-        try await runThenStop(try await start(credentials: credentials), body)
+        try await runThenStop(try await start(credentials: credentials, tunnelPorts: tunnelPorts), body)
     }
 
-    private init(listener: LoopbackListener, credentials: (username: String, password: String)?) {
+    private init(listener: LoopbackListener, credentials: (username: String, password: String)?, tunnelPorts: Set<Int>?) {
         self.listener = listener
         self.port = listener.port
         self.credentials = credentials
+        self.tunnelPorts = tunnelPorts
     }
 
     /// Stops accepting connections and ends the open ones.
@@ -119,6 +131,10 @@ public final class TestProxy: StoppableServer {
                 }
                 guard ["127.0.0.1", "::1", "localhost"].contains(host.lowercased()) else {
                     try await answer(403, "Forbidden")  // tests never leave the machine
+                    return
+                }
+                if head.method == "CONNECT", let tunnelPorts, !tunnelPorts.contains(port) {
+                    try await answer(403, "Forbidden")
                     return
                 }
                 let origin: NIOAsyncChannel<ByteBuffer, ByteBuffer>

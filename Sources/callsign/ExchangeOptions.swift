@@ -6,8 +6,10 @@ import CallsignSQLite
 import Foundation
 import HTTPTypes
 
-/// `-x/--proxy`, `--noproxy` and `--proxy-user`, named as curl names them; without them the
-/// environment's `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY` apply.
+/// `-x/--proxy`, `--noproxy`, `--proxy-user` and `--proxytunnel`, named as curl names them;
+/// without them the environment's `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY` apply.
+/// As in curl, plain `http://` goes to the proxy in absolute form and `https://` through a
+/// `CONNECT` tunnel; `--proxytunnel` tunnels both.
 struct ProxyOptions: ParsableArguments {
     @Option(name: [.customShort("x"), .customLong("proxy")], help: .localized("Go through this HTTP proxy: http://[USER:PASSWORD@]HOST[:PORT]. Default: $HTTPS_PROXY / $HTTP_PROXY / $ALL_PROXY, as curl reads them."))
     var proxy: String?
@@ -17,6 +19,9 @@ struct ProxyOptions: ParsableArguments {
 
     @Option(name: .customLong("proxy-user"), help: .localized("The proxy's credentials, USER:PASSWORD (sent to the proxy only)."))
     var proxyUser: String?
+
+    @Flag(name: .customLong("proxytunnel"), help: .localized("Send plain http:// requests through a CONNECT tunnel too, for a proxy that only tunnels (https:// always goes through one)."))
+    var proxyTunnel = false
 
     /// The proxy settings: the options', else the environment's.
     func settings(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ProxySettings? {
@@ -36,6 +41,11 @@ struct ProxyOptions: ParsableArguments {
                 username: String(proxyUser[..<colon]), password: String(proxyUser[proxyUser.index(after: colon)...]))
             settings?.http?.credentials = credentials
             settings?.https?.credentials = credentials
+        }
+        if proxyTunnel {
+            guard settings != nil else { throw ValidationError(localized("--proxytunnel needs a proxy: give --proxy or set HTTP_PROXY")) }
+            settings?.http?.alwaysTunnels = true
+            settings?.https?.alwaysTunnels = true
         }
         return settings
     }

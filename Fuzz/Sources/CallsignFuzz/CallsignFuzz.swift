@@ -12,8 +12,8 @@ struct FuzzTarget: Sendable {
 }
 
 let targets: [FuzzTarget] = [
-    // HTTP dates, delta-seconds, Retry-After, Cache-Control and Age, Content-Length/-Range, and
-    // the freshness arithmetic that combines them.
+    // HTTP dates, delta-seconds, Retry-After, the rate-limit fields, Cache-Control and Age,
+    // Content-Length/-Range, and the freshness arithmetic that combines them.
     FuzzTarget(name: "http-fields") { data in
         let text = String(decoding: data, as: UTF8.self)
         _ = HTTPDate.parse(text)
@@ -21,6 +21,16 @@ let targets: [FuzzTarget] = [
         if let date = HTTPDate.parse(text) { _ = HTTPDate.format(date) }
         _ = DeltaSeconds.parse(text)
         _ = RetryAfter.parse(text)
+        // Rate-limit fields, each line as every spelling: RateLimit, RateLimit-Policy, X-RateLimit-*.
+        var rateFields = HTTPFields()
+        let rateNames = ["RateLimit", "RateLimit-Policy", "RateLimit-Remaining", "RateLimit-Reset", "X-RateLimit-Remaining", "X-RateLimit-Reset"]
+        for (name, line) in zip(rateNames, text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+        where HTTPField.isValidValue(line) {
+            if let name = HTTPField.Name(name) { rateFields[name] = line }
+        }
+        let reading = RateLimitFields.read(rateFields)
+        precondition(reading.remaining.map { $0 >= 0 } ?? true && reading.reset.map { $0 >= .zero } ?? true)
+        if let policy = reading.policy { precondition(policy.count >= 1 && policy.window >= .milliseconds(1)) }
         _ = ContentLength.digits(text)
         _ = ContentRange(text)
         let control = CacheControl(text)

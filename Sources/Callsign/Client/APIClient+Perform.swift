@@ -201,6 +201,6 @@ extension APIClient {
             }()
         else { return nil }
         let headers = prepared.headers.fields.map { "\($0.name.lowercased()):\($0.value)" }.sorted().joined(separator: "\n")
-        return "\(request.method.rawValue) \(prepared.url.absoluteString)\n\(request.tag ?? "")\n\(request.needsAuthorization)\n\(headers)"
+        return "\(request.method.rawValue) \(prepared.url.absoluteString)\n\(request.tag ?? "")\n\(request.needsAuthorization.map { $0 ? "1" : "0" } ?? "-")\n\(headers)"
     }
 }

@@ -96,6 +96,15 @@ extension APIClient {
         public var cache: HTTPCache? = nil
         /// Where ``StorePolicy/offline`` requests wait. Default: each client's own memory queue.
         public var offline: Offline = Offline()
+        /// Rate limits shared by every call to an origin (or of a tag): a server's `Retry-After`
+        /// on 429/503 and its `RateLimit` fields hold every call to it, and your ``RateLimit``s
+        /// keep to a published quota (the ``MiddlewareStage/rateLimit`` stage). Default `nil`:
+        /// off, only the call that got a `Retry-After` waits (in ``retry``).
+        ///
+        /// ```swift
+        /// configuration.rateLimits = RateLimits(perOrigin: .per(10, .seconds(10)))
+        /// ```
+        public var rateLimits: RateLimits? = nil
         /// Bounds on what a server can make the client hold or parse. Default ``Limits/default``.
         public var limits: Limits = .default
         /// The clock for retry waits and deadlines. Default ``SystemClock``.

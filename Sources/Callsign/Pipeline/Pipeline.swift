@@ -4,8 +4,8 @@ import Tracing
 /// A client's middleware chains, built once from the one table of stages.
 ///
 /// ```
-///  call ─► observability ─► your middlewares ─► commonParameters ─► clientInfo ─► offline ─► deadline
-///       ─► retry ─► redirects ─► authentication ─► cookies ─► cache ─► recording ─► timeout ─► body
+///  call ─► observability ─► your middlewares ─► commonParameters ─► clientInfo ─► offline ─► deadline ─► retry
+///       ─► redirects ─► authentication ─► cookies ─► cache ─► rateLimit ─► recording ─► timeout ─► body
 ///       ─► decompression ─► encoding ══► signing ─► your wire middlewares ─► mocks ─► transport
 ///        (request seam: Request / Response values)     (wire seam: HTTP head + body stream)
 /// ```
@@ -69,11 +69,16 @@ struct Pipeline: Sendable {
         Row(kind: .request(.redirects) { RedirectStage(policy: $0.configuration.redirects) }),
         Row(kind: .request(.authentication) { ingredients in
             ingredients.configuration.authentication.map {
-                AuthenticationStage(authentication: $0, trustedOrigins: trustedOrigins(ingredients.configuration, ingredients.definitions))
+                AuthenticationStage(
+                    authentication: $0, trustedOrigins: trustedOrigins(ingredients.configuration, ingredients.definitions),
+                    ownOrigin: ingredients.configuration.baseURL.flatMap(Origin.init))
             }
         }),
         Row(kind: .request(.cookies) { ingredients in ingredients.configuration.cookies.map(CookieStage.init(jar:)) }),
         Row(kind: .request(.cache) { ingredients in ingredients.configuration.cache.map { CacheStage(cache: $0, factory: ingredients.factory) } }),
+        Row(kind: .request(.rateLimit) { ingredients in
+            ingredients.configuration.rateLimits.map { RateLimitStage(limits: $0, clock: ingredients.configuration.clock, telemetry: ingredients.telemetry) }
+        }),
         Row(kind: .request(.recording) { ingredients in
             guard ingredients.isObserved || ingredients.configuration.observability.recorder != nil else { return nil }
             return RecordingStage(

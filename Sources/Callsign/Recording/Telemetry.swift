@@ -62,6 +62,13 @@ struct Telemetry: Sendable {
         Metrics.Timer(label: "callsign_request_duration_seconds", dimensions: dimensions(request), factory: factory)
             .recordNanoseconds(duration.nanoseconds)
     }
+
+    /// A request waited at its rate-limit gate (``MiddlewareStage/rateLimit``).
+    func recordRateLimitWait(_ request: Request, duration: Duration) {
+        guard recordsMetrics else { return }
+        Metrics.Timer(label: "callsign_rate_limit_wait_seconds", dimensions: dimensions(request), factory: factory)
+            .recordNanoseconds(duration.nanoseconds)
+    }
 }
 
 /// Writes trace context into request header fields.

@@ -53,8 +53,19 @@ public struct Request: BoxedFields, Sendable {
         public var apiName: String? = nil
         /// The statuses ``Response/validate()`` accepts; `nil` means the client's (200–299).
         public var acceptedStatusCodes: StatusCodes? = nil
-        /// Whether the request carries the client's credentials. Default `false`.
-        public var needsAuthorization: Bool = false
+        /// Whether the request carries the client's credentials. `nil` (the default for requests
+        /// no definition built: the builder, ``Endpoint`` values, hand-made requests) means yes
+        /// when it goes to the client's own origin (its ``APIClient/Configuration/baseURL``) and
+        /// no anywhere else — an ``Endpoint`` with a base URL of its own says `true` to get
+        /// them there. `false` opts out. Definitions decide for theirs (RFAPI's
+        /// `needsAuthorization`, default `false`). Credentials never go to an origin that is not
+        /// trusted, whatever this says.
+        ///
+        /// ```swift
+        /// let me = try await client.get("me").decode(User.self)                      // credentials sent
+        /// let status = try await client.get("status").authorized(false).send()      // none
+        /// ```
+        public var needsAuthorization: Bool? = nil
         /// Whether to read the body as an adaptive envelope; `nil` follows the client. Default `nil`.
         public var usesEnvelope: Bool? = nil
         /// What the body is expected to hold (from a definition's response type). Default `nil`.
@@ -71,6 +82,17 @@ public struct Request: BoxedFields, Sendable {
         public var deadline: Duration? = nil
         /// How this call uses the client's HTTP cache; `nil` means ``CachePolicy/useProtocol``.
         public var cachePolicy: CachePolicy? = nil
+        /// Whether a stored response is served, however stale, when the server cannot be
+        /// reached (RFAPI's `Offline Policy` 1); `nil` follows the cache's
+        /// ``HTTPCache/servesStaleWhenOffline``. Default `nil`.
+        ///
+        /// ```swift
+        /// request.servesStaleWhenOffline = true   // the last list seen, when offline
+        /// ```
+        public var servesStaleWhenOffline: Bool? = nil
+        /// What the body is written in, for decoding; `nil` means ``ResponseFormat/json``.
+        /// Default `nil`.
+        public var responseFormat: ResponseFormat? = nil
         /// Whether this call is queued offline when the server cannot be reached; `nil` means
         /// ``StorePolicy/none``.
         public var storePolicy: StorePolicy? = nil

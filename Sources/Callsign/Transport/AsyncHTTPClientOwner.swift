@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import Synchronization
@@ -74,16 +75,22 @@ final class ClientOwner: Sendable {
     }
 }
 
-/// What sets a request's connection apart from the transport's default one: its proxy, its TLS
-/// settings (for https only) and, for a pinned host, the public keys its certificate must have.
+/// What sets a request's connection apart from the transport's default one: its proxy (and
+/// whether the request goes to it in absolute form or through a tunnel), its TLS settings (for
+/// https only) and, for a pinned host, the public keys its certificate must have.
 struct ConnectionOptions: Hashable {
     var proxy: Proxy?
+    /// A plain `http://` request sent to the proxy itself in absolute form
+    /// (``Proxy/forwards(scheme:)``): AsyncHTTPClient, which only tunnels, connects to the proxy
+    /// as if it were the origin, and ``AbsoluteFormWriter`` writes the request line.
+    var forwardsToProxy: Bool
     /// Without pins: those that apply are in `pinnedDigests`.
     var tls: TLSSettings
     var pinnedDigests: Set<String>?
 
     init(_ request: TransportRequest) {
         proxy = request.proxy
+        forwardsToProxy = request.proxy?.forwards(scheme: request.head.scheme) ?? false
         let secure = request.head.scheme?.lowercased() == "https"
         var tls = secure ? request.tls : TLSSettings()
         pinnedDigests = secure ? tls.pins?.activeDigests(for: Self.host(of: request.head.authority ?? "")) : nil
@@ -113,6 +120,11 @@ struct ConnectionOptions: Hashable {
     /// `base` with these options.
     func applied(to base: HTTPClient.Configuration) throws(APIError) -> HTTPClient.Configuration {
         var settings = base
+        if forwardsToProxy {
+            // Plain http, so no TLS settings or pins apply: the connection goes to the proxy.
+            settings.http1_1ConnectionDebugInitializer = AbsoluteFormWriter.install
+            return settings
+        }
         if let proxy {
             settings.proxy = .server(
                 host: proxy.host, port: proxy.port,
@@ -155,6 +167,34 @@ struct ConnectionOptions: Hashable {
 
     private static func certificate(_ certificate: TLSCertificate) throws -> NIOSSLCertificate {
         try NIOSSLCertificate(bytes: Array(certificate.der), format: .der)
+    }
+}
+
+/// Writes a request on a connection to a forward proxy in absolute form (RFC 9112 §3.2.2):
+/// `GET http://host/path HTTP/1.1`, the origin taken from the `Host` field the transport set.
+/// AsyncHTTPClient only ever writes origin form, and only tunnels through a proxy; this handler
+/// sits between its request handler and the request encoder of such a connection.
+final class AbsoluteFormWriter: ChannelOutboundHandler, RemovableChannelHandler {
+    typealias OutboundIn = HTTPClientRequestPart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    /// Puts the writer before the encoder of a new HTTP/1.1 connection (an AsyncHTTPClient
+    /// connection initializer).
+    @Sendable static func install(on channel: any Channel) -> EventLoopFuture<Void> {
+        channel.eventLoop.submit {
+            let operations = channel.pipeline.syncOperations
+            let encoder = try operations.handler(type: HTTPRequestEncoder.self)
+            try operations.addHandler(AbsoluteFormWriter(), position: .after(encoder))
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard case .head(var head) = unwrapOutboundIn(data), head.uri.hasPrefix("/"), let host = head.headers.first(name: "host") else {
+            context.write(data, promise: promise)
+            return
+        }
+        head.uri = "http://" + host + head.uri
+        context.write(wrapOutboundOut(.head(head)), promise: promise)
     }
 }
 

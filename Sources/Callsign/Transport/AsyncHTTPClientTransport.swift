@@ -94,9 +94,10 @@ public final class AsyncHTTPClientTransport: Transport {
 
     private func stream(_ request: TransportRequest) async throws -> TransportResponse {
         let head = request.head
-        var outbound = HTTPClientRequest(url: head.urlString)
+        let (url, headers) = Self.outbound(request)
+        var outbound = HTTPClientRequest(url: url)
         outbound.method = NIOHTTP1.HTTPMethod(rawValue: head.method.rawValue)
-        outbound.headers = Self.nioHeaders(head.headerFields)
+        outbound.headers = headers
         if let body = request.body {
             if let data = body.inMemoryData {
                 outbound.body = .bytes(ByteBuffer(bytes: data))
@@ -112,6 +113,7 @@ public final class AsyncHTTPClientTransport: Transport {
         } catch {
             throw await failure(error, request: request)
         }
+        try Self.checkForwardingProxy(response.status, request: request)
         return TransportResponse(
             head: Self.responseHead(response.status, response.headers), body: ResponseBodyStream(response.body.map { Data($0.readableBytesView) }),
             httpVersion: Self.harVersion(response.version))
@@ -120,9 +122,10 @@ public final class AsyncHTTPClientTransport: Transport {
     /// Reads head and body in one step on the event loop, under the deadline.
     private func sendAndCollect(_ request: TransportRequest, limit: Int) async throws -> TransportResponse {
         let head = request.head
+        let (url, headers) = Self.outbound(request)
         let outbound = try HTTPClient.Request(
-            url: head.urlString, method: NIOHTTP1.HTTPMethod(rawValue: head.method.rawValue),
-            headers: Self.nioHeaders(head.headerFields),
+            url: url, method: NIOHTTP1.HTTPMethod(rawValue: head.method.rawValue),
+            headers: headers,
             body: request.body?.inMemoryData.map { .byteBuffer(ByteBuffer(bytes: $0)) })
         let delegate = CollectingDelegate(limit: limit, progress: request.receiveProgress)
         let task = try owner.client(for: request).execute(
@@ -152,12 +155,37 @@ public final class AsyncHTTPClientTransport: Transport {
                 head: Self.responseHead(arrived.status, arrived.headers), body: ResponseBodyStream(failing: failure),
                 httpVersion: Self.harVersion(arrived.version))
         }
+        try Self.checkForwardingProxy(responseHead.status, request: request)
         // A large body is handed over where it lies (the buffer the delegate collected it into,
         // never a read buffer of NIO's); a small one is copied, as AsyncHTTPClient decides.
         let body = buffer.getData(at: buffer.readerIndex, length: buffer.readableBytes, byteTransferStrategy: .automatic) ?? Data()
         return TransportResponse(
             head: Self.responseHead(responseHead.status, responseHead.headers), body: ResponseBodyStream(data: body),
             httpVersion: Self.harVersion(responseHead.version))
+    }
+
+    /// The URL and header fields AsyncHTTPClient is given for `request`: its own, or — for a plain
+    /// `http://` request that goes to a forward proxy in absolute form (``Proxy/forwards(scheme:)``)
+    /// — the proxy's address with the request's path, the origin in `Host` (from which
+    /// ``AbsoluteFormWriter`` writes the request line) and the proxy's credentials in
+    /// `Proxy-Authorization`, which the proxy consumes: they reach the proxy only.
+    static func outbound(_ request: TransportRequest) -> (url: String, headers: NIOHTTP1.HTTPHeaders) {
+        let head = request.head
+        var headers = nioHeaders(head.headerFields)
+        guard let proxy = request.proxy, proxy.forwards(scheme: head.scheme), let authority = head.authority else {
+            return (head.urlString, headers)
+        }
+        headers.replaceOrAdd(name: "Host", value: authority)
+        if let authorization = proxy.authorizationValue { headers.replaceOrAdd(name: "Proxy-Authorization", value: authorization) }
+        return ("http://\(proxy.authority)\(head.path ?? "/")", headers)
+    }
+
+    /// A forward proxy's `407` is the proxy's refusal, not the origin's answer: the same error as
+    /// when it refuses a tunnel, and the request never reached the origin.
+    static func checkForwardingProxy(_ status: HTTPResponseStatus, request: TransportRequest) throws(APIError) {
+        guard status == .proxyAuthenticationRequired, let proxy = request.proxy, proxy.forwards(scheme: request.head.scheme) else { return }
+        let host = "the proxy \(proxy) for \(request.head.authority ?? "unknown host")"
+        throw .notSent(.transport, "\(host) asks for credentials (407 Proxy Authentication Required)")
     }
 
     /// A continuous-clock instant as NIO's deadline, clamped so that no arithmetic can overflow.

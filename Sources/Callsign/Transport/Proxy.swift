@@ -2,9 +2,18 @@ public import Foundation
 
 /// An HTTP proxy: where to connect, and the credentials it asks for.
 ///
-/// Both transports reach `https://` origins through the proxy with `CONNECT`, so the proxy sees
-/// only the host name. The proxy's credentials go only to the proxy (in the `CONNECT` request or
-/// the proxy hop), never to the origin, and never appear in descriptions, logs or errors.
+/// Requests go through it as curl sends them: an `https://` request through a `CONNECT` tunnel,
+/// so the proxy sees only the host name; a plain `http://` request to the proxy itself, in
+/// absolute form (`GET http://host/path HTTP/1.1`), which every forward proxy accepts — Squid's
+/// stock configuration, for one, allows `CONNECT` to port 443 only. ``alwaysTunnels`` sends
+/// `http://` requests through a tunnel too (curl's `--proxytunnel`), for a proxy that only
+/// tunnels. The proxy's credentials go only to the proxy (`Proxy-Authorization` on the
+/// `CONNECT` request or on the absolute-form request, which the proxy consumes), never to the
+/// origin, and never appear in descriptions, logs or errors.
+///
+/// On Linux, ``URLSessionTransport`` cannot use a proxy at all (FoundationNetworking ignores its
+/// proxy settings) and refuses such a request; on Apple platforms it cannot force a tunnel and
+/// refuses ``alwaysTunnels`` for `http://` requests.
 ///
 /// ```swift
 /// let proxy = try Proxy(url: "http://alice:s3cret@proxy.internal:3128")
@@ -17,6 +26,15 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible, CustomReflecta
     public var port: Int
     /// Basic credentials for the proxy (`Proxy-Authorization`), if it asks for them.
     public var credentials: Credentials?
+    /// Whether plain `http://` requests, too, go through a `CONNECT` tunnel (curl's
+    /// `--proxytunnel`) instead of being sent to the proxy in absolute form. Default `false`: many
+    /// proxies allow `CONNECT` only to port 443. `https://` requests always go through a tunnel.
+    ///
+    /// ```swift
+    /// var proxy = try Proxy(url: "http://tunnel-only.internal:8080")
+    /// proxy.alwaysTunnels = true
+    /// ```
+    public var alwaysTunnels: Bool
 
     /// A user name and password for the proxy, never printed.
     public struct Credentials: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
@@ -45,10 +63,11 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible, CustomReflecta
     /// ```swift
     /// let proxy = Proxy(host: "127.0.0.1", port: 3128)
     /// ```
-    public init(host: String, port: Int, credentials: Credentials? = nil) {
+    public init(host: String, port: Int, credentials: Credentials? = nil, alwaysTunnels: Bool = false) {
         self.host = host
         self.port = port
         self.credentials = credentials
+        self.alwaysTunnels = alwaysTunnels
     }
 
     /// Reads a proxy URL as curl does: `http://[user:password@]host[:port]`, or `host:port`
@@ -74,6 +93,7 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible, CustomReflecta
         }
         self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         self.port = port
+        self.alwaysTunnels = false
         if let user = components.percentEncodedUser, !user.isEmpty {
             self.credentials = Credentials(
                 username: user.removingPercentEncoding ?? user,
@@ -83,8 +103,7 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible, CustomReflecta
 
     /// `http://host:port`, with `user:<redacted>@` when there are credentials.
     public var description: String {
-        let hostText = host.contains(":") ? "[\(host)]" : host
-        return "http://\(credentials.map { "\($0)@" } ?? "")\(hostText):\(port)"
+        "http://\(credentials.map { "\($0)@" } ?? "")\(authority)"
     }
 
     /// What `dump` shows: the same as ``description``, credentials redacted.
@@ -103,6 +122,17 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible, CustomReflecta
     var authorizationValue: String? {
         credentials.map { "Basic " + Data("\($0.username):\($0.password)".utf8).base64EncodedString() }
     }
+
+    /// Whether a request with this scheme goes to the proxy in absolute form rather than through
+    /// a `CONNECT` tunnel: plain `http`, unless ``alwaysTunnels``.
+    func forwards(scheme: String?) -> Bool {
+        scheme?.lowercased() == "http" && !alwaysTunnels
+    }
+
+    /// `host:port` as a URL's authority writes it (an IPv6 address in brackets).
+    var authority: String {
+        (host.contains(":") ? "[\(host)]" : host) + ":\(port)"
+    }
 }
 
 /// Which proxy each request goes through: one for `http://` URLs, one for `https://`, and the
@@ -116,9 +146,10 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible, CustomReflecta
 /// configuration.proxy = ProxySettings(all: Proxy(host: "proxy.internal", port: 3128), bypass: ["localhost", "127.0.0.1"])
 /// ```
 public struct ProxySettings: Sendable, Hashable, CustomStringConvertible {
-    /// The proxy for `http://` URLs; `nil` to reach them directly.
+    /// The proxy for `http://` URLs (sent to it in absolute form, unless it
+    /// ``Proxy/alwaysTunnels``); `nil` to reach them directly.
     public var http: Proxy?
-    /// The proxy for `https://` URLs (through `CONNECT`); `nil` to reach them directly.
+    /// The proxy for `https://` URLs (always through `CONNECT`); `nil` to reach them directly.
     public var https: Proxy?
     /// Hosts reached directly, as `NO_PROXY` lists them: `example.com` matches that host and its
     /// subdomains (so does `.example.com`), an IP address matches itself, `host:port` only that

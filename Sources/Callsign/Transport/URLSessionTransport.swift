@@ -21,9 +21,12 @@ public import FoundationNetworking
 /// ```
 ///
 /// A ``TransportRequest/proxy`` goes into a session of its own (`connectionProxyDictionary`,
-/// and the proxy's credentials answer its authentication challenge). FoundationNetworking on
-/// Linux ignores those settings, so there a request with a proxy fails with
-/// ``APIError/Code/invalidRequest`` instead of connecting directly.
+/// and the proxy's credentials answer its authentication challenge); on Apple platforms the
+/// system then sends `http://` requests to the proxy in absolute form and tunnels `https://`
+/// ones, as curl does, and a ``Proxy/alwaysTunnels`` proxy for an `http://` request is refused
+/// (the system offers no way to force a tunnel). FoundationNetworking on Linux ignores those
+/// settings (its libcurl handle is never given a proxy), so there a request with a proxy fails
+/// with ``APIError/Code/invalidRequest`` instead of connecting directly.
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let delegate: SessionDelegate
@@ -145,6 +148,12 @@ public final class URLSessionTransport: Transport {
             throw APIError.notSent(
                 .invalidRequest,
                 "URLSessionTransport on Linux cannot go through the proxy \(proxy) (FoundationNetworking ignores proxy settings); use AsyncHTTPClientTransport, the default on Linux")
+        }
+        #else
+        if let proxy = transportRequest.proxy, proxy.alwaysTunnels, transportRequest.head.scheme?.lowercased() == "http" {
+            throw APIError.notSent(
+                .invalidRequest,
+                "URLSessionTransport cannot tunnel a plain http request through the proxy \(proxy) (Proxy.alwaysTunnels); use AsyncHTTPClientTransport")
         }
         #endif
         if URLScheme.isUnixSocket(transportRequest.head.scheme) {

@@ -39,7 +39,7 @@ func installTokenRoutes(on server: TestServer, refreshFails: Bool = false) {
 
 @Suite("Authentication", .hangGuard)
 struct AuthenticationTests {
-    @Test("basic, bearer, custom and parameters go only to authorized requests on the client's origins")
+    @Test("basic, bearer, custom and parameters go only to authorized requests on the client's origins; a request no definition built carries them to the client's own origin unless it opts out")
     func staticCredentials() async throws {
         try await TestServer.withRunning { other in
             for (authentication, expected) in [
@@ -56,9 +56,21 @@ struct AuthenticationTests {
                     #expect(echo["headers"]?["Authorization"]?.stringValue == expected)
                     #expect(echo["args"]?["api_key"] == "k1")
 
-                    let plain = try await client.send(.get("anything/b")).json()
+                    var optedOut = Request.get("anything/b")
+                    optedOut.needsAuthorization = false
+                    let plain = try await client.send(optedOut).json()
                     #expect(plain["headers"]?["Authorization"] == nil)
                     #expect(plain["args"]?["api_key"] == nil)
+                    #expect(try await client.get("anything/b").authorized(false).send().json()["headers"]?["Authorization"] == nil)
+
+                    // Nothing said: the client's own origin gets them, by request and by builder…
+                    let byDefault = try await client.send(.get("anything/d")).json()
+                    #expect(byDefault["headers"]?["Authorization"]?.stringValue == expected)
+                    #expect(try await client.get("anything/e").send().json()["headers"]?["Authorization"]?.stringValue == expected)
+                    // …and another origin does not.
+                    _ = try await client.send(.get(other.url("/anything/f").absoluteString))
+                    #expect(other.requests.last?.header("Authorization") == nil)
+                    #expect(other.requests.last?.query("api_key") == nil)
 
                     var elsewhere = Request.get(other.url("/anything/c").absoluteString)
                     elsewhere.needsAuthorization = true
@@ -70,7 +82,7 @@ struct AuthenticationTests {
         }
     }
 
-    @Test("an endpoint's own base URL is trusted for its authorized requests")
+    @Test("an endpoint's own base URL is trusted for its authorized requests; an endpoint that says nothing gets no credentials there")
     func endpointOrigin() async throws {
         try await TestServer.withRunning { server in
             enum Secure: Endpoint {
@@ -82,10 +94,17 @@ struct AuthenticationTests {
                     return request
                 }
             }
+            // An endpoint of another API, which says nothing: the client's credentials stay home.
+            enum ThirdParty: Endpoint {
+                case status
+                static var baseURL: URL? { TestServerBox.url }
+                var request: Request { .get("anything/status") }
+            }
             TestServerBox.url = server.baseURL
             let client = APIClient(configuration: .init { $0.authentication = .bearer("e") })
             let echo = try await client.send(Secure.me).json()
             #expect(echo["headers"]?["Authorization"] == "Bearer e")
+            #expect(try await client.send(ThirdParty.status).json()["headers"]?["Authorization"] == nil)
         }
     }
 

@@ -5,9 +5,11 @@
 struct AuthenticationStage: Middleware {
     let authentication: Authentication
     let trustedOrigins: Set<Origin>
+    /// The client's own origin (its configuration's base URL).
+    let ownOrigin: Origin?
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
-        guard request.needsAuthorization, !request.credentialsStripped, let origin = Origin(request.path),
+        guard request.wantsCredentials(ownOrigin: ownOrigin), !request.credentialsStripped, let origin = Origin(request.path),
             trustedOrigins.contains(origin) || origin == Self.vouchedOrigin(context)
         else { return try await next(request) }
 
@@ -68,5 +70,18 @@ struct AuthenticationStage: Middleware {
             request.parameters.merge(authentication.parameters) { _, auth in auth }
         }
         return request
+    }
+}
+
+extension Request {
+    /// Whether the request asks for the client's credentials: what it says, or, when it says
+    /// nothing (no definition built it), whether it goes to the client's own origin (its base
+    /// URL). Not an ``Endpoint``'s own base URL: an app that calls a second API through
+    /// `Endpoint` values must not hand that API its credentials without saying so. (Whether they
+    /// are sent also depends on the origin being trusted.)
+    func wantsCredentials(ownOrigin: Origin?) -> Bool {
+        if let needsAuthorization = self.needsAuthorization { return needsAuthorization }
+        guard let ownOrigin, let origin = Origin(self.path) else { return false }
+        return origin == ownOrigin
     }
 }

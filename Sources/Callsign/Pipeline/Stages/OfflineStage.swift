@@ -100,6 +100,6 @@ struct OfflineStage: Middleware {
         }
         return QueuedRequest(
             apiName: request.apiName, method: request.method.rawValue, url: url, headers: prepared.headers, body: body,
-            needsAuthorization: request.needsAuthorization, tag: request.tag, orderingKey: request.orderingKey ?? request.apiName)
+            needsAuthorization: request.wantsCredentials(ownOrigin: factory.settings.baseURL.flatMap(Origin.init)), tag: request.tag, orderingKey: request.orderingKey ?? request.apiName)
     }
 }

@@ -1,0 +1,25 @@
+import Callsign
+import Foundation
+
+// Every ```swift block of Resilience.md, compiled in the context it needs. ArticleSamplesTests
+// checks that each block appears here line for line: change the article and this file together.
+
+enum ResilienceSamples {
+    private static func show(_ text: String) {}
+
+    static func rateLimits(apiBaseURL: URL) {
+        let client = APIClient(configuration: .init {
+            $0.rateLimits = RateLimits()   // follow what servers announce, one gate per origin
+        })
+        _ = client
+
+        var configuration = APIClient.Configuration()
+        configuration.rateLimits = RateLimits(perOrigin: .perSecond(5))
+        configuration.rateLimits = RateLimits(perTag: ["search": .per(10, .seconds(10))])
+
+        let limits = RateLimits()
+        if let reopens = limits.closedUntil(apiBaseURL), reopens > .now {
+            show("Try again in \(reopens - .now)")
+        }
+    }
+}
