@@ -106,7 +106,7 @@ enum MigrationSamples {
             $0.authentication = .tokens(GitHubTokens())
             $0.retry = RetryPolicy(maximumAttempts: 2)
         })
-        let me = try await client.get("/user").authorized().decode(User.self)
+        let me = try await client.get("/user").decode(User.self)   // the base URL's origin: token sent
         _ = me
     }
 
