@@ -74,8 +74,12 @@ extension APIClient {
     func runUnshared(_ call: Call, registered: SharedCall) async throws(APIError) -> Response {
         defer { registry.remove(registered, key: nil) }
         // Cancelled before its task ran (cancelAll() right after start()): nothing is sent.
-        guard !Task.isCancelled else { throw Self.cancelledWhileWaiting(call.request) }
-        return try await runLimited(call)
+        guard !Task.isCancelled else { throw registered.explained(Self.cancelledWhileWaiting(call.request)) }
+        do {
+            return try await runLimited(call)
+        } catch {
+            throw registered.explained(error)
+        }
     }
 
     /// A call others can join (de-duplication) or cancel by identifier or group: it runs in a

@@ -25,8 +25,9 @@ final class SharedCall: Sendable {
     }
 
     private let state = Mutex(State())
-    /// How to cancel the work, and whether it was cancelled before there was any.
-    private let work = Mutex<(cancel: (@Sendable () -> Void)?, cancelled: Bool)>((nil, false))
+    /// How to cancel the work, whether it was cancelled before there was any, and why, when a
+    /// reason is worth telling the caller (a newer call with the same identifier replaced it).
+    private let work = Mutex<(cancel: (@Sendable () -> Void)?, cancelled: Bool, reason: LocalizedMessage?)>((nil, false, nil))
     let identifier: String?
     let group: String?
     let apiName: String?
@@ -48,7 +49,7 @@ final class SharedCall: Sendable {
             do throws(APIError) {
                 result = .success(try await body())
             } catch {
-                result = .failure(error)
+                result = .failure(explained(error))
             }
             complete(with: result)
             finished()
@@ -67,13 +68,23 @@ final class SharedCall: Sendable {
         if cancelledEarly { cancelWork() }
     }
 
-    /// Cancels the work for everyone (also if it has not started yet).
-    func cancel() {
+    /// Cancels the work for everyone (also if it has not started yet); `reason`, when given,
+    /// becomes the message of the ``APIError/Code/cancelled`` error its callers get.
+    func cancel(because reason: LocalizedMessage? = nil) {
         let cancelWork = work.withLock { work -> (@Sendable () -> Void)? in
             work.cancelled = true
+            if work.reason == nil { work.reason = reason }
             return work.cancel
         }
         cancelWork?()
+    }
+
+    /// `error` with the reason this call was cancelled, when it was cancelled for one.
+    func explained(_ error: APIError) -> APIError {
+        guard error.code == .cancelled, let reason = work.withLock({ $0.reason }) else { return error }
+        var explained = error
+        explained.text = reason
+        return explained
     }
 
     /// Waits for the result; throws `CancellationError` if the waiting task is cancelled first.
@@ -166,7 +177,9 @@ final class CallRegistry: Sendable {
             if let key { state.byKey[key] = call }
             return (call, true, superseded)
         }
-        superseded?.cancel()
+        if let superseded, let identifier = superseded.identifier {
+            superseded.cancel(because: "a newer call with the identifier \"\(identifier)\" replaced this one (Configuration.tasks.identifierConflict is cancelPrevious)" as LocalizedMessage)
+        }
         return (chosen, isNew)
     }
 
@@ -188,6 +201,7 @@ final class CallRegistry: Sendable {
 /// What happens when a call starts with the identifier of a call still running.
 public enum IdentifierConflict: Sendable, Hashable {
     /// The running call is cancelled; the new one runs (latest wins, as for search-as-you-type).
+    /// The cancelled caller gets ``APIError/Code/cancelled`` saying which newer call replaced it.
     case cancelPrevious
     /// The new caller waits for the running call and gets its result.
     case join

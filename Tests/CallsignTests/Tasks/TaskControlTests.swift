@@ -106,7 +106,7 @@ struct TaskControlTests {
         }
     }
 
-    @Test("an identifier already running: cancelPrevious (default) or join")
+    @Test("an identifier already running: cancelPrevious (default, and the cancelled caller is told why) or join")
     func identifierConflict() async throws {
         try await withServer { server, client in
             let gate = Gate(on: server, path: "/held")
@@ -114,7 +114,15 @@ struct TaskControlTests {
             await gate.waitForArrivals(1)
             let second = client.start(Request.get("held/2").with { $0.identifier = "search" })
             await gate.waitForArrivals(1)
-            #expect(await first.result.error?.code == .cancelled)
+            let replaced = await first.result.error
+            #expect(replaced?.code == .cancelled)
+            #expect(replaced?.message.contains("a newer call with the identifier \"search\" replaced this one") == true, "\(String(describing: replaced?.message))")
+            // Awaited directly (the shared path, which others could join), the same reason.
+            let third = Task { try await client.send(Request.get("held/3").with { $0.identifier = "other" }) }
+            await gate.waitForArrivals(1)
+            _ = client.start(Request.get("held/4").with { $0.identifier = "other" })
+            let thirdError = await #expect(throws: APIError.self) { try await third.value }
+            #expect(thirdError?.message.contains("\"other\" replaced this one") == true, "\(String(describing: thirdError?.message))")
             gate.release()
             let response2 = try await second.response
 
