@@ -1,9 +1,14 @@
 public import Foundation
 
-/// Credentials for requests that need authorization (`needsAuthorization`), added only when the
-/// request goes to one of the client's own origins: an ``AuthenticationScheme`` (basic, bearer,
-/// an API key, refreshed tokens, or your own), plus RFAPI's extra authorization headers and
-/// parameters.
+/// Credentials for requests that need authorization, added only when the request goes to one of
+/// the client's own origins: an ``AuthenticationScheme`` (basic, bearer, an API key, refreshed
+/// tokens, or your own), plus RFAPI's extra authorization headers and parameters.
+///
+/// Which requests need authorization: a call by name when its definition says
+/// `needsAuthorization: true` (the default is `false`); a call no definition built (the
+/// builder, ``Endpoint`` values) when it goes to the origin of
+/// ``APIClient/Configuration/baseURL``, unless it opts out with `.authorized(false)` — and to
+/// any other origin only when it sets ``Request/Fields/needsAuthorization`` to `true`.
 ///
 /// ```swift
 /// configuration.authentication = .basic(username: "ape", password: "group")

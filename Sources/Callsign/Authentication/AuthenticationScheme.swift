@@ -5,8 +5,9 @@ import Foundation
 /// ``TokenAuthentication`` — and yours can too.
 ///
 /// The ``MiddlewareStage/authentication`` stage decides *whether* a request gets credentials:
-/// only when it needs authorization (``Request/Fields/needsAuthorization``) and goes to one of
-/// the client's trusted origins. No scheme can skip that check. The scheme decides *how*:
+/// only when it needs authorization (``Request/Fields/needsAuthorization``: `nil`, the default
+/// outside definitions, means yes for the client's own origin) and goes to one of the client's
+/// trusted origins. No scheme can skip that check. The scheme decides *how*:
 ///
 /// 1. ``authorize(_:context:)`` adds credentials to the request value (headers, parameters);
 /// 2. ``sign(_:context:)`` may sign the request's exact bytes at the ``WireStage/signing``

@@ -91,10 +91,14 @@ public struct RequestBuilder: Sendable {
     /// Turns the adaptive envelope on or off for this request.
     public func envelope(_ enabled: Bool = true) -> RequestBuilder { with { $0.request.usesEnvelope = enabled } }
 
-    /// Sends the client's credentials with this request (a definition's "Authorization").
+    /// Whether this request carries the client's credentials (a definition's "Authorization").
+    /// Without it, a request to the client's own origin (its
+    /// ``APIClient/Configuration/baseURL``) carries them and one to any other origin does not;
+    /// `authorized()` asks for them at another trusted origin, `authorized(false)` opts out.
     ///
     /// ```swift
-    /// let me = try await client.get("me").authorized().decode(User.self)
+    /// let status = try await client.get("status").authorized(false).send()            // no credentials
+    /// let avatar = try await client.get("https://cdn.example.com/me.png").authorized().send()   // in additionalOrigins
     /// ```
     public func authorized(_ enabled: Bool = true) -> RequestBuilder { with { $0.request.needsAuthorization = enabled } }
 
