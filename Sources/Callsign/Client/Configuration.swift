@@ -22,7 +22,9 @@ extension APIClient {
     public struct Configuration: Sendable {
         // MARK: Requests
 
-        /// The base URL when neither the request nor its definition has one. Default `nil`.
+        /// The base URL when neither the request nor its definition has one. Its origin is the one
+        /// a call no definition built sends ``authentication`` to without being asked. Default
+        /// `nil`.
         public var baseURL: URL? = nil
         /// Headers sent with every request; a definition's or call's header of the same name
         /// wins. Default: a `User-Agent` naming Callsign.
@@ -50,7 +52,10 @@ extension APIClient {
         }
         /// Client-info headers (`X-Client-OS`, …), opt-in. Default `nil`.
         public var clientInfo: ClientInfo? = nil
-        /// Credentials for requests that need authorization. Default `nil`.
+        /// Credentials for requests that need authorization: calls to the origin of ``baseURL``
+        /// unless they opt out (`.authorized(false)`), calls by name whose definition says
+        /// `needsAuthorization: true`, and calls to another trusted origin that set
+        /// ``Request/Fields/needsAuthorization`` to `true`. Default `nil`.
         public var authentication: Authentication? = nil
         /// The HTTP proxy each request goes through, with the hosts reached directly. Default
         /// `nil`: every request connects directly. ``environment(_:)`` reads the proxy
