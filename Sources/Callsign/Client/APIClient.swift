@@ -104,14 +104,14 @@ public final class APIClient: Sendable {
     /// The transport a client uses when given none: a process-wide AsyncHTTPClient transport on
     /// Linux, a process-wide URLSession transport on Apple platforms.
     public static var defaultTransport: any Transport {
-        #if canImport(AsyncHTTPClient)
+        #if os(Linux) || os(Android) || os(Windows)
         AsyncHTTPClientTransport.shared
         #else
         sharedURLSessionTransport
         #endif
     }
 
-    #if !canImport(AsyncHTTPClient)
+    #if !(os(Linux) || os(Android) || os(Windows))
     private static let sharedURLSessionTransport = URLSessionTransport()
     #endif
 

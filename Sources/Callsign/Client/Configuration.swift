@@ -110,6 +110,14 @@ extension APIClient {
         /// configuration.rateLimits = RateLimits(perOrigin: .per(10, .seconds(10)))
         /// ```
         public var rateLimits: RateLimits? = nil
+        /// A circuit breaker per origin: after repeated failures, calls fail at once with
+        /// ``APIError/Code/circuitOpen`` (or are queued offline) until a probe succeeds (the
+        /// ``MiddlewareStage/circuitBreaker`` stage). Default `nil`: off.
+        ///
+        /// ```swift
+        /// configuration.circuitBreaker = CircuitBreaker(consecutiveFailures: 5, coolDown: .seconds(30))
+        /// ```
+        public var circuitBreaker: CircuitBreaker? = nil
         /// Bounds on what a server can make the client hold or parse. Default ``Limits/default``.
         public var limits: Limits = .default
         /// The clock for retry waits and deadlines. Default ``SystemClock``.
@@ -260,7 +268,7 @@ extension APIClient.Configuration {
         /// ends); `SQLiteOfflineQueue` from `CallsignSQLite` keeps them on disk.
         ///
         /// ```swift
-        /// configuration.offline.queue = try SQLiteOfflineQueue(fileURL: queueFile)   // CallsignSQLite
+        /// configuration.offline.queue = try SQLiteOfflineQueue(url: queueFile)   // CallsignSQLite
         /// ```
         public var queue: (any OfflineQueueStorage)? = nil
 

@@ -4,9 +4,11 @@ import HTTPTypes
 /// Canned answers in front of the transport: the ``WireStage/mocks`` stage, set with
 /// ``APIClient/Configuration/mocks``.
 ///
-/// A mocked answer goes through decompression, the body consumer, validation, envelopes,
-/// decoding, retries, the cache and every middleware exactly like a real one — only the
-/// transport is not asked.
+/// A mocked answer goes through the body consumer, validation, envelopes, decoding, retries, the
+/// cache and every middleware exactly like a real one — only the transport is not asked. (It is
+/// decompressed where Callsign decompresses answers: with the AsyncHTTPClient transport. The
+/// URLSession transport decodes `Content-Encoding` itself, so there a mocked body is taken as
+/// already decoded.)
 ///
 /// ```swift
 /// let client = APIClient(definitions: definitions, configuration: .init {

@@ -31,8 +31,8 @@ public struct EnvelopePolicy: Sendable, Hashable {
     /// Codes that mean success.
     public var successCodes: Set<Int>
 
-    /// xAPI's keys: `code`/`errcode`/`errorno`/`errCode`, `msg`/`errmsg`/`errormsg`/`errMsg`,
-    /// `data`/`ret`; success is 0 or 200.
+    /// xAPI's keys, tried in this order: `errcode`/`code`/`errorno`/`errCode`,
+    /// `errmsg`/`msg`/`errormsg`/`errMsg`, `data`/`ret`; success is 0 or 200.
     public static let standard = EnvelopePolicy()
 
     /// Creates a policy; every list is configurable.
@@ -85,16 +85,17 @@ extension Response {
     /// The envelope's contents, when the envelope is enabled for this response and the body is a
     /// JSON object; `nil` otherwise.
     public var envelope: EnvelopePolicy.Contents? {
-        guard let policy = activeEnvelopePolicy, let value = try? JSONValue(parsing: self.body) else { return nil }
+        guard let policy = activeEnvelopePolicy, let body = try? jsonBody(), let value = try? JSONValue(parsing: body) else { return nil }
         return policy.read(value)
     }
 
     /// The body read as `policy` reads envelopes: `nil` unless it is a JSON object within the
     /// depth limit (too deep: no envelope; decoding then reports the depth).
     func envelopeContents(_ policy: EnvelopePolicy) -> EnvelopePolicy.Contents? {
-        guard self.body.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) == UInt8(ascii: "{"),
-            self.settings.maximumJSONDepth >= JSONDepth.foundationLimit || !JSONDepth.exceeds(self.body, limit: self.settings.maximumJSONDepth),
-            let value = try? JSONValue(parsing: self.body)
+        guard let body = try? jsonBody(),
+            body.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) == UInt8(ascii: "{"),
+            self.settings.maximumJSONDepth >= JSONDepth.foundationLimit || !JSONDepth.exceeds(body, limit: self.settings.maximumJSONDepth),
+            let value = try? JSONValue(parsing: body)
         else { return nil }
         return policy.read(value)
     }

@@ -1,4 +1,4 @@
-#if canImport(AsyncHTTPClient)
+#if os(Linux) || os(Android) || os(Windows)
 import AsyncHTTPClient
 import Foundation
 import NIOConcurrencyHelpers

@@ -1,4 +1,4 @@
-#if canImport(AsyncHTTPClient)
+#if os(Linux) || os(Android) || os(Windows)
 public import AsyncHTTPClient
 import Foundation
 import HTTPTypes

@@ -6,7 +6,7 @@ import OpenAPIRuntime
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-#if canImport(AsyncHTTPClient)
+#if os(Linux) || os(Android) || os(Windows)
 import AsyncHTTPClient
 #endif
 
@@ -150,14 +150,14 @@ enum MigrationSamples {
     }
 
     static func asyncHTTPClientBorrowed(configuration: APIClient.Configuration) {
-        #if canImport(AsyncHTTPClient)
+        #if os(Linux) || os(Android) || os(Windows)
         var settings = HTTPClient.Configuration()
         settings.redirectConfiguration = .disallow
         settings.decompression = .disabled
         let httpClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
         let client = APIClient(configuration: configuration, transport: AsyncHTTPClientTransport(client: httpClient))
         #endif
-        #if canImport(AsyncHTTPClient)
+        #if os(Linux) || os(Android) || os(Windows)
         _ = client
         #endif
     }

@@ -3,7 +3,7 @@ import CallsignTesting
 import Foundation
 import Testing
 
-#if canImport(AsyncHTTPClient)
+#if os(Linux) || os(Android) || os(Windows)
 import AsyncHTTPClient
 #endif
 
@@ -183,7 +183,7 @@ struct ProxyTests {
     }
     #endif
 
-    #if canImport(AsyncHTTPClient)
+    #if os(Linux) || os(Android) || os(Windows)
     @Test func aBorrowedHTTPClientCannotBeSentThroughAnotherProxy() async throws {
         let borrowed = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
         let client = APIClient(

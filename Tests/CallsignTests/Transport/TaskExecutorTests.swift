@@ -109,7 +109,7 @@ struct TaskExecutorTests {
     }
 }
 
-#if canImport(AsyncHTTPClient)
+#if os(Linux) || os(Android) || os(Windows)
 @Suite("AsyncHTTPClient transport settings", .hangGuard)
 struct AsyncHTTPClientSettingsTests {
     @Test("the owned HTTPClient emits no spans of its own: Callsign traces each attempt, so there are no duplicates")
