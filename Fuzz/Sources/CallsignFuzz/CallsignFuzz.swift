@@ -51,12 +51,16 @@ let targets: [FuzzTarget] = [
         let freshness = Freshness(entry: entry, now: Date(timeIntervalSince1970: 2_000_000), heuristicLimit: .seconds(86_400))
         _ = freshness.satisfies(CacheControl(lines.last), storedControl: CacheControl(fields[.cacheControl]))
     },
-    // Definitions files: the first byte picks JSON, YAML or a property list.
+    // Definitions files, and property-list response bodies: the first byte picks JSON, YAML or a property list.
     FuzzTarget(name: "definitions") { data in
         guard let first = data.first else { return }
         let format: APIDefinitions.Format = [.json, .yaml, .plist][Int(first) % 3]
         let limits = Limits { $0.maximumDefinitionNodes = 100_000 }
         _ = try? APIDefinitions(data: data.dropFirst(), format: format, limits: limits)
+        // The same property-list door reads response bodies (`responseFormat: propertyList`).
+        if format == .plist {
+            _ = try? PropertyListReader.value(Data(data.dropFirst()), maximumDepth: 512, maximumValues: 100_000, conversion: .decodable)
+        }
     },
     // Path templates, parsed and expanded with a parameter for every placeholder.
     FuzzTarget(name: "path-template") { data in

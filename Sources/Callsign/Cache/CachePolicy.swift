@@ -45,7 +45,8 @@ public struct CachePolicy: Hashable, Sendable, CustomStringConvertible {
     init?(name: String) {
         switch name {
         case "useProtocol", "useProtocolCachePolicy": self = .useProtocol
-        case "reloadIgnoringCache", "reloadIgnoringLocalCacheData", "reload": self = .reloadIgnoringCache
+        case "reloadIgnoringCache", "reloadIgnoringLocalCacheData", "reloadIgnoringLocalAndRemoteCacheData", "reload":
+            self = .reloadIgnoringCache
         case "returnCacheElseLoad", "returnCacheDataElseLoad": self = .returnCacheElseLoad
         case "cacheOnly", "returnCacheDataDontLoad": self = .cacheOnly
         default: return nil

@@ -67,8 +67,17 @@ public struct APIDefinition: Sendable, Hashable {
     /// Whether calls are queued offline when the server cannot be reached (`storePolicy:` in a
     /// file). Default `nil` (inherit; ``StorePolicy/none``).
     public var storePolicy: StorePolicy?
-    /// RFAPI keys Callsign reads but does not act on yet ("Cache Policy", "Expire",
-    /// "Offline Policy", "Response Serializer"), kept as written. Loading them adds a warning.
+    /// Whether a stored response is served, however stale, when the server cannot be reached
+    /// (RFAPI's `Offline Policy` 1, or `servesStaleWhenOffline:` in a file). Default `nil`
+    /// (inherit; the cache's ``HTTPCache/servesStaleWhenOffline``).
+    public var servesStaleWhenOffline: Bool?
+    /// What the body is written in (RFAPI's `Response Serializer`, or `responseFormat:` in a
+    /// file). Default `nil` (inherit; ``ResponseFormat/json``).
+    public var responseFormat: ResponseFormat?
+    /// RFAPI values that have no meaning here, kept as written, each with a load warning: an
+    /// `Expire` beside a cache policy that never expires anything (`Cache Policy` 2 or 5),
+    /// `Cache Policy` 3 without an `Expire`, or a `Response Serializer` for a format Callsign
+    /// does not decode (`AFXMLParserResponseSerializer`, `AFImageResponseSerializer`, …).
     public var recognizedButUnused: [String: JSONValue]?
 
     /// Creates a definition; every field is optional.
@@ -127,6 +136,8 @@ public struct APIDefinition: Sendable, Hashable {
         result.mock = mock ?? defaults.mock
         result.cachePolicy = cachePolicy ?? defaults.cachePolicy
         result.storePolicy = storePolicy ?? defaults.storePolicy
+        result.servesStaleWhenOffline = servesStaleWhenOffline ?? defaults.servesStaleWhenOffline
+        result.responseFormat = responseFormat ?? defaults.responseFormat
         return result
     }
 
@@ -159,6 +170,8 @@ public struct APIDefinition: Sendable, Hashable {
         request.deadline = deadline
         request.cachePolicy = cachePolicy
         request.storePolicy = storePolicy
+        request.servesStaleWhenOffline = servesStaleWhenOffline
+        request.responseFormat = responseFormat
         return request
     }
 

@@ -304,8 +304,10 @@ enum NearMatch {
 }
 
 extension JSONValue {
-    /// Converts a Foundation property-list or JSON object; `nil` for dates, data and other types.
-    init?(foundationValue value: Any) {
+    /// Converts a Foundation property-list or JSON object; `nil` for other types, and for dates
+    /// and data unless `convertingDatesAndData` (then as `JSONDecoder`'s default strategies read
+    /// them: seconds since 2001-01-01, Base64 text).
+    init?(foundationValue value: Any, convertingDatesAndData: Bool = false) {
         // Exact Swift types first: on Apple platforms an NSNumber also casts to Bool and Int.
         if type(of: value) == Bool.self, let bool = value as? Bool {
             self = .bool(bool)
@@ -322,6 +324,8 @@ extension JSONValue {
         switch value {
         case is NSNull: self = .null
         case let string as String: self = .string(string)
+        case let date as Date where convertingDatesAndData: self = .double(date.timeIntervalSinceReferenceDate)
+        case let data as Data where convertingDatesAndData: self = .string(data.base64EncodedString())
         case let number as NSNumber:
             let objCType = String(cString: number.objCType)
             if objCType == "c" || objCType == "B" {
@@ -334,14 +338,14 @@ extension JSONValue {
         case let array as [Any]:
             var result: [JSONValue] = []
             for element in array {
-                guard let converted = JSONValue(foundationValue: element) else { return nil }
+                guard let converted = JSONValue(foundationValue: element, convertingDatesAndData: convertingDatesAndData) else { return nil }
                 result.append(converted)
             }
             self = .array(result)
         case let dictionary as [String: Any]:
             var result: [String: JSONValue] = [:]
             for (key, element) in dictionary {
-                guard let converted = JSONValue(foundationValue: element) else { return nil }
+                guard let converted = JSONValue(foundationValue: element, convertingDatesAndData: convertingDatesAndData) else { return nil }
                 result[key] = converted
             }
             self = .object(result)

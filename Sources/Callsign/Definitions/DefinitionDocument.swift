@@ -42,17 +42,21 @@ package struct DefinitionDocument {
 
     private init(plist data: Data, limits: Limits) throws(APIError) {
         let object: Any
-        // Foundation's property-list readers recurse once per level: bound the nesting first.
-        if PropertyListDepth.exceeds(data, limit: limits.maximumJSONDepth) {
-            throw APIError(
-                .invalidDefinition, localized: "the definitions file nests deeper than \(limits.maximumJSONDepth) levels (Limits.maximumJSONDepth)")
-        }
-        do {
-            object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        do throws(PropertyListReader.Problem) {
+            object = try PropertyListReader.object(
+                data, maximumDepth: limits.maximumJSONDepth, maximumValues: limits.maximumDefinitionNodes)
         } catch {
-            throw APIError(
-                .invalidDefinition, localized: "the definitions file is not a valid property list: \(error.localizedDescription)",
-                underlyingError: error)
+            switch error {
+            case .malformed(let underlying):
+                throw APIError(
+                    .invalidDefinition, localized: "the definitions file is not a valid property list: \(underlying.localizedDescription)",
+                    underlyingError: underlying)
+            case .tooDeep(let limit):
+                throw APIError(.invalidDefinition, localized: "the definitions file nests deeper than \(limit) levels (Limits.maximumJSONDepth)")
+            default:
+                throw APIError(
+                    .invalidDefinition, localized: "the definitions file cannot be read: \(error.reason) (Limits.maximumDefinitionNodes)")
+            }
         }
         guard let dictionary = object as? [String: Any] else {
             throw APIError(.invalidDefinition, localized: "the definitions file must be a dictionary of API names")

@@ -16,7 +16,7 @@ struct DefinitionParser {
         case name, baseURL, pathPrefix, path, method, headers, parameters, needsAuthorization, contentType
         case responseType, responseClass, acceptsNullResponse, acceptedStatusCodes, timeout, tag, envelope
         case userInfo, notes, authentication, retry, deadline, mock
-        case cachePolicy, expire, offlinePolicy, responseSerializer
+        case cachePolicy, expire, offlinePolicy, servesStaleWhenOffline, responseSerializer
 
         var spellings: [String] {
             switch self {
@@ -45,7 +45,8 @@ struct DefinitionParser {
             case .cachePolicy: ["Cache Policy", "cachePolicy", "cache"]
             case .expire: ["Expire", "expire"]
             case .offlinePolicy: ["Offline Policy", "offlinePolicy", "storePolicy"]
-            case .responseSerializer: ["Response Serializer", "responseSerializer"]
+            case .servesStaleWhenOffline: ["servesStaleWhenOffline"]
+            case .responseSerializer: ["Response Serializer", "responseSerializer", "responseFormat"]
             }
         }
 
@@ -87,6 +88,7 @@ struct DefinitionParser {
 
     func parse() throws(APIError) -> Result {
         var result = Result()
+        var parsed: [(name: String, line: Int?, definition: APIDefinition, cache: CacheKeys)] = []
         // Sorted, so the first error reported does not depend on dictionary order.
         for name in document.root.keys.sorted() {
             guard let value = document.root[name] else { continue }
@@ -94,7 +96,17 @@ struct DefinitionParser {
             guard case .object(let fields) = value else {
                 throw Self.error(name, key: nil, line: line, localized: "must be a dictionary of fields, not \(value.kindName)")
             }
-            var definition = try parseDefinition(name: name, fields: fields, warnings: &result.warnings)
+            var cache = CacheKeys()
+            let definition = try parseDefinition(name: name, fields: fields, cache: &cache, warnings: &result.warnings)
+            parsed.append((name, line, definition, cache))
+        }
+        // RFAPI merged DEFAULT's raw keys under each rule before reading them: an `Expire` in
+        // DEFAULT times a `Cache Policy` 3 elsewhere, so the cache keys are read together here.
+        let inherited = parsed.first { $0.name == APIDefinitions.defaultName }.map { ($0.cache, $0.definition.cachePolicy) }
+        for (name, line, parsedDefinition, cache) in parsed {
+            var definition = parsedDefinition
+            cache.resolve(
+                into: &definition, api: name, inherited: name == APIDefinitions.defaultName ? nil : inherited, warnings: &result.warnings)
             try APIDefinitions.check(definition, name: name, line: line)
             if name == APIDefinitions.defaultName {
                 definition.name = nil
@@ -107,9 +119,9 @@ struct DefinitionParser {
         return result
     }
 
-    private func parseDefinition(name: String, fields: [String: JSONValue], warnings: inout [LocalizedMessage]) throws(APIError)
-        -> APIDefinition
-    {
+    private func parseDefinition(
+        name: String, fields: [String: JSONValue], cache: inout CacheKeys, warnings: inout [LocalizedMessage]
+    ) throws(APIError) -> APIDefinition {
         var definition = APIDefinition()
         var seen: [Field: String] = [:]
         for key in fields.keys.sorted() {
@@ -126,13 +138,15 @@ struct DefinitionParser {
             }
             seen[field] = key
             let reader = ValueReader(api: name, key: key, line: line, value: value)
-            try read(field, reader: reader, into: &definition, warnings: &warnings)
+            try read(field, reader: reader, into: &definition, cache: &cache, warnings: &warnings)
         }
         return definition
     }
 
     /// Reads one field's value into the definition.
-    private func read(_ field: Field, reader: ValueReader, into definition: inout APIDefinition, warnings: inout [LocalizedMessage]) throws(APIError) {
+    private func read(
+        _ field: Field, reader: ValueReader, into definition: inout APIDefinition, cache: inout CacheKeys, warnings: inout [LocalizedMessage]
+    ) throws(APIError) {
         switch field {
         case .name:
             _ = try reader.string()
@@ -157,10 +171,39 @@ struct DefinitionParser {
             definition.needsAuthorization = try reader.bool()
         case .contentType, .responseType:
             try readWord(field, reader: reader, into: &definition)
-        case .cachePolicy where reader.value.stringValue != nil || reader.key.first?.isLowercase == true:
-            try readWord(field, reader: reader, into: &definition)
-        case .offlinePolicy where reader.value.stringValue != nil || reader.key.first?.isLowercase == true:
-            try readWord(field, reader: reader, into: &definition)
+        case .cachePolicy, .offlinePolicy:
+            // RFAPI wrote its policies as numbers (property lists sometimes as digit strings);
+            // words are Callsign's policies.
+            if let number = reader.rfapiNumber() {
+                if field == .cachePolicy {
+                    cache.policy = try RFAPICachePolicy(number: number, reader: reader)
+                    cache.policyKey = (reader.key, reader.value)
+                } else {
+                    definition.servesStaleWhenOffline = try reader.rfapiOfflinePolicy(number)
+                }
+            } else {
+                try readWord(field, reader: reader, into: &definition)
+            }
+        case .expire:
+            cache.expire = try reader.expire()
+            cache.expireKey = (reader.key, reader.value)
+        case .servesStaleWhenOffline:
+            definition.servesStaleWhenOffline = try reader.bool()
+        case .responseSerializer:
+            let text = try reader.string()
+            // A serializer class of one's own is named after what it reads (`MyJSONResponseSerializer`).
+            let lowered = text.lowercased()
+            let named = lowered.contains("json") ? ResponseFormat.json : lowered.contains("propertylist") ? .propertyList : nil
+            if let format = ResponseFormat(name: text) ?? (reader.key.first?.isLowercase == true ? nil : named) {
+                definition.responseFormat = format
+            } else if text == "AFHTTPResponseSerializer" {
+                break  // the raw body, which every response keeps anyway
+            } else if reader.key.first?.isLowercase == true {
+                throw reader.error("\"\(text)\" is not a response format; use \(ResponseFormat.names.joined(separator: ", "))")
+            } else {
+                definition.recognizedButUnused = (definition.recognizedButUnused ?? [:]).merging([reader.key: reader.value]) { $1 }
+                warnings.append("definition \"\(reader.api)\": \"\(reader.key)\" \"\(text)\" has no meaning here (Callsign decodes JSON and property lists); it was kept as written" as LocalizedMessage)
+            }
         case .responseClass:
             definition.responseClass = try reader.string()
         case .acceptsNullResponse:
@@ -191,12 +234,6 @@ struct DefinitionParser {
                 throw reader.error("belongs in the DEFAULT definition: one client has one way to authenticate")
             }
             definition.authentication = try reader.authenticationSource()
-        case .cachePolicy, .expire, .offlinePolicy, .responseSerializer:
-            if field == .responseSerializer, let text = reader.value.stringValue, text.lowercased().contains("json") {
-                break  // JSON responses are what Callsign decodes anyway.
-            }
-            definition.recognizedButUnused = (definition.recognizedButUnused ?? [:]).merging([reader.key: reader.value]) { $1 }
-            warnings.append("definition \"\(reader.api)\": \"\(reader.key)\" is recognised but not acted on yet; it was kept as written" as LocalizedMessage)
         }
 
     }
@@ -221,6 +258,78 @@ struct DefinitionParser {
                 StorePolicy.init(name:), what: "a store policy; use \(StorePolicy.names.joined(separator: ", "))")
         default:
             break
+        }
+    }
+}
+
+/// RFAPI's `RFAPIDefineCachePolicy`, as its files wrote it: a number.
+enum RFAPICachePolicy: Int {
+    /// 0 and 1: the server's `Cache-Control` decides (RFAPI: `NSURLRequestUseProtocolCachePolicy`).
+    case byDefault = 0, byProtocol = 1
+    /// 2: a stored response whenever there is one (RFAPI: `NSURLRequestReturnCacheDataElseLoad`).
+    case always = 2
+    /// 3: a stored response while `Expire` seconds have not passed.
+    case expire = 3
+    /// 5: always the network (RFAPI: `NSURLRequestReloadIgnoringLocalCacheData`).
+    case noCache = 5
+
+    init(number: Int, reader: ValueReader) throws(APIError) {
+        guard let policy = RFAPICachePolicy(rawValue: number) else {
+            throw reader.error(
+                "\(number) is not one of RFAPI's cache policies: 0 (default), 1 (protocol), 2 (always), 3 (expire), 5 (no cache); or use a word: \(CachePolicy.names.joined(separator: ", "))"
+            )
+        }
+        self = policy
+    }
+
+    /// Callsign's policy for this one, without an `Expire`.
+    var policy: CachePolicy {
+        switch self {
+        case .byDefault, .byProtocol, .expire: .useProtocol
+        case .always: .returnCacheElseLoad
+        case .noCache: .reloadIgnoringCache
+        }
+    }
+}
+
+/// One definition's own cache keys as written: RFAPI's numeric `Cache Policy` and its `Expire`,
+/// which mean something only together (and with `DEFAULT`'s), so they are read after the file.
+struct CacheKeys {
+    var policy: RFAPICachePolicy?
+    var policyKey: (name: String, value: JSONValue)?
+    /// `nil` for an `Expire` of 0, which RFAPI read as "no expiry".
+    var expire: Duration?
+    var expireKey: (name: String, value: JSONValue)?
+
+    /// Sets the definition's cache policy from these keys and what it inherits from `DEFAULT`
+    /// (its keys and its word policy), as RFAPI's merged rule would have said. Values without a
+    /// meaning are kept as written, with a warning.
+    func resolve(
+        into definition: inout APIDefinition, api: String, inherited: (keys: CacheKeys, word: CachePolicy?)?,
+        warnings: inout [LocalizedMessage]
+    ) {
+        guard policyKey != nil || expireKey != nil else { return }  // DEFAULT's own, by merging
+        // The definition's own policy (a number or a word) wins over DEFAULT's.
+        let ownWord = definition.cachePolicy
+        let number = policy ?? (ownWord == nil ? inherited?.keys.policy : nil)
+        let word = ownWord ?? (policy == nil && inherited?.keys.policy == nil ? inherited?.word : nil)
+        let expire = expireKey != nil ? self.expire : inherited?.keys.expire
+        let base = number?.policy ?? word ?? .useProtocol
+        // RFAPI's 0 and 1 let the server decide and its 3 counted `Expire`; here `Expire` is
+        // the freshness of any policy that has one (only 2 and 5 have none).
+        let expires = base == .useProtocol
+        if let expire, expires {
+            definition.cachePolicy = .fresh(for: expire)
+            return
+        }
+        if let number { definition.cachePolicy = number.policy }
+        if number == .expire, let policyKey {
+            definition.recognizedButUnused = (definition.recognizedButUnused ?? [:]).merging([policyKey.name: policyKey.value]) { $1 }
+            warnings.append("definition \"\(api)\": \"\(policyKey.name)\" 3 (expire) has no Expire to count, so the server's Cache-Control decides; it was kept as written" as LocalizedMessage)
+        }
+        if let expireKey, self.expire != nil, !expires {
+            definition.recognizedButUnused = (definition.recognizedButUnused ?? [:]).merging([expireKey.name: expireKey.value]) { $1 }
+            warnings.append("definition \"\(api)\": \"\(expireKey.name)\" has no meaning with the cache policy \(base), which does not count freshness; it was kept as written" as LocalizedMessage)
         }
     }
 }

@@ -179,3 +179,44 @@ struct ValueReader {
         return StatusCodes(ranges: ranges)
     }
 }
+
+extension ValueReader {
+    /// A number as RFAPI's files wrote its policies: an integer, or (in a property list written
+    /// by hand) a string of digits. `nil` for anything else, which is read as a word.
+    func rfapiNumber() -> Int? {
+        if let number = value.intValue { return number }
+        guard key.first?.isUppercase == true, let text = value.stringValue, (1...3).contains(text.count),
+            text.allSatisfy({ $0.isASCII && $0.isNumber })
+        else { return nil }
+        return Int(text)
+    }
+
+    /// RFAPI's `RFAPIDefineOfflinePolicy`: 0 does nothing special, 1 serves the stored response
+    /// when the server cannot be reached.
+    func rfapiOfflinePolicy(_ number: Int) throws(APIError) -> Bool {
+        switch number {
+        case 0: return false
+        case 1: return true
+        default:
+            throw error(
+                "\(number) is not one of RFAPI's offline policies: 0 (default), 1 (load the stored response); or use a word: \(StorePolicy.names.joined(separator: ", "))"
+            )
+        }
+    }
+
+    /// RFAPI's `Expire`: seconds a stored response stays fresh, at most a year; 0 (RFAPI's "no
+    /// expiry") is `nil`.
+    func expire() throws(APIError) -> Duration? {
+        let seconds: Double
+        switch value {
+        case .int(let number): seconds = Double(number)
+        case .double(let number): seconds = number
+        case .string(let text) where Double(text) != nil: seconds = Double(text) ?? 0
+        default: throw error("must be a number of seconds, not \(value.kindName)")
+        }
+        guard seconds.isFinite, seconds >= 0, seconds <= 31_536_000 else {
+            throw error("must be from 0 to 31536000 seconds (a year)")
+        }
+        return seconds == 0 ? nil : .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+}

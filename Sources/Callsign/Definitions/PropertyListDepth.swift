@@ -7,9 +7,29 @@ enum PropertyListDepth {
     /// Whether `data` nests arrays and dictionaries deeper than `limit`. A list this check
     /// cannot read is left to Foundation, which reports it as malformed.
     static func exceeds(_ data: Data, limit: Int) -> Bool {
+        measure(data, depthLimit: limit, valueLimit: .max) == .tooDeep
+    }
+
+    /// What a property list's measure found.
+    enum Verdict: Equatable {
+        case fine, tooDeep, tooManyValues
+    }
+
+    /// Checks `data` against a depth and a count of values. A binary list's objects may be
+    /// named by many references: Foundation then builds one object, but every reader that walks
+    /// the result (converting it to ``JSONValue``) meets it once per reference, so values are
+    /// counted as walked — 60 levels of "the next one, twice" are 2^60 values.
+    static func measure(_ data: Data, depthLimit: Int, valueLimit: Int) -> Verdict {
         let bytes = [UInt8](data)
-        if bytes.starts(with: Array("bplist00".utf8)) { return binaryExceeds(bytes, limit: limit) }
-        return xmlExceeds(bytes, limit: limit)
+        if bytes.starts(with: Array("bplist00".utf8)) { return binaryMeasure(bytes, depthLimit: depthLimit, valueLimit: valueLimit) }
+        if xmlExceeds(bytes, limit: depthLimit) { return .tooDeep }
+        // An XML list shares nothing: its values are at most its opening tags.
+        var tags = 0
+        for index in bytes.indices.dropLast() where bytes[index] == UInt8(ascii: "<") && bytes[index + 1] != UInt8(ascii: "/") {
+            tags += 1
+            if tags > valueLimit { return .tooManyValues }
+        }
+        return .fine
     }
 
     /// Counts `<array>` and `<dict>` openings against their closings (`<array/>` opens nothing).
@@ -113,36 +133,50 @@ enum PropertyListDepth {
         }
     }
 
-    /// Whether a binary property list nests deeper than `limit`: an iterative depth-first walk
-    /// with memoized depths. A cycle or a reference out of bounds is malformed, left to Foundation.
-    private static func binaryExceeds(_ bytes: [UInt8], limit: Int) -> Bool {
-        guard let table = ObjectTable(bytes) else { return false }
+    /// Measures a binary property list: an iterative depth-first walk with memoized depths and
+    /// value counts (each saturating past its limit). A cycle or a reference out of bounds is
+    /// malformed, left to Foundation.
+    private static func binaryMeasure(_ bytes: [UInt8], depthLimit limit: Int, valueLimit: Int) -> Verdict {
+        guard let table = ObjectTable(bytes) else { return .fine }
+        /// `a + b`, saturating just past the limit (or at `Int.max`).
+        func sum(_ a: Int, _ b: Int) -> Int {
+            let (total, overflow) = a.addingReportingOverflow(b)
+            return overflow || total > valueLimit ? max(valueLimit, valueLimit &+ 1) : total
+        }
         var depth = [Int](repeating: -1, count: table.objectCount)  // -1 unvisited, -2 on the stack
-        var stack: [(object: Int, next: Int, deepest: Int)] = [(table.top, 0, 0)]
+        var values = [Int](repeating: 0, count: table.objectCount)
+        var stack: [(object: Int, next: Int, deepest: Int, values: Int)] = [(table.top, 0, 0, 1)]
         depth[table.top] = -2
         while let frame = stack.last {
-            guard let refs = table.references(of: frame.object) else { return false }
+            guard let refs = table.references(of: frame.object) else { return .fine }
             if frame.next < refs.count {
                 stack[stack.count - 1].next += 1
-                guard let child = table.child(at: refs.start, index: frame.next) else { return false }
+                guard let child = table.child(at: refs.start, index: frame.next) else { return .fine }
                 switch depth[child] {
-                case -2: return false
+                case -2: return .fine
                 case -1:
                     depth[child] = -2
-                    stack.append((child, 0, 0))
-                    if stack.count > limit + 1 { return true }
+                    stack.append((child, 0, 0, 1))
+                    if stack.count > limit + 1 { return .tooDeep }
                 default:
                     stack[stack.count - 1].deepest = max(frame.deepest, depth[child])
+                    stack[stack.count - 1].values = sum(frame.values, values[child])
+                    if stack[stack.count - 1].values > valueLimit { return .tooManyValues }
                 }
             } else {
                 stack.removeLast()
                 let own = frame.deepest + 1
                 depth[frame.object] = own
-                if own > limit { return true }
-                if !stack.isEmpty { stack[stack.count - 1].deepest = max(stack[stack.count - 1].deepest, own) }
+                values[frame.object] = frame.values
+                if own > limit { return .tooDeep }
+                if !stack.isEmpty {
+                    stack[stack.count - 1].deepest = max(stack[stack.count - 1].deepest, own)
+                    stack[stack.count - 1].values = sum(stack[stack.count - 1].values, frame.values)
+                    if stack[stack.count - 1].values > valueLimit { return .tooManyValues }
+                }
             }
         }
-        return false
+        return .fine
     }
 
     /// A big-endian unsigned integer of `size` bytes at `index`, if it is in bounds and fits.

@@ -238,7 +238,9 @@ struct RequestFactory: Sendable {
     private func headers(of request: Request, contentType: String?, forDownload: Bool) throws(APIError) -> (Headers, HTTPFields) {
         // A definition that expects JSON objects asks for JSON, unless a header already says what it wants.
         let wantsJSON = request.responseType == .object || request.responseType == .objects
-        if request.headers.isEmpty, contentType == nil, !request.credentialsStripped, !forDownload,
+        // A property list is asked for by its media type, as AFNetworking's serializer did.
+        let wantsPropertyList = request.responseFormat == .propertyList
+        if request.headers.isEmpty, contentType == nil, !request.credentialsStripped, !forDownload, !wantsPropertyList,
             let known = wantsJSON ? jsonDefaults : defaults
         {
             // Nothing of the request's own: the client's headers, converted once.
@@ -252,7 +254,9 @@ struct RequestFactory: Sendable {
         if let contentType, !merged.contains("Content-Type") {
             merged["Content-Type"] = contentType
         }
-        if wantsJSON, !merged.contains("Accept") {
+        if wantsPropertyList, !merged.contains("Accept") {
+            merged["Accept"] = ResponseFormat.propertyList.mediaType
+        } else if wantsJSON, !merged.contains("Accept") {
             merged["Accept"] = "application/json"
         }
         if !merged.contains("Accept-Encoding") {

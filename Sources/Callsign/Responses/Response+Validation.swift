@@ -44,7 +44,9 @@ extension Response {
             try validate(contentTypes: accept.split(separator: ",").map(Response.mediaType(of:)))
         }
         let payload = try envelopePayload()
-        if checkingDeclaredJSON { try validateDeclaredJSON(payload ?? self.body) }
+        if checkingDeclaredJSON {
+            if let payload { try validateDeclaredJSON(payload) } else { try validateDeclaredJSON(jsonBody()) }
+        }
         for validator in self.settings.validators { try validate(using: validator) }
         return self
     }
@@ -202,7 +204,8 @@ extension Response {
     ///   or ``APIError/Code/decoding`` (with the coding path of the first mismatch).
     public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder? = nil) throws(APIError) -> T {
         try validateStatus()
-        var payload = try envelopePayload() ?? self.body
+        var payload: Data
+        if let enveloped = try envelopePayload() { payload = enveloped } else { payload = try jsonBody() }
         if T.self == EmptyResponse.self, let empty = EmptyResponse() as? T { return empty }
         if self.request.acceptsNullResponse && payload.isEmpty { payload = Data("null".utf8) }
         try checkResponseType(payload)

@@ -78,17 +78,37 @@ public struct Response: BoxedFields, Sendable {
     /// The body bytes.
     public func data() -> Data { self.body }
 
-    /// The body parsed as JSON.
+    /// The body parsed as JSON (a property list with ``Request/Fields/responseFormat``
+    /// ``ResponseFormat/propertyList``, read as ``ResponseFormat`` says).
     ///
     /// - Throws: ``APIError`` (``APIError/Code/decoding``) when the body is not JSON.
     public func json() throws(APIError) -> JSONValue {
         do {
-            return try JSONValue(parsing: self.body)
+            return try JSONValue(parsing: try jsonBody())
         } catch {
             var error = error
             error.request = self.request
             error.response = self
             throw error
+        }
+    }
+
+    /// The body as JSON text: the body itself, or a property-list body (``ResponseFormat``)
+    /// read through the property-list door and written as JSON, so that everything that reads
+    /// JSON — envelopes, response types, decoding — reads it alike. Values past the depth limit,
+    /// or (a binary list's shared values counted once per use) more than the body has bytes or
+    /// a million, are refused.
+    func jsonBody() throws(APIError) -> Data {
+        guard self.request.responseFormat == .propertyList, !self.body.isEmpty else { return self.body }
+        do throws(PropertyListReader.Problem) {
+            let value = try PropertyListReader.value(
+                self.body, maximumDepth: self.settings.maximumJSONDepth,
+                maximumValues: max(self.body.count, Limits.default.maximumDefinitionNodes), conversion: .decodable)
+            return value.jsonData()
+        } catch {
+            throw APIError(
+                .decoding, localized: "the body is not a property list Callsign can read: \(error.reason)", request: self.request, response: self,
+                underlyingError: error)
         }
     }
 

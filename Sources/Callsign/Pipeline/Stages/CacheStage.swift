@@ -165,7 +165,9 @@ struct CacheStage: Middleware {
             response = try await next(conditional)
         } catch let error as APIError {
             if error.isUnreachable,
-                mayServeStale(stored, state: state, storedControl: storedControl, requestControl: lookup.requestControl, offline: true)
+                mayServeStale(
+                    stored, state: state, storedControl: storedControl, requestControl: lookup.requestControl, offline: true,
+                    servesStaleWhenOffline: lookup.request.servesStaleWhenOffline)
             {
                 return serve(stored, age: state.age, for: lookup.probe, source: .staleCache)
             }
@@ -277,11 +279,13 @@ struct CacheStage: Middleware {
         return response
     }
 
+    /// - Parameter servesStaleWhenOffline: the request's own choice, over the cache's.
     func mayServeStale(
-        _ entry: CachedResponse, state: Freshness, storedControl: CacheControl, requestControl: CacheControl, offline: Bool
+        _ entry: CachedResponse, state: Freshness, storedControl: CacheControl, requestControl: CacheControl, offline: Bool,
+        servesStaleWhenOffline: Bool? = nil
     ) -> Bool {
         guard !storedControl.has("must-revalidate"), !storedControl.noCache else { return false }
-        if offline && cache.servesStaleWhenOffline { return true }
+        if offline && (servesStaleWhenOffline ?? cache.servesStaleWhenOffline) { return true }
         let allowance = storedControl.seconds("stale-if-error") ?? requestControl.seconds("stale-if-error")
         guard let allowance else { return false }
         return state.staleness <= TimeInterval(allowance)
