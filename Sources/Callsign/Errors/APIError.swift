@@ -34,7 +34,7 @@ public struct APIError: BoxedFields, Error, Sendable {
             case transport, timedOut, cancelled, unacceptableStatus, unacceptableContentType
             case envelope, decoding, encoding, invalidRequest, invalidDefinition, unknownAPI
             case responseTooLarge, invalidResponse, queuedOffline, redirect, authentication, cacheMiss, storage
-            case tls, deliveryUnknown
+            case tls, deliveryUnknown, circuitOpen
             case certificateUntrusted, certificateExpired, certificateHostMismatch, certificatePinMismatch
         }
 
@@ -62,6 +62,10 @@ public struct APIError: BoxedFields, Error, Sendable {
         /// `Idempotency-Key` the server honours, queuing it could do the same thing twice, so it
         /// is not queued; decide yourself whether to send it again.
         public static let deliveryUnknown = Code(.deliveryUnknown)
+        /// The origin's circuit breaker is open (``CircuitBreaker``): recent calls to it failed, so
+        /// this one was not sent. Not retried; a request whose ``StorePolicy`` is
+        /// ``StorePolicy/offline`` is queued instead, as when the server cannot be reached.
+        public static let circuitOpen = Code(.circuitOpen)
         /// A time limit passed (the per-attempt timeout, or the overall deadline).
         public static let timedOut = Code(.timedOut)
         /// The call was cancelled. Never delivered to a failure callback.
@@ -204,11 +208,11 @@ public struct APIError: BoxedFields, Error, Sendable {
     /// Whether this error is a cancellation. Cancellation is never a failure.
     public var isCancellation: Bool { self.code == .cancelled }
 
-    /// Whether the server could not be reached at all: a connect failure, DNS, no route, or a
-    /// time limit before any response byte. What the offline queue stores and what lets the
+    /// Whether the server could not be reached at all: a connect failure, DNS, no route, a
+    /// time limit before any response byte, or an open circuit. What the offline queue stores and what lets the
     /// cache serve a stale copy.
     var isUnreachable: Bool {
-        (self.code == .transport || self.code == .timedOut) && !self.responseStarted && self.response == nil
+        (self.code == .transport || self.code == .timedOut || self.code == .circuitOpen) && !self.responseStarted && self.response == nil
     }
 
     /// Whether the server got no byte of the request: what the offline queue may store without

@@ -5,7 +5,7 @@ import Tracing
 ///
 /// ```
 ///  call ─► observability ─► your middlewares ─► commonParameters ─► clientInfo ─► offline ─► deadline ─► retry
-///       ─► redirects ─► authentication ─► cookies ─► cache ─► rateLimit ─► recording ─► timeout ─► body
+///       ─► redirects ─► authentication ─► cookies ─► cache ─► circuitBreaker ─► rateLimit ─► recording ─► timeout ─► body
 ///       ─► decompression ─► encoding ══► signing ─► your wire middlewares ─► mocks ─► transport
 ///        (request seam: Request / Response values)     (wire seam: HTTP head + body stream)
 /// ```
@@ -76,6 +76,11 @@ struct Pipeline: Sendable {
         }),
         Row(kind: .request(.cookies) { ingredients in ingredients.configuration.cookies.map(CookieStage.init(jar:)) }),
         Row(kind: .request(.cache) { ingredients in ingredients.configuration.cache.map { CacheStage(cache: $0, factory: ingredients.factory) } }),
+        Row(kind: .request(.circuitBreaker) { ingredients in
+            ingredients.configuration.circuitBreaker.map {
+                CircuitBreakerStage(breaker: $0, clock: ingredients.configuration.clock, telemetry: ingredients.telemetry)
+            }
+        }),
         Row(kind: .request(.rateLimit) { ingredients in
             ingredients.configuration.rateLimits.map { RateLimitStage(limits: $0, clock: ingredients.configuration.clock, telemetry: ingredients.telemetry) }
         }),

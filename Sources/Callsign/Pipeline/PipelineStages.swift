@@ -17,6 +17,7 @@
 /// | ``authentication`` | the origin check, then the ``AuthenticationScheme``; refresh on 401 |
 /// | ``cookies`` | the cookie jar: `Cookie` out, `Set-Cookie` in, on every hop |
 /// | ``cache`` | the RFC 9111 HTTP cache |
+/// | ``circuitBreaker`` | fails at once while the origin's circuit is open; counts each outcome against it |
 /// | ``rateLimit`` | waits at the origin's (or tag's) gate: the server's `Retry-After` and `RateLimit` fields, your ``RateLimit``s |
 /// | ``recording`` | each attempt's span, log lines and HAR entry |
 /// | ``timeout`` | the per-attempt and idle time limits |
@@ -53,6 +54,8 @@ public struct MiddlewareStage: Hashable, Sendable, CustomStringConvertible {
     public static let cookies = MiddlewareStage("cookies")
     /// The HTTP cache.
     public static let cache = MiddlewareStage("cache")
+    /// The circuit breaker: fails at once while the origin's ``CircuitBreaker`` circuit is open.
+    public static let circuitBreaker = MiddlewareStage("circuitBreaker")
     /// Rate limits: every request waits at its origin's (or tag's) gate in ``RateLimits``.
     public static let rateLimit = MiddlewareStage("rateLimit")
     /// Each attempt's span, log lines and HAR entry.

@@ -63,6 +63,18 @@ struct Telemetry: Sendable {
             .recordNanoseconds(duration.nanoseconds)
     }
 
+    /// A circuit changed state (``MiddlewareStage/circuitBreaker``).
+    func recordCircuitTransition(_ transition: CircuitBreaker.Transition) {
+        guard recordsMetrics else { return }
+        Counter(label: "callsign_circuit_transitions_total", dimensions: [("to", transition.to.rawValue)], factory: factory).increment()
+    }
+
+    /// A request failed at once because its origin's circuit is open.
+    func recordCircuitRejection(_ request: Request) {
+        guard recordsMetrics else { return }
+        Counter(label: "callsign_circuit_rejections_total", dimensions: dimensions(request), factory: factory).increment()
+    }
+
     /// A request waited at its rate-limit gate (``MiddlewareStage/rateLimit``).
     func recordRateLimitWait(_ request: Request, duration: Duration) {
         guard recordsMetrics else { return }

@@ -22,4 +22,16 @@ enum ResilienceSamples {
             show("Try again in \(reopens - .now)")
         }
     }
+
+    static func circuitBreaker() {
+        let breaker = CircuitBreaker(consecutiveFailures: 5, coolDown: .seconds(30))
+        let client = APIClient(configuration: .init { $0.circuitBreaker = breaker })
+        _ = client
+
+        Task {
+            for await change in breaker.transitions where change.to != .halfOpen {
+                show(change.to == .open ? "Service unavailable" : "Back online")
+            }
+        }
+    }
 }
