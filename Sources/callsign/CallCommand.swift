@@ -11,8 +11,10 @@ struct CallCommand: AsyncParsableCommand {
             Examples:
               callsign call UserProfile --definitions api.yaml -p user_id=42
               callsign call TopicList -D api.json -p page:=2 --include
+              callsign call CreateTopic -D api.json title=Hello tags:='["a"]' X-Trace:1
 
-            -p key=value sends a string; -p key:=json sends a JSON value (a number, true, [1,2], …). \
+            Items as HTTPie writes them (key=value, key:=json, key==value, Name:value), or -p key=value and \
+            -p key:=json, send parameters; piped standard input is the body when nothing else gives one. \
             --user USER:PASSWORD or --bearer TOKEN send credentials; otherwise a definitions file may name \
             environment variables that hold them (DEFAULT: authentication: {scheme: bearer, tokenEnvironment: API_TOKEN}). \
             With an OpenAPI document, --api-key KEY is sent as its apiKey security scheme (header, query or \
@@ -30,6 +32,11 @@ struct CallCommand: AsyncParsableCommand {
 
     @Argument(help: .localized("The API name, as defined in the definitions file."))
     var name: String
+
+    @Argument(help: ArgumentHelp(
+        localized("Items, as HTTPie writes them: key=value (a string parameter), key:=json (a JSON value), key==value (a query parameter), Name:value (a header)."),
+        valueName: "item"))
+    var items: [String] = []
 
     @OptionGroup var file: DefinitionsFileOption
 
@@ -55,11 +62,16 @@ struct CallCommand: AsyncParsableCommand {
             // go to the --base-url typed, nowhere else it names.
             DefinitionsArgument.distrust(&loaded.definitions, choice: choice, quiet: exchange.quiet)
             let typed = baseURL.flatMap { URL(string: $0) }.map { [$0] } ?? []
-            let given = try ParameterArguments.parse(parameters)
+            // Items and -p parameters alike; an item given after a -p of the same key wins.
+            let items = try AdHocItems(parsing: self.items, form: exchange.input.formItems)
+            let given = try ParameterArguments.parse(parameters).merging(items.parameters) { _, item in item }
             // An OpenAPI operation places and checks its parameters as its document says.
-            let request = try loaded.openAPI.map { operations throws(APIError) in try operations.request(name, parameters: given) }
+            var request = try loaded.openAPI.map { operations throws(APIError) in try operations.request(name, parameters: given) }
                 ?? loaded.definitions.definition(named: name).request(parameters: given)
-            try await exchange.perform(request, definitions: loaded.definitions, openAPI: loaded.openAPI, typedOrigins: typed)
+            request.query.merge(items.query) { _, new in new }
+            request.headers = request.headers.merging(items.headers)
+            try await exchange.perform(
+                request, definitions: loaded.definitions, openAPI: loaded.openAPI, typedOrigins: typed, files: items.files)
         }
     }
 }

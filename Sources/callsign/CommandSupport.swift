@@ -81,6 +81,11 @@ enum BodyArguments {
             return .file(try existingFile(String(body.dropFirst()), option: "--body"))
         }
         guard !fields.isEmpty else { return nil }
+        return .multipart(try multipart(fields))
+    }
+
+    /// The `-F` fields as a multipart form (empty for none).
+    static func multipart(_ fields: [String]) throws(APIError) -> MultipartFormData {
         var form = MultipartFormData()
         for field in fields {
             guard let equals = field.firstIndex(of: "="), equals != field.startIndex else {
@@ -94,10 +99,10 @@ enum BodyArguments {
                 form.append(field: name, value: value)
             }
         }
-        return .multipart(form)
+        return form
     }
 
-    private static func existingFile(_ path: String, option: String) throws(APIError) -> URL {
+    static func existingFile(_ path: String, option: String) throws(APIError) -> URL {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue,
             FileManager.default.isReadableFile(atPath: path)

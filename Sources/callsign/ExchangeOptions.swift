@@ -138,6 +138,7 @@ struct ExchangeOptions: ParsableArguments {
 
     @OptionGroup var proxy: ProxyOptions
     @OptionGroup var tls: TLSOptions
+    @OptionGroup var input: InputOptions
 
     /// Sends `request` with a client made from these options and prints the answer. Credentials
     /// given on the command line go to the request's own origin too: naming both is asking for it.
@@ -145,7 +146,11 @@ struct ExchangeOptions: ParsableArguments {
     ///   arrays repeat their key (`id=1&id=2`), and its security schemes send `--api-key`.
     /// - Parameter typedOrigins: origins typed on the command line besides the request's own
     ///   (`--base-url`): credentials given on the command line may go there too.
-    func perform(_ request: Request, definitions: APIDefinitions, openAPI: OpenAPIOperations? = nil, typedOrigins: [URL] = []) async throws {
+    /// - Parameter files: file items (`name@FILE`, with `-f`), sent as a multipart form.
+    func perform(
+        _ request: Request, definitions: APIDefinitions, openAPI: OpenAPIOperations? = nil, typedOrigins: [URL] = [],
+        files: [(name: String, path: String)] = []
+    ) async throws {
         var request = request
         var explicit = try credentials.authentication(sendingTo: request.path, openAPI: openAPI)
         explicit?.additionalOrigins += typedOrigins
@@ -154,6 +159,7 @@ struct ExchangeOptions: ParsableArguments {
         request.headers = request.headers.merging(try ParameterArguments.headers(HeaderOptions.all(headers)))
         if explicit != nil { request.needsAuthorization = true }
         try adjust(&request, retryPolicy: configuration.retry)
+        try await input.shape(&request, files: files, multipartFields: form, explicitBody: body != nil || json != nil || !form.isEmpty)
         if stream, request.headers["Accept"] == nil { request.headers["Accept"] = "text/event-stream" }
         if stream || EventPrinter.asksForEvents(request) {
             guard !offline, cache == nil else { throw ValidationError(localized("an event stream is neither cached nor queued: leave out --offline and --cache")) }

@@ -30,7 +30,7 @@ struct AdHocCall: ParsableArguments {
             let file = try choice.map { choice throws(APIError) in try DefinitionsArgument.loaded(choice.path, baseURL: nil) }
             var loaded = file?.definitions
             let defaults = loaded?.defaultDefinition ?? APIDefinition()
-            let items = try AdHocItems(parsing: self.items)
+            let items = try AdHocItems(parsing: self.items, form: exchange.input.formItems)
             let target = try Self.target(url, base: defaults.baseURL)
             try DefinitionsArgument.checkCredentials(exchange.credentials, choice: choice, typedOrigin: Self.isAbsolute(target))
             // A file found, not named, lends its base URL and headers, never its hosts' trust.
@@ -45,7 +45,7 @@ struct AdHocCall: ParsableArguments {
             definition = definition.merged(over: defaults)
             var request = definition.request(parameters: items.parameters, headers: items.headers)
             request.query.merge(items.query) { _, new in new }
-            try await exchange.perform(request, definitions: loaded ?? APIDefinitions(), openAPI: file?.openAPI)
+            try await exchange.perform(request, definitions: loaded ?? APIDefinitions(), openAPI: file?.openAPI, files: items.files)
         }
     }
 

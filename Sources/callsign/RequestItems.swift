@@ -70,19 +70,25 @@ struct RequestItem {
     }
 }
 
-/// HTTPie's request items: `key=value`, `key:=json`, `key==value`, `Name:value` (see
-/// ``RequestItem``: the separator that comes first wins, so `Authorization:Bearer a=b` is a header).
+/// HTTPie's request items: `key=value`, `key:=json`, `key==value`, `Name:value`, and with `-f`
+/// `name@FILE` (see ``RequestItem``: the separator that comes first wins, so
+/// `Authorization:Bearer a=b` is a header and `email=a@b` a parameter).
 struct AdHocItems {
     var parameters: Parameters = [:]
     var query: Parameters = [:]
     var headers = Headers()
+    /// `name@FILE` items: files to upload in a multipart form.
+    var files: [(name: String, path: String)] = []
 
-    init(parsing items: [String]) throws(APIError) {
+    init(parsing items: [String], form: Bool = false) throws(APIError) {
         for text in items {
-            guard let item = RequestItem(text, separators: [":=", "==", "=", ":"]) else {
-                throw cliError(.invalidRequest, "\(text) is not an item: give key=value, key:=json, key==value or Name:value")
+            guard let item = RequestItem(text, separators: [":=", "==", "=", ":"] + (form ? ["@"] : [])) else {
+                throw cliError(
+                    .invalidRequest,
+                    "\(text) is not an item: give key=value, key:=json, key==value or Name:value (and name@FILE with -f)")
             }
             switch item.separator {
+            case "@": files.append((item.key, item.value))
             case "==": query[item.key] = .string(item.value)
             case ":": headers.add(item.key.trimmingCharacters(in: .whitespaces), item.value.trimmingCharacters(in: .whitespaces))
             default: parameters[item.key] = try item.parameterValue()

@@ -53,4 +53,115 @@ struct HTTPToolTests {
             }
         }
     }
+
+    // MARK: Input
+
+    @Test("piped standard input is the body when nothing else gives one, its Content-Type from its bytes; --ignore-stdin leaves it")
+    func standardInputIsTheBody() async throws {
+        try CLIRunner.requireBuilt()
+        try await TestServer.withRunning { server in
+            let url = server.url("/post").absoluteString
+            let json = try await CLIRunner.run(["post", url], input: Data("{\"a\":1}\n".utf8))
+            #expect(json.status == 0, "\(json.standardError)")
+            var seen = try #require(server.requests.last)
+            #expect(String(decoding: seen.body, as: UTF8.self) == "{\"a\":1}\n")
+            #expect(seen.header("Content-Type") == "application/json")
+
+            let text = try await CLIRunner.run(["put", server.url("/anything").absoluteString], input: Data("hello\n".utf8))
+            #expect(text.status == 0, "\(text.standardError)")
+            seen = try #require(server.requests.last)
+            #expect(seen.header("Content-Type") == "text/plain; charset=utf-8")
+            #expect(String(decoding: seen.body, as: UTF8.self) == "hello\n")
+
+            let binary = try await CLIRunner.run(["post", url], input: Data([0x00, 0xFF, 0x10]))
+            #expect(binary.status == 0, "\(binary.standardError)")
+            #expect(server.requests.last?.header("Content-Type") == "application/octet-stream")
+            #expect(server.requests.last?.body == Data([0x00, 0xFF, 0x10]))
+
+            let declared = try await CLIRunner.run(["post", url, "Content-Type:application/xml"], input: Data("<a/>".utf8))
+            #expect(declared.status == 0, "\(declared.standardError)")
+            #expect(server.requests.last?.header("Content-Type") == "application/xml", "the header given names the bytes")
+
+            let ignored = try await CLIRunner.run(["post", url, "--ignore-stdin"], input: Data("{\"a\":1}".utf8))
+            #expect(ignored.status == 0, "\(ignored.standardError)")
+            #expect(server.requests.last?.body.isEmpty == true)
+
+            let empty = try await CLIRunner.run(["post", url])
+            #expect(empty.status == 0, "\(empty.standardError)")
+            #expect(server.requests.last?.body.isEmpty == true)
+            #expect(server.requests.last?.header("Content-Type") == nil, "no body, no Content-Type")
+
+            let items = try await CLIRunner.run(["post", url, "name=Ada"], input: Data("ignored".utf8))
+            #expect(items.status == 0, "\(items.standardError)")
+            #expect(String(decoding: server.requests.last?.body ?? Data(), as: UTF8.self) == "{\"name\":\"Ada\"}", "items give the body")
+        }
+    }
+
+    @Test("-f sends items as a URL-encoded form, multipart with a file item; the body agrees with a Content-Type given")
+    func forms() async throws {
+        try CLIRunner.requireBuilt()
+        try await TestServer.withRunning { server in
+            try await withTemporaryFolder("callsign-form") { folder in
+                let url = server.url("/post").absoluteString
+                let form = try await CLIRunner.run(["post", url, "-f", "name=Ada Lovelace", "lang==en"])
+                #expect(form.status == 0, "\(form.standardError)")
+                var seen = try #require(server.requests.last)
+                #expect(seen.header("Content-Type") == "application/x-www-form-urlencoded")
+                #expect(String(decoding: seen.body, as: UTF8.self) == "name=Ada%20Lovelace")
+                #expect(seen.rawQuery == "lang=en")
+
+                let file = folder.appendingPathComponent("notes.txt")
+                try Data("file contents".utf8).write(to: file)
+                let multipart = try await CLIRunner.run(["post", url, "--form-items", "title=Notes", "upload@\(file.path)"])
+                #expect(multipart.status == 0, "\(multipart.standardError)")
+                seen = try #require(server.requests.last)
+                #expect(seen.header("Content-Type")?.hasPrefix("multipart/form-data; boundary=") == true)
+                let body = String(decoding: seen.body, as: UTF8.self)
+                #expect(body.contains("name=\"title\"") && body.contains("Notes"))
+                #expect(body.contains("name=\"upload\"; filename=\"notes.txt\"") && body.contains("file contents"))
+
+                let missing = try await CLIRunner.run(["post", url, "-f", "upload@\(folder.path)/absent"])
+                #expect(missing.status == 65, "\(missing.standardError)")
+
+                // A Content-Type header given chooses how items are encoded: never JSON under another name.
+                let declared = try await CLIRunner.run(["post", url, "-H", "Content-Type: application/x-www-form-urlencoded", "a=1"])
+                #expect(declared.status == 0, "\(declared.standardError)")
+                #expect(String(decoding: server.requests.last?.body ?? Data(), as: UTF8.self) == "a=1")
+                let multipartHeader = try await CLIRunner.run(["post", url, "Content-Type:multipart/form-data", "a=1"])
+                #expect(multipartHeader.status == 0, "\(multipartHeader.standardError)")
+                #expect(server.requests.last?.header("Content-Type")?.contains("boundary=") == true)
+                let before = server.requests.count
+                let refused = try await CLIRunner.run(["post", url, "Content-Type:text/xml", "a=1"])
+                #expect(refused.status == 65)
+                #expect(refused.standardError.contains("text/xml"))
+                let conflicting = try await CLIRunner.run(["post", url, "-f", "-H", "Content-Type: application/json", "a=1"])
+                #expect(conflicting.status == 65)
+                #expect(server.requests.count == before, "nothing sent")
+            }
+        }
+    }
+
+    @Test("call takes the same items as the method commands: parameters, JSON values, query and headers, no -p needed")
+    func callTakesItems() async throws {
+        try CLIRunner.requireBuilt()
+        try await TestServer.withRunning { server in
+            try await withTemporaryFolder("callsign-call-items") { folder in
+                let file = folder.appendingPathComponent("api.yaml")
+                try Data("DEFAULT:\n  baseURL: \(server.baseURL.absoluteString)\nCreate:\n  path: post\n  method: POST\n".utf8).write(to: file)
+                let result = try await CLIRunner.run(["call", "Create", "-D", file.path, "id:=5", "name=Ada", "page==2", "X-Trace:abc"])
+                #expect(result.status == 0, "\(result.standardError)")
+                let seen = try #require(server.requests.last)
+                let body = try #require(try JSONSerialization.jsonObject(with: seen.body) as? [String: Any])
+                #expect(body["id"] as? Int == 5)
+                #expect(body["name"] as? String == "Ada")
+                #expect(seen.rawQuery == "page=2")
+                #expect(seen.header("X-Trace") == "abc")
+
+                let piped = try await CLIRunner.run(["call", "Create", "-D", file.path], input: Data("[1,2]".utf8))
+                #expect(piped.status == 0, "\(piped.standardError)")
+                #expect(server.requests.last?.body == Data("[1,2]".utf8))
+                #expect(server.requests.last?.header("Content-Type") == "application/json")
+            }
+        }
+    }
 }
