@@ -215,9 +215,17 @@ enum DefinitionsArgument {
 /// Printing responses.
 enum ResponsePrinter {
     static func printHead(_ response: Response) {
-        Terminal.out("HTTP \(response.status.code) \(response.status.reasonPhrase)")
+        Terminal.out(statusLine(response))
         for field in response.headers { Terminal.out("\(field.name): \(field.value)") }
         Terminal.out("")
+    }
+
+    /// The status line with the protocol the response came over, as curl prints it:
+    /// `HTTP/1.1 200 OK`, and `HTTP/2 200` (HTTP/2 has no reason phrase).
+    static func statusLine(_ response: Response) -> String {
+        let version = response.httpVersion
+        guard version.hasPrefix("HTTP/1") else { return "\(version) \(response.status.code)" }
+        return "\(version) \(response.status.code) \(response.status.reasonPhrase)"
     }
 
     /// The body exactly as received (after content decoding), or — for a person — JSON

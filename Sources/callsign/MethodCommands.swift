@@ -45,6 +45,9 @@ struct AdHocCall: ParsableArguments {
             definition = definition.merged(over: defaults)
             var request = definition.request(parameters: items.parameters, headers: items.headers)
             request.query.merge(items.query) { _, new in new }
+            // `head` prints the response head: a HEAD answer has nothing else to show.
+            var exchange = exchange
+            if method == .head { exchange.include = true }
             try await exchange.perform(request, definitions: loaded ?? APIDefinitions(), openAPI: file?.openAPI, files: items.files)
         }
     }
@@ -153,7 +156,7 @@ enum DeleteMethod: AdHocMethod {
 
 enum HeadMethod: AdHocMethod {
     static let method = HTTPRequest.Method.head
-    static let example = "callsign head https://api.example.com/health --include"
+    static let example = "callsign head https://api.example.com/health"
 }
 
 /// `callsign get|post|put|patch|delete|head URL items…`: one command, its method a type parameter.

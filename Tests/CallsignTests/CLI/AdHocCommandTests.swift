@@ -70,7 +70,7 @@ struct AdHocCommandTests {
             #expect(server.requests.last?.query("soft") == "1")
             let head = try await CLIRunner.run(["head", server.url("/get").absoluteString, "--include"])
             #expect(head.status == 0)
-            #expect(head.standardOutput.hasPrefix("HTTP 200"))
+            #expect(head.standardOutput.hasPrefix("HTTP/1.1 200 OK"))
             #expect(server.requests.last?.method == "HEAD")
             let overridden = try await CLIRunner.run(["get", server.url("/anything/o").absoluteString, "-X", "OPTIONS"])
             #expect(overridden.status == 0)

@@ -66,7 +66,7 @@ struct CommandLineTests {
             #expect(ok.standardError.isEmpty)
 
             let included = try await CLIRunner.run(["call", "TopicListRecommended", "-D", file.path, "-p", "page_size:=1", "--include"])
-            #expect(included.standardOutput.hasPrefix("HTTP 200 OK\n"))
+            #expect(included.standardOutput.hasPrefix("HTTP/1.1 200 OK\n"))
             #expect(server.requests.last?.uri == "/demo/api/v2/topics/recommended?page_size=1")
 
             let notFound = try await CLIRunner.run(["call", "UserProfile", "-D", file.path, "-p", "user_id=9999"])

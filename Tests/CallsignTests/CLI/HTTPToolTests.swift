@@ -164,4 +164,30 @@ struct HTTPToolTests {
             }
         }
     }
+
+    // MARK: Output
+
+    @Test("status lines carry the protocol the answer came over (HTTP/1.1 200 OK, HTTP/2 200); head prints the response head by itself")
+    func statusLinesAndHead() async throws {
+        try CLIRunner.requireBuilt()
+        try await TestServer.withRunning { server in
+            let head = try await CLIRunner.run(["head", server.url("/get").absoluteString])
+            #expect(head.status == 0, "\(head.standardError)")
+            let lines = head.standardOutput.components(separatedBy: "\n")
+            #expect(lines.first == "HTTP/1.1 200 OK")
+            #expect(lines.contains { $0.lowercased().hasPrefix("content-type: ") })
+        }
+        let certificates = try TestCertificates()
+        try await TestServer.withRunning(tls: .init(identity: certificates.localhost)) { server in
+            try await withTemporaryFolder("callsign-h2") { folder in
+                let authority = folder.appendingPathComponent("ca.pem")
+                try Data(certificates.authority.certificatePEM.utf8).write(to: authority)
+                let h2 = try await CLIRunner.run(["get", server.url("/get").absoluteString, "-i", "--cacert", authority.path])
+                #expect(h2.status == 0, "\(h2.standardError)")
+                #expect(h2.standardOutput.hasPrefix("HTTP/2 200\n"), "\(h2.standardOutput.prefix(40))")
+                let h1 = try await CLIRunner.run(["get", server.url("/get").absoluteString, "-i", "--http1.1", "--cacert", authority.path])
+                #expect(h1.standardOutput.hasPrefix("HTTP/1.1 200 OK\n"), "\(h1.standardOutput.prefix(40))")
+            }
+        }
+    }
 }
