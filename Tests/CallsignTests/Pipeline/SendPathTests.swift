@@ -189,7 +189,7 @@ struct SendPathTests {
         #expect(
             MiddlewareStage.order.map(\.description) == [
                 "observability", "commonParameters", "clientInfo", "offline", "deadline", "retry", "redirects", "authentication",
-                "cookies", "cache", "recording", "timeout", "body", "decompression", "encoding",
+                "cookies", "cache", "circuitBreaker", "rateLimit", "recording", "timeout", "body", "decompression", "encoding",
             ])
         #expect(WireStage.order.map(\.description) == ["signing", "mocks", "transport"])
     }
