@@ -174,7 +174,7 @@ actor CredentialStore {
         guard Self.fetchingStore == ObjectIdentifier(self) else { return }
         throw APIError(
             .authentication,
-            localized: "the token provider called back through a client that uses the same tokens, and would wait for itself; give the provider a client without this authentication, or send its requests without needsAuthorization")
+            localized: "the token provider called back through a client that uses the same tokens, and would wait for itself; give the provider a client without this authentication, or send its requests with needsAuthorization = false")
     }
 
     private func run(

@@ -63,7 +63,7 @@ struct AuthenticationSchemeTests {
         }
     }
 
-    @Test("no scheme can skip the origin check: another origin, a request without needsAuthorization, a redirect away")
+    @Test("no scheme can skip the origin check: another origin, a request that opts out, a redirect away")
     func originCheck() async throws {
         let key = SymmetricKey(size: .bits256)
         let scheme = HMACSigning(keyID: "app-1", key: key)
