@@ -127,7 +127,10 @@ public struct CallbackDelivery: Sendable {
     private let body: @Sendable (@escaping @Sendable () -> Void) async -> Void
 
     /// On the main actor (the default): UI code may run in the callbacks
-    /// (`MainActor.assumeIsolated { … }` states it to the compiler).
+    /// (`MainActor.assumeIsolated { … }` states it to the compiler). The main actor runs on the
+    /// main dispatch queue; in an app that queue is the main thread's, while a process that calls
+    /// `dispatch_main()` (a test runner or server on Linux) hands it to a worker thread — still one
+    /// callback at a time, in order.
     public static let mainActor = CallbackDelivery { work in await MainActor.run { work() } }
 
     /// On a dispatch queue (use a serial one to keep callbacks in order).
