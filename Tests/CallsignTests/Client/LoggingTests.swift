@@ -33,7 +33,7 @@ struct LoggingTests {
     func logs() async throws {
         let handler = CapturingLogHandler()
         let logger = Logger(label: "test") { _ in handler }
-        let yaml = "Thing:\n  path: json\n  Cache Policy: 1\n"
+        let yaml = "Thing:\n  path: json\n  Cache Policy: 3\n"
         try await withServer(
             definitions: yamlDefinitions(yaml),
             configure: { $0.observability.logger = logger }
