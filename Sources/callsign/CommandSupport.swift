@@ -2,6 +2,7 @@ import ArgumentParser
 import Callsign
 import CallsignOpenAPI
 import Foundation
+import HTTPTypes
 import Synchronization
 
 #if canImport(Glibc)
@@ -24,6 +25,16 @@ enum Terminal {
     /// One line on standard output, its control characters escaped.
     static func out(_ text: String) {
         write(Data((TerminalText.line(text) + "\n").utf8))
+    }
+
+    /// A line whose pieces were escaped as they were appended (``StyledLine``), with its colours.
+    static func out(_ line: StyledLine) {
+        write(Data((line.text + "\n").utf8))
+    }
+
+    /// A line on standard error whose pieces were escaped as they were appended (``StyledLine``).
+    static func error(_ line: StyledLine) {
+        write(Data((line.text + "\n").utf8), to: STDERR_FILENO)
     }
 
     /// Bytes on standard output exactly as given: a body (see ``ResponsePrinter/printBody(_:output:)``).
@@ -214,18 +225,40 @@ enum DefinitionsArgument {
 
 /// Printing responses.
 enum ResponsePrinter {
-    static func printHead(_ response: Response) {
-        Terminal.out(statusLine(response))
-        for field in response.headers { Terminal.out("\(field.name): \(field.value)") }
-        Terminal.out("")
+    /// The status line and header fields, as received, and the blank line that ends them;
+    /// in `colors` when given (on a terminal).
+    static func printHead(_ response: Response, colors: HeadColors? = nil) {
+        let fields = response.headers.map { (name: $0.name.rawName, value: $0.value) }
+        for line in headLines(start: statusLine(response), fields: fields, colors: colors) { Terminal.out(line) }
+    }
+
+    /// An HTTP head as lines: the start line (request or status line), one line per field, and
+    /// the empty line that ends a head, each after `prefix` (`> ` or `< ` on standard error).
+    static func headLines(
+        start: String, fields: [(name: String, value: String)], colors: HeadColors?, prefix: String = ""
+    ) -> [StyledLine] {
+        var lines = [StyledLine(prefix)]
+        lines[0].append(start, style: colors?.startLine)
+        for field in fields {
+            var line = StyledLine(prefix)
+            line.append(field.name, style: colors?.name)
+            line.append(": " + field.value)
+            lines.append(line)
+        }
+        lines.append(StyledLine(String(prefix.prefix { $0 != " " })))
+        return lines
     }
 
     /// The status line with the protocol the response came over, as curl prints it:
     /// `HTTP/1.1 200 OK`, and `HTTP/2 200` (HTTP/2 has no reason phrase).
     static func statusLine(_ response: Response) -> String {
-        let version = response.httpVersion
-        guard version.hasPrefix("HTTP/1") else { return "\(version) \(response.status.code)" }
-        return "\(version) \(response.status.code) \(response.status.reasonPhrase)"
+        statusLine(version: response.httpVersion, status: response.status)
+    }
+
+    /// The status line of a head that came over `version`.
+    static func statusLine(version: String, status: HTTPResponse.Status) -> String {
+        guard version.hasPrefix("HTTP/1") else { return "\(version) \(status.code)" }
+        return "\(version) \(status.code) \(status.reasonPhrase)"
     }
 
     /// The body exactly as received (after content decoding), or — for a person — JSON

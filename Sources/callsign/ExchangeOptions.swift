@@ -6,6 +6,12 @@ import CallsignSQLite
 import Foundation
 import HTTPTypes
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// `-x/--proxy`, `--noproxy`, `--proxy-user` and `--proxytunnel`, named as curl names them;
 /// without them the environment's `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY` apply.
 /// As in curl, plain `http://` goes to the proxy in absolute form and `https://` through a
@@ -100,7 +106,7 @@ struct ExchangeOptions: ParsableArguments {
     @Option(help: .localized("One time limit in seconds for the whole call, retries included."))
     var deadline: Double?
 
-    @Flag(name: [.short, .long], help: .localized("Print each attempt (status or error, and the wait before the next) to stderr."))
+    @Flag(name: [.short, .long], help: .localized("Show all four parts on stderr as curl -v does: each attempt's request head and body (> lines), response head (< lines), status and the wait before the next; stdout keeps the body."))
     var verbose = false
 
     @Option(help: .localized("Record the exchange to this HAR file (secrets redacted)."))
@@ -114,8 +120,15 @@ struct ExchangeOptions: ParsableArguments {
     @Option(help: .localized("Answer from mocks instead of the network: a HAR file to replay, or a folder of fixtures (a definition's `mock:` file, else <API name>.json)."))
     var mock: String?
 
-    @Flag(name: [.short, .long], help: .localized("Print the status line and headers before the body."))
+    @Flag(name: [.short, .long], help: .localized("Print the status line and headers before the body (--print hb)."))
     var include = false
+
+    @Option(
+        name: .customLong("print"),
+        help: ArgumentHelp(
+            localized("What to print on stdout, in HTTPie's letters: H request head, B request body, h response head, b response body (HTTPie's -p; here -p is --param). Default: b; hb with -i or head."),
+            valueName: "what"))
+    var printed: String?
 
     @Flag var failMode: FailMode = .failWithBody
 
@@ -181,7 +194,7 @@ struct ExchangeOptions: ParsableArguments {
             }
         }
         if verbose, cache != nil { Terminal.error(localized("cache: \(CacheReport.describe(response.source))")) }
-        if include { ResponsePrinter.printHead(response) }
+        if try selection().responseHead { ResponsePrinter.printHead(response, colors: display.headColors(on: STDOUT_FILENO)) }
         try show(response)
     }
 
@@ -220,7 +233,15 @@ struct ExchangeOptions: ParsableArguments {
             guard (1...100).contains(retry) else { throw ValidationError(localized("--retry takes 1 to 100 attempts")) }
         }
         configuration.observability.redaction.addSecretNames(secretNames)
-        if verbose { AttemptPrinter.install(in: &configuration) }
+        let selection = try selection()
+        if selection.printsRequest {
+            configuration.insert(
+                ExchangePrinter(parts: selection, destination: .standardOutput, colors: display.headColors(on: STDOUT_FILENO)), after: .signing)
+        }
+        if verbose {
+            AttemptPrinter.install(in: &configuration)
+            configuration.insert(ExchangePrinter(parts: .all, destination: .standardError, colors: display.headColors(on: STDERR_FILENO)), after: .signing)
+        }
         configuration.authentication = try explicit ?? definitions.authenticationSource?.authentication()
         configuration.proxy = try proxy.settings()
         configuration.tls = try tls.settings()
@@ -240,10 +261,20 @@ struct ExchangeOptions: ParsableArguments {
         if let explicitBody = try BodyArguments.body(body, json: json, form: form) { request.body = explicitBody }
     }
 
-    /// The body to `--output`, exactly as received, or to standard output.
+    func validate() throws {
+        _ = try selection()
+    }
+
+    /// What stdout shows: `--print`'s letters, else the head and body with `-i`, else the body.
+    func selection() throws -> PrintSelection {
+        if let printed { return try PrintSelection(letters: printed) }
+        return include ? .response : .body
+    }
+
+    /// The body to `--output`, exactly as received, or to standard output when `--print` asks for it.
     private func emit(_ response: Response) throws(APIError) {
         guard let output else {
-            ResponsePrinter.printBody(response, output: display)
+            if (try? selection())?.responseBody ?? true { ResponsePrinter.printBody(response, output: display) }
             return
         }
         // The one writer: a device or FIFO is written into, a regular file replaced in one
@@ -267,8 +298,8 @@ struct ExchangeOptions: ParsableArguments {
             case (true, .fail):
                 break
             case (false, _):
-                // Not what the API declares: shown only when asked for with --include.
-                if include { try emit(response) }
+                // Not what the API declares: shown only when the head is asked for (-i, --print h).
+                if (try? selection())?.responseHead ?? include { try emit(response) }
             }
             throw error
         }

@@ -116,3 +116,48 @@ extension String {
         self = text
     }
 }
+
+/// A line of outside text with Callsign's own colours around its pieces: each piece goes through
+/// ``TerminalText/line(_:)`` as it is appended, and only the colour codes chosen here are added
+/// as they are — so a header a server sends can be shown in colour and still never reach the
+/// terminal as a control sequence.
+///
+/// ```swift
+/// var line = StyledLine()
+/// line.append("Content-Type", style: HeadColors.standard.name)
+/// line.append(": text/html\u{1B}[2J")   // the escape is shown, not obeyed
+/// ```
+struct StyledLine: Sendable {
+    /// The text to write: sanitized pieces and colour codes.
+    private(set) var text = ""
+
+    init() {}
+
+    /// A line of one piece, in one style (or none).
+    init(_ outside: String, style: String? = nil) {
+        append(outside, style: style)
+    }
+
+    /// Appends `outside`, its control characters escaped, in `style` (an SGR sequence) if given.
+    mutating func append(_ outside: String, style: String? = nil) {
+        guard let style, !style.isEmpty else {
+            text += TerminalText.line(outside)
+            return
+        }
+        text += style + TerminalText.line(outside) + HeadColors.reset
+    }
+}
+
+/// The colours of an HTTP head on a terminal, as HTTPie draws them: the request or status line
+/// in bold, header names in cyan.
+struct HeadColors: Sendable, Equatable {
+    /// The request line or the status line.
+    var startLine: String
+    /// A header's name.
+    var name: String
+
+    /// What ends a colour.
+    static let reset = "\u{1B}[0m"
+    /// Bold start lines, cyan names.
+    static let standard = HeadColors(startLine: "\u{1B}[1m", name: "\u{1B}[36m")
+}

@@ -191,3 +191,80 @@ struct HTTPToolTests {
         }
     }
 }
+
+extension HTTPToolTests {
+    @Test("--print chooses the parts in HTTPie's letters: request head and body as sent (secrets masked), response head, response body")
+    func printSelection() async throws {
+        try CLIRunner.requireBuilt()
+        try await TestServer.withRunning { server in
+            let url = server.url("/post").absoluteString
+            let all = try await CLIRunner.run(["post", url, "name=Ada", "--print", "HBhb", "--bearer", "s3cr3t-token"])
+            #expect(all.status == 0, "\(all.standardError)")
+            let out = all.standardOutput
+            #expect(out.hasPrefix("POST /post\nHost: 127.0.0.1:\(server.port)\n"), "\(out.prefix(80))")
+            #expect(out.contains("\nAuthorization: REDACTED\n"))
+            #expect(out.contains("\nContent-Type: application/json\n"))
+            let requestBody = try #require(out.range(of: "\n\n{\"name\":\"Ada\"}\n\n"))
+            let statusLine = try #require(out.range(of: "HTTP/1.1 200 OK\n"))
+            #expect(requestBody.upperBound <= statusLine.lowerBound, "the request comes before the response")
+            #expect(!out[..<statusLine.lowerBound].contains("s3cr3t-token"), "the token is masked (the server's echo shows it)")
+            #expect(server.requests.last?.header("Authorization") == "Bearer s3cr3t-token", "masked in print only")
+
+            let head = try await CLIRunner.run(["get", server.url("/json").absoluteString, "--print", "h"])
+            #expect(head.standardOutput.hasPrefix("HTTP/1.1 200 OK\n"))
+            #expect(head.standardOutput.hasSuffix("\n\n"), "the head only, no body")
+            #expect(!head.standardOutput.contains("{"))
+
+            let requestOnly = try await CLIRunner.run(["get", server.url("/get").absoluteString, "q==1", "--print", "H"])
+            #expect(requestOnly.standardOutput.hasPrefix("GET /get?q=1\n"), "\(requestOnly.standardOutput)")
+            #expect(!requestOnly.standardOutput.contains("HTTP/1.1"))
+
+            let bad = try await CLIRunner.run(["get", url, "--print", "hx"])
+            #expect(bad.status == 64)
+            #expect(bad.standardError.contains("--print"))
+        }
+    }
+
+    @Test("-v shows all four parts and stays compatible: request and response heads on stderr (> and < lines), stdout the body alone")
+    func verboseShowsEverything() async throws {
+        try CLIRunner.requireBuilt()
+        try await TestServer.withRunning { server in
+            let url = server.url("/post").absoluteString
+            let quiet = try await CLIRunner.run(["post", url, "name=Ada"])
+            let verbose = try await CLIRunner.run(["post", url, "name=Ada", "-v", "--user", "ada:pa55word"])
+            #expect(verbose.status == 0, "\(verbose.standardError)")
+            #expect(verbose.standardOutput.contains("\"name\"") && !verbose.standardOutput.contains("> "), "stdout is the body, as before")
+            #expect(quiet.standardOutput.count > 0)
+            let lines = verbose.standardError.components(separatedBy: "\n")
+            #expect(lines.contains("> POST /post"))
+            #expect(lines.contains("> Content-Type: application/json"))
+            #expect(lines.contains("> Authorization: REDACTED"))
+            #expect(lines.contains("> {\"name\":\"Ada\"}"))
+            #expect(lines.contains("< HTTP/1.1 200 OK"))
+            #expect(lines.contains { $0.hasPrefix("< 200 OK (") }, "the attempt's summary line, as before")
+            #expect(!verbose.standardError.contains("pa55word"))
+
+            let followed = try await CLIRunner.run(["get", server.url("/redirect/1").absoluteString, "-v"])
+            #expect(followed.status == 0, "\(followed.standardError)")
+            #expect(followed.standardError.contains("> GET /redirect/1\n") && followed.standardError.contains("> GET /get\n"), "every hop as sent")
+            #expect(followed.standardError.contains("< HTTP/1.1 302 Found\n"))
+        }
+    }
+
+    @Test("heads are coloured only on a terminal or with --color always; colour never lets a server's text through unescaped")
+    func headColours() async throws {
+        try CLIRunner.requireBuilt()
+        try await TestServer.withRunning { server in
+            server.route("/odd") { _ in ServerResponse(status: 200, headers: [("X-Odd", "a\tb")], body: .data(Data("ok".utf8))) }
+            let url = server.url("/odd").absoluteString
+            let piped = try await CLIRunner.run(["get", url, "-i"])
+            #expect(!piped.standardOutput.contains("\u{1B}["), "no colour into a pipe")
+            #expect(piped.standardOutput.contains("X-Odd: a\\tb"), "the tab in the value is shown, not obeyed")
+            let forced = try await CLIRunner.run(["get", url, "-i", "--color", "always"])
+            #expect(forced.standardOutput.hasPrefix("\u{1B}[1mHTTP/1.1 200 OK\u{1B}[0m\n"))
+            #expect(forced.standardOutput.contains("\u{1B}[36mX-Odd\u{1B}[0m: a\\tb\n"))
+            let noColour = try await CLIRunner.run(["get", url, "-i", "--color", "always", "--color", "never"])
+            #expect(!noColour.standardOutput.contains("\u{1B}["))
+        }
+    }
+}
