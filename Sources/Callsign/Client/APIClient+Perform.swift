@@ -180,6 +180,7 @@ extension APIClient {
             var failure = Self.callFailure(error, request: request)
             failure.redaction = credentialRedaction
             failure.language = configuration.messageLanguage
+            failure.overrides = configuration.messageOverrides
             throw failure
         }
     }

@@ -93,9 +93,10 @@ public final class APIClient: Sendable {
         self.responseSettings = ResponseSettings(
             acceptedStatusCodes: configuration.responses.acceptedStatusCodes, envelope: configuration.responses.envelope,
             decoder: configuration.responses.decoder, validators: configuration.responses.validators,
-            maximumJSONDepth: configuration.limits.maximumJSONDepth, classes: configuration.responses.classes)
+            maximumJSONDepth: configuration.limits.maximumJSONDepth, classes: configuration.responses.classes,
+            language: configuration.messageLanguage, overrides: configuration.messageOverrides)
         self.warnings = (definitions.warningMessages + configuration.responses.classes.warnings(for: definitions))
-            .map { $0.resolved(in: configuration.messageLanguage) }
+            .map { $0.resolved(in: configuration.messageLanguage, overrides: configuration.messageOverrides) }
         if let logger = configuration.observability.logger {
             for warning in warnings { logger.warning("definitions warning", metadata: ["callsign.warning": "\(warning)"]) }
         }

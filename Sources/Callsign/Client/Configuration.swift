@@ -50,6 +50,14 @@ extension APIClient {
         public var locale: Locale? = nil {
             didSet { messageLanguage = locale.map(MessageLanguage.init) ?? .process }
         }
+        /// Your own texts for Callsign's built-in messages, which win over its English and
+        /// Simplified Chinese ones in ``APIError/Fields/message``, ``APIClient/warnings`` and log
+        /// lines — as RFAPI read them from the main bundle. Default `nil`: Callsign's texts.
+        ///
+        /// ```swift
+        /// configuration.messageOverrides = try MessageOverrides(bundle: .main, table: "Localizable")
+        /// ```
+        public var messageOverrides: MessageOverrides? = nil
         /// Client-info headers (`X-Client-OS`, …), opt-in. Default `nil`.
         public var clientInfo: ClientInfo? = nil
         /// Credentials for requests that need authorization: calls to the origin of ``baseURL``

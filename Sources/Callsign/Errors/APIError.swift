@@ -119,15 +119,18 @@ public struct APIError: BoxedFields, Error, Sendable {
         public var code: Code
         /// A sentence a person can act on, in the client's language (``APIClient/Configuration/locale``,
         /// else the process's): English or Simplified Chinese. Never contains a credential.
+        /// Your own texts win (``APIClient/Configuration/messageOverrides``).
         /// Setting it replaces the sentence with your words, shown as written.
         public var message: String {
-            get { text.resolved(in: language ?? .process) }
+            get { text.resolved(in: language ?? .process, overrides: overrides) }
             set { text = LocalizedMessage(sentence: newValue) }
         }
         /// The sentence before translation.
         package var text: LocalizedMessage
         /// The language ``message`` is shown in; `nil` for the process's.
         var language: MessageLanguage? = nil
+        /// The client's own texts for Callsign's sentences.
+        var overrides: MessageOverrides? = nil
 
         /// The request that failed, when one had been built.
         public var request: Request? = nil
@@ -194,12 +197,13 @@ public struct APIError: BoxedFields, Error, Sendable {
 
     /// The message in the language of `locale` (English or Simplified Chinese; English for any
     /// other), whatever the client's language: for a server that answers each user in theirs.
+    /// The client's ``APIClient/Configuration/messageOverrides`` win here too.
     ///
     /// ```swift
     /// error.localizedMessage(in: Locale(identifier: "zh-Hans"))   // "服务器拒绝了连接 (127.0.0.1:8080)"
     /// ```
     public func localizedMessage(in locale: Locale) -> String {
-        self.text.resolved(in: MessageLanguage(locale))
+        self.text.resolved(in: MessageLanguage(locale), overrides: self.overrides)
     }
 
     /// The HTTP status of the response, if one arrived.

@@ -8,10 +8,13 @@ struct CallLogSettings: Sendable {
     let maximumLoggedBodySize: Int
     /// The language of messages in log lines.
     let language: MessageLanguage
+    /// The app's own texts for Callsign's sentences.
+    let overrides: MessageOverrides?
 
     init(_ configuration: APIClient.Configuration) {
         maximumLoggedBodySize = configuration.observability.maximumLoggedBodySize
         language = configuration.messageLanguage
+        overrides = configuration.messageOverrides
     }
 }
 

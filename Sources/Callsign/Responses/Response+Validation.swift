@@ -33,7 +33,19 @@ extension Response {
     ///   ``APIError/Code/decoding`` (a body that is not the declared JSON).
     @discardableResult
     public func validate() throws(APIError) -> Response {
-        try validate(checkingDeclaredJSON: true)
+        try inClientWords { () throws(APIError) in try validate(checkingDeclaredJSON: true) }
+    }
+
+    /// What `body` returns; its error speaks the client's language, in the client's own texts.
+    func inClientWords<T>(_ body: () throws(APIError) -> T) throws(APIError) -> T {
+        do {
+            return try body()
+        } catch {
+            var error = error
+            if error.language == nil { error.language = self.settings.language }
+            if error.overrides == nil { error.overrides = self.settings.overrides }
+            throw error
+        }
     }
 
     /// ``validate()``; a caller that decodes next skips the JSON check, which decoding repeats.
@@ -112,6 +124,10 @@ extension Response {
     /// ```
     @discardableResult
     public func validate(statusCodes: StatusCodes) throws(APIError) -> Response {
+        try inClientWords { () throws(APIError) in try checkStatus(statusCodes) }
+    }
+
+    private func checkStatus(_ statusCodes: StatusCodes) throws(APIError) -> Response {
         guard statusCodes.contains(self.status.code) else {
             // An error body in the API's envelope says more than the status: keep what it says.
             let said = errorEnvelope()
@@ -146,6 +162,10 @@ extension Response {
     /// ```
     @discardableResult
     public func validate(contentTypes: [String]) throws(APIError) -> Response {
+        try inClientWords { () throws(APIError) in try checkContentType(contentTypes) }
+    }
+
+    private func checkContentType(_ contentTypes: [String]) throws(APIError) -> Response {
         let wanted = contentTypes.map { $0.lowercased() }.filter { !$0.isEmpty }
         guard !wanted.isEmpty, !wanted.contains("*/*") else { return self }
         guard let mediaType else {
@@ -173,6 +193,10 @@ extension Response {
     /// Runs a custom validator.
     @discardableResult
     public func validate(using validator: some ResponseValidator) throws(APIError) -> Response {
+        try inClientWords { () throws(APIError) in try check(using: validator) }
+    }
+
+    private func check(using validator: some ResponseValidator) throws(APIError) -> Response {
         do {
             try validator.validate(self)
         } catch let error as APIError {
@@ -203,6 +227,10 @@ extension Response {
     /// - Throws: ``APIError`` with ``APIError/Code/unacceptableStatus``, ``APIError/Code/envelope``
     ///   or ``APIError/Code/decoding`` (with the coding path of the first mismatch).
     public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder? = nil) throws(APIError) -> T {
+        try inClientWords { () throws(APIError) in try decodeBody(T.self, decoder: decoder) }
+    }
+
+    private func decodeBody<T: Decodable>(_ type: T.Type, decoder: JSONDecoder?) throws(APIError) -> T {
         try validateStatus()
         var payload: Data
         if let enveloped = try envelopePayload() { payload = enveloped } else { payload = try jsonBody() }

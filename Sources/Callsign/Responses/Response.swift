@@ -136,13 +136,19 @@ final class ResponseSettings: Sendable {
     let validators: [any ResponseValidator]
     let maximumJSONDepth: Int
     let classes: ResponseClasses
+    /// The client's language for the errors a response's checks throw; `nil` for the process's.
+    let language: MessageLanguage?
+    /// The client's own texts for those errors.
+    let overrides: MessageOverrides?
 
     init(
         acceptedStatusCodes: StatusCodes = .successful, envelope: EnvelopePolicy? = nil, decoder: JSONDecoder = JSONDecoder(),
         validators: [any ResponseValidator] = [], maximumJSONDepth: Int = Limits.default.maximumJSONDepth,
-        classes: ResponseClasses = ResponseClasses()
+        classes: ResponseClasses = ResponseClasses(), language: MessageLanguage? = nil, overrides: MessageOverrides? = nil
     ) {
         self.classes = classes
+        self.language = language
+        self.overrides = overrides
         self.acceptedStatusCodes = acceptedStatusCodes
         self.envelope = envelope
         self.decoder = decoder

@@ -53,13 +53,14 @@ package struct LocalizedMessage: Sendable, ExpressibleByStringInterpolation, Cus
         return copy
     }
 
-    /// The sentence in `language`, in English where no translation exists.
-    package func resolved(in language: MessageLanguage) -> String {
-        let template = catalog.translation(of: key, in: language) ?? key
+    /// The sentence in `language`, in English where no translation exists; the app's own text
+    /// wherever `overrides` restates it.
+    package func resolved(in language: MessageLanguage, overrides: MessageOverrides? = nil) -> String {
+        let template = overrides?.template(for: key, in: language) ?? catalog.translation(of: key, in: language) ?? key
         return Self.fill(template, with: arguments.map { argument in
             switch argument {
             case .text(let text): text
-            case .message(let message): message.resolved(in: language)
+            case .message(let message): message.resolved(in: language, overrides: overrides)
             }
         })
     }

@@ -59,7 +59,7 @@ struct RetryStage: Middleware {
                 error.requestSent = lastResponse != nil || (lastError?.requestSent ?? true)
                 throw error
             }
-            let said = outcome.resolved(in: log.language)
+            let said = outcome.resolved(in: log.language, overrides: log.overrides)
             if let logger = context.logger, logger.logLevel <= .debug {
                 logger.debug(
                     "retrying",
