@@ -42,6 +42,7 @@ struct DownloadCommand: AsyncParsableCommand {
 
     @OptionGroup var proxy: ProxyOptions
     @OptionGroup var tls: TLSOptions
+    @OptionGroup var redirects: RedirectOptions
 
     @Flag(name: .customLong("continue"), help: .localized("Resume an interrupted download instead of starting again."))
     var resume = false
@@ -72,6 +73,7 @@ struct DownloadCommand: AsyncParsableCommand {
             configuration.authentication = try explicit ?? loaded?.authenticationSource?.authentication()
             configuration.proxy = try proxy.settings()
             configuration.tls = try tls.settings()
+            configuration.redirects = redirects.policy()
             var request: Request
             if target.hasPrefix("http://") || target.hasPrefix("https://") {
                 request = .get(target, parameters: try ParameterArguments.parse(parameters))

@@ -152,6 +152,7 @@ struct ExchangeOptions: ParsableArguments {
     @OptionGroup var proxy: ProxyOptions
     @OptionGroup var tls: TLSOptions
     @OptionGroup var input: InputOptions
+    @OptionGroup var redirects: RedirectOptions
 
     /// Sends `request` with a client made from these options and prints the answer. Credentials
     /// given on the command line go to the request's own origin too: naming both is asking for it.
@@ -245,6 +246,7 @@ struct ExchangeOptions: ParsableArguments {
         configuration.authentication = try explicit ?? definitions.authenticationSource?.authentication()
         configuration.proxy = try proxy.settings()
         configuration.tls = try tls.settings()
+        configuration.redirects = redirects.policy()
         if let har { configuration.observability.recorder = HARRecorder(fileURL: URL(fileURLWithPath: har)) }
         if let mock { configuration.mocks = try MockArgument.mocks(mock, definitions: definitions) }
         return configuration
@@ -258,6 +260,7 @@ struct ExchangeOptions: ParsableArguments {
         }
         if let retry { request.retry = (request.retry ?? retryPolicy).with { $0.maximumAttempts = retry } }
         if offline { request.storePolicy = .offline }
+        redirects.accept(in: &request)
         if let explicitBody = try BodyArguments.body(body, json: json, form: form) { request.body = explicitBody }
     }
 

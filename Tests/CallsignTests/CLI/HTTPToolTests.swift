@@ -267,4 +267,44 @@ extension HTTPToolTests {
             #expect(!noColour.standardOutput.contains("\u{1B}["))
         }
     }
+
+    // MARK: Redirects
+
+    @Test("redirects: followed by default as in the library (5 hops), --no-follow prints the 3xx and exits 0, --max-redirs limits (47 past it)")
+    func redirects() async throws {
+        try CLIRunner.requireBuilt()
+        try await TestServer.withRunning { server in
+            let three = server.url("/redirect/3").absoluteString
+            let followed = try await CLIRunner.run(["get", three])
+            #expect(followed.status == 0, "\(followed.standardError)")
+            #expect(server.requests.last?.rawPath == "/get")
+            #expect(try await CLIRunner.run(["get", three, "--follow"]).status == 0)
+
+            server.resetRecords()
+            let kept = try await CLIRunner.run(["get", three, "--no-follow", "-i"])
+            #expect(kept.status == 0, "\(kept.standardError)")
+            #expect(kept.standardOutput.hasPrefix("HTTP/1.1 302 Found\n"), "\(kept.standardOutput.prefix(40))")
+            #expect(kept.standardOutput.lowercased().contains("location: /redirect/2"))
+            #expect(server.requests.count == 1, "nothing followed")
+
+            let limited = try await CLIRunner.run(["get", three, "--max-redirs", "2"])
+            #expect(limited.status == 47, "\(limited.standardError)")
+            #expect(limited.standardError.contains("more than 2 redirects"))
+            #expect(try await CLIRunner.run(["get", three, "--max-redirects", "3"]).status == 0)
+            let tooMany = try await CLIRunner.run(["get", three, "--max-redirs", "6"])
+            #expect(tooMany.status == 0)
+            #expect(try await CLIRunner.run(["get", three, "--max-redirs", "51"]).status == 64)
+            #expect(try await CLIRunner.run(["get", three, "--no-follow", "--max-redirs", "2"]).status == 64)
+
+            try await withTemporaryFolder("callsign-download-redirect") { folder in
+                let file = folder.appendingPathComponent("out.json").path
+                let download = try await CLIRunner.run(["download", three, "-o", file, "--max-redirs", "1", "-q"])
+                #expect(download.status == 47, "\(download.standardError)")
+                #expect(!FileManager.default.fileExists(atPath: file))
+                let whole = try await CLIRunner.run(["download", three, "-o", file, "-q"])
+                #expect(whole.status == 0, "\(whole.standardError)")
+                #expect(FileManager.default.fileExists(atPath: file))
+            }
+        }
+    }
 }
