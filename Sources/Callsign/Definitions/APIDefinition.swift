@@ -40,6 +40,10 @@ public struct APIDefinition: Sendable, Hashable {
     /// The name of the type the body decodes into (RFAPI's "Response Class"), for
     /// documentation and error messages.
     public var responseClass: String?
+    /// The types a failed call's body decodes into, by status (`Error Class` / `errorClass`: one
+    /// name, or a dictionary of statuses and ranges to names; see ``ErrorClasses``). Default `nil`
+    /// (inherit; none).
+    public var errorClasses: ErrorClasses?
     /// Whether an empty or `null` body is acceptable (RFAPI's "Response Accept Null").
     public var acceptsNullResponse: Bool?
     /// The accepted statuses. Default `nil` (inherit; 200–299).
@@ -86,8 +90,9 @@ public struct APIDefinition: Sendable, Hashable {
         method: HTTPRequest.Method? = nil, headers: Headers? = nil, parameters: Parameters? = nil,
         needsAuthorization: Bool? = nil, contentType: ContentType? = nil, responseType: ResponseType? = nil,
         responseClass: String? = nil, acceptedStatusCodes: StatusCodes? = nil, timeout: Duration? = nil,
-        tag: String? = nil, usesEnvelope: Bool? = nil
+        tag: String? = nil, usesEnvelope: Bool? = nil, errorClasses: ErrorClasses? = nil
     ) {
+        self.errorClasses = errorClasses
         self.name = name
         self.baseURL = baseURL
         self.pathPrefix = pathPrefix
@@ -125,6 +130,7 @@ public struct APIDefinition: Sendable, Hashable {
         result.contentType = contentType ?? defaults.contentType
         result.responseType = responseType ?? defaults.responseType
         result.responseClass = responseClass ?? defaults.responseClass
+        result.errorClasses = errorClasses ?? defaults.errorClasses
         result.acceptsNullResponse = acceptsNullResponse ?? defaults.acceptsNullResponse
         result.acceptedStatusCodes = acceptedStatusCodes ?? defaults.acceptedStatusCodes
         result.timeout = timeout ?? defaults.timeout
@@ -165,6 +171,7 @@ public struct APIDefinition: Sendable, Hashable {
         request.usesEnvelope = usesEnvelope
         request.responseType = responseType
         request.responseClass = responseClass
+        request.errorClasses = errorClasses
         request.acceptsNullResponse = acceptsNullResponse ?? false
         request.retry = retry
         request.deadline = deadline

@@ -26,7 +26,7 @@ public import Foundation
 /// Keys may be RFAPI's (`Base`, `Path Prefix`, `Path`, `Method`, `Headers`, `Parameters`,
 /// `Authorization`, `Serializer`, `Response Type`, `Response Class`, `Response Accept Null`,
 /// `User Info`, `Notes`) or camelCase (`baseURL`, `pathPrefix`, `path`, `method`, `headers`,
-/// `parameters`, `needsAuthorization`, `contentType`, `responseType`, `responseClass`,
+/// `parameters`, `needsAuthorization`, `contentType`, `responseType`, `responseClass`, `errorClass`,
 /// `acceptsNullResponse`, `acceptedStatusCodes`, `timeout`, `tag`, `envelope`, `userInfo`,
 /// `notes`). A malformed file, an unknown key, a value of the wrong type, an unbalanced
 /// template brace or an unknown method fails the load with an ``APIError``

@@ -14,7 +14,7 @@ struct DefinitionParser {
     /// The fields a definition has, each with every spelling a file may use.
     enum Field: CaseIterable {
         case name, baseURL, pathPrefix, path, method, headers, parameters, needsAuthorization, contentType
-        case responseType, responseClass, acceptsNullResponse, acceptedStatusCodes, timeout, tag, envelope
+        case responseType, responseClass, errorClass, acceptsNullResponse, acceptedStatusCodes, timeout, tag, envelope
         case userInfo, notes, authentication, retry, deadline, mock
         case cachePolicy, expire, offlinePolicy, servesStaleWhenOffline, responseSerializer
 
@@ -31,6 +31,7 @@ struct DefinitionParser {
             case .contentType: ["Serializer", "contentType", "Content Type"]
             case .responseType: ["Response Type", "responseType"]
             case .responseClass: ["Response Class", "responseClass"]
+            case .errorClass: ["Error Class", "errorClass", "errorClasses"]
             case .acceptsNullResponse: ["Response Accept Null", "acceptsNullResponse"]
             case .acceptedStatusCodes: ["Accepted Status Codes", "acceptedStatusCodes"]
             case .timeout: ["Timeout", "timeout"]
@@ -206,6 +207,8 @@ struct DefinitionParser {
             }
         case .responseClass:
             definition.responseClass = try reader.string()
+        case .errorClass:
+            definition.errorClasses = try reader.errorClasses()
         case .acceptsNullResponse:
             definition.acceptsNullResponse = try reader.bool()
         case .acceptedStatusCodes:

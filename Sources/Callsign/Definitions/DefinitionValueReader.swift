@@ -155,6 +155,28 @@ struct ValueReader {
         return source
     }
 
+    /// One type name for every failing status, or a dictionary of statuses (`"422"`, `"4xx"`,
+    /// `"500-599"`, `"default"`) to names.
+    func errorClasses() throws(APIError) -> ErrorClasses {
+        switch value {
+        case .string(let name) where !name.isEmpty:
+            return .all(name)
+        case .object(let table) where !table.isEmpty:
+            var entries: [ErrorClasses.Entry] = []
+            for key in table.keys.sorted() {
+                guard case .string(let name)? = table[key], !name.isEmpty else {
+                    throw error("the type for \"\(key)\" must be a name (a string)")
+                }
+                let statuses = key == "default" ? StatusCodes(ranges: [100...599]) : StatusCodes(text: key)
+                guard let statuses else { throw error("\"\(key)\" is not a status, a range (\"500-599\", \"4xx\") or \"default\"") }
+                entries.append(ErrorClasses.Entry(statuses: statuses, className: name))
+            }
+            return ErrorClasses(entries)
+        default:
+            throw error("must be a type name or a dictionary of statuses to type names, not \(value.kindName)")
+        }
+    }
+
     func statusCodes() throws(APIError) -> StatusCodes {
         let elements: [JSONValue]
         switch value {

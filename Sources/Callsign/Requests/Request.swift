@@ -73,6 +73,9 @@ public struct Request: BoxedFields, Sendable {
         /// The name of the type to decode into, from the definition's `Response Class`
         /// (see ``ResponseClasses``). Default `nil`.
         public var responseClass: String? = nil
+        /// The types a failed call's body decodes into, by status, from the definition's
+        /// `errorClass` (see ``ErrorClasses`` and ``APIError/serverError``). Default `nil`.
+        public var errorClasses: ErrorClasses? = nil
         /// Whether an empty or `null` body is acceptable (RFAPI's "Response Accept Null").
         public var acceptsNullResponse: Bool = false
         /// The retry policy for this call; `nil` uses the definition's, else the client's.

@@ -132,8 +132,10 @@ extension Response {
             // An error body in the API's envelope says more than the status: keep what it says.
             let said = errorEnvelope()
             let status = "\(self.status.code) \(self.status.reasonPhrase)"
+            // Else RFC 9457 problem details: their title and detail say what went wrong.
+            let reported = said?.message ?? (said?.code == nil ? self.problem?.summary : nil)
             let message: LocalizedMessage =
-                switch (said?.code, said?.message) {
+                switch (said?.code, reported) {
                 case let (code?, text?): "the server answered \(status); accepted: \(statusCodes); it reported code \(code): \(text)" as LocalizedMessage
                 case let (code?, nil): "the server answered \(status); accepted: \(statusCodes); it reported code \(code)" as LocalizedMessage
                 case let (nil, text?): "the server answered \(status); accepted: \(statusCodes); it reported \(text)" as LocalizedMessage

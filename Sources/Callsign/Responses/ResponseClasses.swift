@@ -26,6 +26,9 @@ public struct ResponseClasses: Sendable {
     // SILGen; the caller turns the error back into an APIError.
     typealias Decode = @Sendable (Response, _ many: Bool) throws -> any Sendable
     private var decoders: [String: Decode] = [:]
+    /// The same types read from an error body (``ErrorClasses``), whatever the status.
+    typealias DecodeError = @Sendable (Response) throws -> any Sendable
+    private var errorDecoders: [String: DecodeError] = [:]
 
     /// An empty registry.
     public init() {}
@@ -34,6 +37,10 @@ public struct ResponseClasses: Sendable {
     public mutating func register<T: Decodable & Sendable>(_ type: T.Type, as name: String? = nil) {
         decoders[name ?? String(describing: type)] = { response, many in
             try Self.decode(T.self, from: response, many: many)
+        }
+        errorDecoders[name ?? String(describing: type)] = { response in
+            let value: T = try response.decodeErrorBody(T.self)
+            return value
         }
     }
 
@@ -57,13 +64,21 @@ public struct ResponseClasses: Sendable {
 
     func decoder(for name: String) -> Decode? { decoders[name] }
 
+    func errorDecoder(for name: String) -> DecodeError? { errorDecoders[name] }
+
     /// Warnings for definitions that name a class this registry does not know (none while
     /// the registry is empty: then the feature is not in use).
     func warnings(for definitions: APIDefinitions) -> [LocalizedMessage] {
         guard !isEmpty else { return [] }
-        return definitions.names.compactMap { name in
-            guard let className = definitions[name]?.responseClass, !contains(className) else { return nil }
-            return "\(name): its Response Class \"\(className)\" is not registered (registered: \(names.joined(separator: ", ")))" as LocalizedMessage
+        return definitions.names.flatMap { name -> [LocalizedMessage] in
+            var warnings: [LocalizedMessage] = []
+            if let className = definitions[name]?.responseClass, !contains(className) {
+                warnings.append("\(name): its Response Class \"\(className)\" is not registered (registered: \(names.joined(separator: ", ")))" as LocalizedMessage)
+            }
+            for className in definitions[name]?.errorClasses?.names ?? [] where !contains(className) && className != "ProblemDetails" {
+                warnings.append("\(name): its Error Class \"\(className)\" is not registered (registered: \(names.joined(separator: ", ")))" as LocalizedMessage)
+            }
+            return warnings
         }
     }
 }

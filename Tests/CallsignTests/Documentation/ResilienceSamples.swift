@@ -34,4 +34,38 @@ enum ResilienceSamples {
             }
         }
     }
+
+    struct ValidationFailure: Decodable, Sendable {
+        let message: String
+    }
+
+    static func problemDetails(client: APIClient) async {
+        do {
+            _ = try await client.post("users").parameters(["name": "ada"]).send().validate()
+        } catch {
+            if let problem = error.problem {
+                show("\(problem.title ?? "Failed"): \(problem.detail ?? "")")
+                let fields = problem.extensions["errors"]   // the API's own members, as JSONValue
+                _ = fields
+            }
+        }
+    }
+
+    static func errorClasses(client: APIClient) async {
+        var configuration = APIClient.Configuration()
+        configuration.responses.classes.register(ValidationFailure.self)
+        let createUser = APIDefinition(path: "users", method: .post, errorClasses: ErrorClasses([
+            .init(statuses: [422], className: "ValidationFailure"),
+            .init(statuses: StatusCodes(ranges: [500...599]), className: "ProblemDetails"),
+        ]))
+        _ = (configuration, createUser)
+
+        do {
+            _ = try await client.call("CreateUser", parameters: ["name": ""])
+        } catch {
+            if let failure = error.serverError as? ValidationFailure { show(failure.message) }
+            let same = error.serverError(as: ValidationFailure.self)   // or name the type where you catch
+            _ = same
+        }
+    }
 }
