@@ -50,11 +50,11 @@ public struct APIDefinitions: Sendable {
     /// In the process's language; ``APIClient/warnings`` has them in the client's.
     public var warnings: [String] { warningMessages.map(\.description) }
     /// The warnings before translation.
-    private(set) var warningMessages: [LocalizedMessage] = []
+    var warningMessages: [LocalizedMessage] = []
     /// Whether the base URLs and absolute paths in these definitions are trusted origins, which
     /// may receive the client's credentials (``Authentication``). `true` for definitions built in
     /// code or loaded from a local file; `false` for definitions fetched from a server
-    /// (``fetch(from:using:trustingOrigins:)``) unless the caller says otherwise, so a
+    /// (``fetch(from:using:trustingOrigins:keepingCopyAt:expectedSHA256:)``) unless the caller says otherwise, so a
     /// definitions server cannot widen where credentials go.
     public var trustsItsOrigins: Bool = true
 

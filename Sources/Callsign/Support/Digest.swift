@@ -5,7 +5,12 @@ import Foundation
 enum Digest {
     /// The SHA-256 of `text`'s UTF-8 bytes, as lowercase hex.
     static func sha256Hex(_ text: String) -> String {
-        hex(SHA256.hash(data: Data(text.utf8)))
+        sha256Hex(Data(text.utf8))
+    }
+
+    /// The SHA-256 of `data`, as lowercase hex (what `shasum -a 256` prints).
+    static func sha256Hex(_ data: Data) -> String {
+        hex(SHA256.hash(data: data))
     }
 
     /// HMAC-SHA256 of `text` under `key`, as lowercase hex: a digest nobody without the key can
