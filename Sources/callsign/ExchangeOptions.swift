@@ -144,8 +144,14 @@ struct ExchangeOptions: ParsableArguments {
     @Option(help: .localized("Use the HTTP cache stored in this folder (created if needed), or shared in PostgreSQL (a postgres:// URL); --verbose says whether the answer was a fresh hit, revalidated (304) or from the network."))
     var cache: String?
 
-    @Flag(help: .localized("If the server cannot be reached, queue the request (exit status 75) for `callsign queue replay`."))
-    var offline = false
+    @Flag(name: .customLong("queue-offline"), help: .localized("If the server cannot be reached, queue the request (exit status 75) for `callsign queue replay`."))
+    var queueOffline = false
+
+    @Flag(name: .customLong("dry-run"), help: .localized("Print the request exactly as it would be sent (--print HB unless --print names request parts; secrets masked) and send nothing."))
+    var dryRun = false
+
+    @Flag(name: .customLong("offline"), help: .localized("HTTPie's --offline: the same as --dry-run, nothing is sent. (To queue a request when the server cannot be reached: --queue-offline.)"))
+    var httpieOffline = false
 
     @OptionGroup var queue: QueueOption
 
@@ -175,8 +181,15 @@ struct ExchangeOptions: ParsableArguments {
         try adjust(&request, retryPolicy: configuration.retry)
         try await input.shape(&request, files: files, multipartFields: form, explicitBody: body != nil || json != nil || !form.isEmpty)
         if stream, request.headers["Accept"] == nil { request.headers["Accept"] = "text/event-stream" }
+        if sendsNothing {
+            if httpieOffline, !dryRun, !quiet {
+                Terminal.error(localized("callsign: --offline prints the request and sends nothing, as in HTTPie; to queue a request when the server cannot be reached, use --queue-offline"))
+            }
+            try await DryRun.run(request, client: APIClient(definitions: definitions, configuration: configuration))
+            return
+        }
         if stream || EventPrinter.asksForEvents(request) {
-            guard !offline, cache == nil else { throw ValidationError(localized("an event stream is neither cached nor queued: leave out --offline and --cache")) }
+            guard !queueOffline, cache == nil else { throw ValidationError(localized("an event stream is neither cached nor queued: leave out --queue-offline and --cache")) }
             let client = APIClient(definitions: definitions, configuration: configuration)
             try await EventPrinter(verbose: verbose, output: display).show(client.events(request))
             return
@@ -199,13 +212,13 @@ struct ExchangeOptions: ParsableArguments {
         try show(response)
     }
 
-    /// Runs `body` with the offline queue (`--offline`) and the cache (`--cache`) open; a
+    /// Runs `body` with the offline queue (`--queue-offline`) and the cache (`--cache`) open; a
     /// PostgreSQL pool runs for as long as `body` does.
     private func withStorages<T: Sendable>(
         _ body: (_ queue: (any OfflineQueueStorage)?, _ cache: (any HTTPCacheStorage)?) async throws -> T
     ) async throws -> T {
         try await withCacheStorage { cacheStorage in
-            guard offline else { return try await body(nil, cacheStorage) }
+            guard queueOffline else { return try await body(nil, cacheStorage) }
             return try await queue.withStorage { try await body($0, cacheStorage) }
         }
     }
@@ -234,11 +247,14 @@ struct ExchangeOptions: ParsableArguments {
             guard (1...100).contains(retry) else { throw ValidationError(localized("--retry takes 1 to 100 attempts")) }
         }
         configuration.observability.redaction.addSecretNames(secretNames)
-        let selection = try selection()
+        let selection = sendsNothing ? try dryRunSelection() : try selection()
         if selection.printsRequest {
             configuration.insert(
                 ExchangePrinter(parts: selection, destination: .standardOutput, colors: display.headColors(on: STDOUT_FILENO)), after: .signing)
         }
+        // Below the printer and above the mocks and the transport: the request is complete —
+        // credentials added, signed — and goes no further.
+        if sendsNothing { configuration.insert(DryRun(), after: .signing) }
         if verbose {
             AttemptPrinter.install(in: &configuration)
             configuration.insert(ExchangePrinter(parts: .all, destination: .standardError, colors: display.headColors(on: STDERR_FILENO)), after: .signing)
@@ -259,13 +275,28 @@ struct ExchangeOptions: ParsableArguments {
             request.method = parsed
         }
         if let retry { request.retry = (request.retry ?? retryPolicy).with { $0.maximumAttempts = retry } }
-        if offline { request.storePolicy = .offline }
+        if queueOffline { request.storePolicy = .offline }
         redirects.accept(in: &request)
         if let explicitBody = try BodyArguments.body(body, json: json, form: form) { request.body = explicitBody }
     }
 
     func validate() throws {
         _ = try selection()
+        if sendsNothing, queueOffline {
+            throw ValidationError(localized("a dry run sends nothing, so nothing is queued: leave out --queue-offline"))
+        }
+        if sendsNothing, cache != nil {
+            throw ValidationError(localized("a dry run shows the request, not an answer from the cache: leave out --cache"))
+        }
+    }
+
+    /// `--dry-run`, or HTTPie's `--offline`: the request is printed and nothing is sent.
+    var sendsNothing: Bool { dryRun || httpieOffline }
+
+    /// What a dry run prints: the request parts `--print` names, else the head and the body.
+    func dryRunSelection() throws -> PrintSelection {
+        let chosen = try selection()
+        return chosen.printsRequest && printed != nil ? chosen : PrintSelection(requestHead: true, requestBody: true)
     }
 
     /// What stdout shows: `--print`'s letters, else the head and body with `-i`, else the body.

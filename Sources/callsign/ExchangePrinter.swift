@@ -180,3 +180,26 @@ extension OutputOptions {
         }
     }
 }
+
+/// `--dry-run` (HTTPie's `--offline`): the last wire middleware a request meets. It stops the
+/// request once it is complete — credentials added, signed, printed by the ``ExchangePrinter``
+/// above it — so the one pipeline builds exactly what it would send, and nothing is sent.
+struct DryRun: WireMiddleware {
+    /// What the stop carries, so the command tells it from a real cancellation.
+    struct Stopped: Error {}
+
+    func intercept(_ request: WireRequest, context: MiddlewareContext, next: WireNext) async throws -> TransportResponse {
+        // Cancelled, so that no stage retries it, queues it or counts it against the origin.
+        throw cliError(.cancelled, "dry run: the request was printed and not sent", underlyingError: Stopped())
+    }
+
+    /// Builds `request` through `client`'s pipeline and stops it before it is sent.
+    static func run(_ request: Request, client: APIClient) async throws {
+        do {
+            _ = try await client.send(request)
+        } catch where error.underlyingError is Stopped {
+            return
+        }
+        // Only a stage that answers without the network (a mock) gets here: nothing was sent either way.
+    }
+}

@@ -42,7 +42,7 @@ enum CacheReport {
 struct QueueCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queue",
-        abstract: localized("List, replay, retry or drop requests queued by `callsign call --offline`."),
+        abstract: localized("List, replay, retry or drop requests queued by `callsign call --queue-offline`."),
         subcommands: [
             QueueListCommand.self, QueueReplayCommand.self, QueueRetryCommand.self, QueueDropCommand.self, QueueMigrateCommand.self,
         ],

@@ -307,4 +307,41 @@ extension HTTPToolTests {
             }
         }
     }
+
+    // MARK: Dry run
+
+    @Test("--dry-run (and HTTPie's --offline) prints the exact request — credentials added and masked, body — and sends nothing")
+    func dryRun() async throws {
+        try CLIRunner.requireBuilt()
+        try await TestServer.withRunning { server in
+            let url = server.url("/post").absoluteString
+            let dry = try await CLIRunner.run(["post", url, "name=Ada", "password=hunter2", "X-Trace:abc", "--dry-run", "--bearer", "t0ken-xyz"])
+            #expect(dry.status == 0, "\(dry.standardError)")
+            let out = dry.standardOutput
+            #expect(out.hasPrefix("POST /post\nHost: 127.0.0.1:\(server.port)\n"), "\(out)")
+            #expect(out.contains("\nAuthorization: REDACTED\n"), "the credentials the call would carry, masked")
+            #expect(out.contains("\nX-Trace: abc\n") && out.contains("\nContent-Type: application/json\n"))
+            #expect(out.contains("\"name\":\"Ada\"") && out.contains("\"password\":\"REDACTED\""), "\(out)")
+            #expect(!out.contains("t0ken-xyz") && !out.contains("hunter2"))
+            #expect(!out.contains("HTTP/1.1"), "no answer: nothing was sent")
+            #expect(server.requests.isEmpty, "nothing sent")
+
+            let headOnly = try await CLIRunner.run(["get", server.url("/get").absoluteString, "--dry-run", "--print", "H", "q==1"])
+            #expect(headOnly.standardOutput.hasPrefix("GET /get?q=1\nHost: 127.0.0.1:\(server.port)\n"), "\(headOnly.standardOutput)")
+            #expect(headOnly.standardOutput.hasSuffix("\n\n") && !headOnly.standardOutput.contains("HTTP/"), "the head alone")
+
+            let httpie = try await CLIRunner.run(["post", url, "a=1", "--offline"])
+            #expect(httpie.status == 0, "\(httpie.standardError)")
+            #expect(httpie.standardOutput.hasPrefix("POST /post\n"))
+            #expect(httpie.standardError.contains("--queue-offline"), "says what the old meaning is called now")
+            #expect(server.requests.isEmpty, "nothing sent")
+
+            let unreachable = try await CLIRunner.run(["post", "http://127.0.0.1:1/x", "a=1", "--dry-run"])
+            #expect(unreachable.status == 0, "a dry run needs no server: \(unreachable.standardError)")
+
+            #expect(try await CLIRunner.run(["post", url, "--dry-run", "--queue-offline"]).status == 64)
+            #expect(try await CLIRunner.run(["get", url, "--dry-run", "--cache", "/tmp/x"]).status == 64)
+            #expect(server.requests.isEmpty)
+        }
+    }
 }

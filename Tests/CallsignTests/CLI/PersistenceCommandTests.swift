@@ -69,7 +69,7 @@ struct PersistenceCommandTests {
             i=0
             while [ $i -lt 500 ]; do
               i=$((i+1))
-              "$CALLSIGN" call CreateNote -D "$DEFINITIONS" -p n:=$i --offline --queue "$QUEUE" --retry 1
+              "$CALLSIGN" call CreateNote -D "$DEFINITIONS" -p n:=$i --queue-offline --queue "$QUEUE" --retry 1
               echo "exit $i $?"
             done
             """
@@ -96,7 +96,7 @@ struct PersistenceCommandTests {
         await server.stop()
     }
 
-    @Test("call --offline, queue list, drop and replay")
+    @Test("call --queue-offline, queue list, drop and replay")
     func queueCommands() async throws {
         try CLIRunner.requireBuilt()
         let stopped = try await TestServer.start()
@@ -104,7 +104,7 @@ struct PersistenceCommandTests {
         let definitions = try definitionsFile(port: stopped.port)
         let queue = definitions.deletingLastPathComponent().appendingPathComponent("queue.sqlite").path
         for text in ["first", "second"] {
-            let queued = try await CLIRunner.run(["call", "CreateNote", "-D", definitions.path, "-p", "text=\(text)", "--offline", "--queue", queue, "--retry", "1"])
+            let queued = try await CLIRunner.run(["call", "CreateNote", "-D", definitions.path, "-p", "text=\(text)", "--queue-offline", "--queue", queue, "--retry", "1"])
             #expect(queued.status == 75)
             #expect(queued.standardError.contains("the server refused the connection"))
             #expect(queued.standardError.contains("callsign queue replay"))
@@ -165,7 +165,7 @@ struct PersistenceCommandTests {
         chmod(queue.path, 0o444)
         chmod(folder.path, 0o555)
         defer { chmod(folder.path, 0o755) }
-        let arguments = ["call", "CreateNote", "-D", definitions.path, "-p", "text=x", "--offline", "--queue", queue.path, "--retry", "1"]
+        let arguments = ["call", "CreateNote", "-D", definitions.path, "-p", "text=x", "--queue-offline", "--queue", queue.path, "--retry", "1"]
         // Root ignores permission bits; in a user namespace without a mapping it does not.
         let result = geteuid() == 0
             ? try await ProcessRunner.run("/usr/bin/env", ["unshare", "--user", CLIRunner.executable.path] + arguments)

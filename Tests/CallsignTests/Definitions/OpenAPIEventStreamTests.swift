@@ -92,7 +92,7 @@ struct OpenAPIEventStreamTests {
             #expect(streamed.standardOutput == "hel\nlo\n[DONE]\n")
             #expect(server.hits("/completions") == 2, "a POST is never sent again")
 
-            let refused = try await CLIRunner.run(["get", base + "prices", "--stream", "--offline"])
+            let refused = try await CLIRunner.run(["get", base + "prices", "--stream", "--queue-offline"])
             #expect(refused.status == 64, "\(refused.standardError)")
         }
     }
