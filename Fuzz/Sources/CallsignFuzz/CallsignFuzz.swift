@@ -243,6 +243,18 @@ let targets: [FuzzTarget] = [
         if !whole.failed { precondition(whole.events == split.events, "a split between chunks changed the events") }
         for event in whole.events { precondition(event.data.utf8.count <= 4096, "an event past the limit") }
     },
+    // Link header fields (RFC 8288), as pagination follows rel="next": bounded counts, and the
+    // same links however much whitespace follows the commas.
+    FuzzTarget(name: "link-header") { data in
+        let text = String(decoding: data, as: UTF8.self)
+        let links = LinkField.parse(text)
+        precondition(links.count <= LinkField.maximumLinks, "more links than the bound")
+        for link in links {
+            precondition(link.relations.count <= LinkField.maximumParameters, "more relations than the bound")
+            precondition(link.target.utf8.count <= LinkField.maximumLength, "a target longer than the field")
+        }
+        _ = LinkField.target("next", in: text, relativeTo: URL(string: "https://api.example.com/v1/items?page=1"))
+    },
     // HTTP Archive files, as HAR replay reads them.
     FuzzTarget(name: "har") { data in
         _ = try? HARReplay(data: data)

@@ -68,4 +68,18 @@ enum ResilienceSamples {
             _ = same
         }
     }
+
+    struct User: Decodable, Sendable {
+        let name: String
+    }
+
+    static func pages(client: APIClient) async throws {
+        for try await page in client.pages(.get("users"), pagination: Pagination.link.limited(to: 5)) {
+            show("\(try page.decode([User].self).count) users")
+        }
+        for try await user in try client.items("ListUsers", as: User.self, at: "data",
+                                               pagination: .cursor(at: "meta.next_cursor", parameter: "cursor")) {
+            show(user.name)
+        }
+    }
 }
