@@ -1,6 +1,7 @@
 import ArgumentParser
 import Callsign
 import Foundation
+import HTTPTypes
 
 #if canImport(Glibc)
 import Glibc
@@ -18,7 +19,12 @@ struct DownloadCommand: AsyncParsableCommand {
               callsign download Archive -D api.yaml -p id=7 -o archive.zip --continue
             The body is streamed to a partial file next to FILE and renamed into place once complete.
             --continue resumes an interrupted download of the same URL (Range + If-Range); if the server
-            cannot continue it, the download starts again from zero. On a terminal a progress bar shows bytes,
+            cannot continue it, the download starts again from zero.
+            Without -o, the file is named as the server suggests in Content-Disposition (filename*, else
+            filename), else after the URL's last path segment, else "download" (curl's -OJ, HTTPie's
+            --download): always a plain name in the current folder — any path dropped, control characters
+            replaced, leading dots removed, at most 255 bytes. An existing file is never replaced without
+            --force (exit 73). On a terminal a progress bar shows bytes,
             percentage, speed and time left; otherwise a line is printed every second.
             """)
     )
@@ -26,8 +32,11 @@ struct DownloadCommand: AsyncParsableCommand {
     @Argument(help: .localized("An http(s) URL, or an API name from --definitions."))
     var target: String
 
-    @Option(name: [.short, .customLong("output")], help: .localized("The file to write."))
-    var output: String
+    @Option(name: [.short, .customLong("output")], help: .localized("The file to write. Without it, the name comes from Content-Disposition or the URL, in the current folder."))
+    var output: String?
+
+    @Flag(help: .localized("Without -o, replace a file that already has the name."))
+    var force = false
 
     @Option(name: [.customShort("D"), .long], help: .localized("The definitions file, when TARGET is an API name."))
     var definitions: String?
@@ -57,6 +66,9 @@ struct DownloadCommand: AsyncParsableCommand {
     var deadline: Double?
 
     func validate() throws {
+        if output == nil, resume {
+            throw ValidationError(localized("--continue needs -o: without it the file name is only known from the answer"))
+        }
         for (option, value) in [("--timeout", timeout), ("--deadline", deadline)] {
             if let value, !(value > 0 && value <= 86_400) {
                 throw ValidationError(localized("\(option) takes more than 0 and at most 86400 seconds"))
@@ -91,7 +103,10 @@ struct DownloadCommand: AsyncParsableCommand {
             // written to a file, a request's own does (validate() bounds both values).
             if let timeout { request.timeout = .milliseconds(Int64(timeout * 1000)) }
             if let deadline { request.deadline = .milliseconds(Int64(deadline * 1000)) }
-            let destination = URL(fileURLWithPath: output)
+            // Without -o the body goes to a name of Callsign's own in the current folder, renamed
+            // to the name the answer suggests once it is complete.
+            let named = output.map { URL(fileURLWithPath: $0) }
+            let destination = named ?? URL(fileURLWithPath: ".callsign-download-\(UUID().uuidString)")
             let task = client.startDownload(request, to: destination, resuming: resume)
             let bar = ProgressBar(enabled: !quiet, terminal: ResponsePrinter.isTerminal(STDERR_FILENO))
             // The download runs in a task of the client's own: Ctrl-C (which cancels this task)
@@ -105,13 +120,34 @@ struct DownloadCommand: AsyncParsableCommand {
             } onCancel: {
                 task.cancel()
             }
+            if named == nil, response.status.code >= 400 { try? FileManager.default.removeItem(at: destination) }
             try response.validate()
             bar.finish()
-            let size = (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int) ?? 0
-            let saved = ByteCount.text(Int64(size))
-            Terminal.out(
-                localized(response.status.code == 206 ? "Saved \(destination.path): \(saved) (resumed)" : "Saved \(destination.path): \(saved)"))
+            guard named == nil else { return report(response, destination) }
+            let name = ContentDisposition.downloadName(
+                field: HTTPField.Name("Content-Disposition").flatMap { response.headers[$0] }, url: response.request.url)
+            let final = URL(fileURLWithPath: name)
+            do {
+                if force {
+                    try FileWriter.renameFinished(destination, over: final)
+                } else if try !FileWriter.renameWithoutReplacing(destination, to: final) {
+                    try? FileManager.default.removeItem(at: destination)
+                    Terminal.error(localized("callsign: \(name) exists; give --force to replace it, or -o to name another file"))
+                    throw ExitCode(73)
+                }
+            } catch let error as APIError {
+                try? FileManager.default.removeItem(at: destination)
+                throw error
+            }
+            report(response, final)
         }
+    }
+
+    private func report(_ response: Response, _ destination: URL) {
+        let size = (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int) ?? 0
+        let saved = ByteCount.text(Int64(size))
+        let path = output == nil ? destination.lastPathComponent : destination.path
+        Terminal.out(localized(response.status.code == 206 ? "Saved \(path): \(saved) (resumed)" : "Saved \(path): \(saved)"))
     }
 }
 

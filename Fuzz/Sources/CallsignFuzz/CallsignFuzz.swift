@@ -255,6 +255,19 @@ let targets: [FuzzTarget] = [
         }
         _ = LinkField.target("next", in: text, relativeTo: URL(string: "https://api.example.com/v1/items?page=1"))
     },
+    // Content-Disposition (RFC 6266, RFC 8187's filename*), as `callsign download` without -o
+    // names its file: whatever the field says, the name is plain, visible and at most 255 bytes.
+    FuzzTarget(name: "content-disposition") { data in
+        let text = String(decoding: data, as: UTF8.self)
+        let suggested = ContentDisposition.fileName(in: text)
+        if let suggested { _ = ContentDisposition.safeFileName(suggested) }
+        for name in [ContentDisposition.downloadName(field: text, url: nil),
+                     ContentDisposition.downloadName(field: nil, url: URL(string: "https://example.com/" + text))] {
+            precondition(!name.isEmpty && name.utf8.count <= ContentDisposition.maximumNameBytes, "a name out of bounds")
+            precondition(!name.contains("/") && !name.contains("\\") && !name.hasPrefix("."), "a name with a path or hidden")
+            precondition(!name.unicodeScalars.contains { $0.properties.generalCategory == .control }, "a control character")
+        }
+    },
     // HTTP Archive files, as HAR replay reads them.
     FuzzTarget(name: "har") { data in
         _ = try? HARReplay(data: data)

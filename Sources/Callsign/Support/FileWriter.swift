@@ -242,6 +242,31 @@ package final class FileWriter {
         try writer.commit(to: .file(path: url.path, existingMode: nil), permissions: .ownerOnly, sync: sync)
     }
 
+    /// Gives a finished file Callsign wrote a new name, never replacing anything already there:
+    /// `link(2)` fails on any existing name (a file, a link, a folder), then the old name is
+    /// unlinked. `false`, with the file left where it was, when the name is taken.
+    ///
+    /// - Throws: ``APIError/Code/storage`` naming the path for any other failure.
+    package static func renameWithoutReplacing(_ source: URL, to destination: URL) throws(APIError) -> Bool {
+        guard link(source.path, destination.path) == 0 else {
+            if errno == EEXIST { return false }
+            throw failure(destination.path, errno, what: "cannot be created")
+        }
+        guard unlink(source.path) == 0 else { throw failure(source.path, errno, what: "cannot be removed") }
+        return true
+    }
+
+    /// Renames a finished file Callsign wrote over the file the user named at `destination`
+    /// (through a symbolic link, as ``target(_:)`` resolves it), in one `rename(2)`.
+    ///
+    /// - Throws: ``APIError/Code/storage`` for a folder, a device or a path that cannot be replaced.
+    package static func renameFinished(_ source: URL, over destination: URL) throws(APIError) {
+        guard case .file(let path, _) = try target(destination) else {
+            throw APIError(.storage, localized: "\(destination.path) is not a regular file; Callsign does not replace it")
+        }
+        guard rename(source.path, path) == 0 else { throw failure(path, errno, what: "cannot be replaced") }
+    }
+
     // MARK: - Writing
 
     /// Writes all of `bytes`, however many `write(2)` calls it takes.
