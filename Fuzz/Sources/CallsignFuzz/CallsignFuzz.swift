@@ -264,7 +264,8 @@ let targets: [FuzzTarget] = [
         for name in [ContentDisposition.downloadName(field: text, url: nil),
                      ContentDisposition.downloadName(field: nil, url: URL(string: "https://example.com/" + text))] {
             precondition(!name.isEmpty && name.utf8.count <= ContentDisposition.maximumNameBytes, "a name out of bounds")
-            precondition(!name.contains("/") && !name.contains("\\") && !name.hasPrefix("."), "a name with a path or hidden")
+            precondition(!name.unicodeScalars.contains { $0 == "/" || $0 == "\\" }, "a name with a path")
+            precondition(name.unicodeScalars.first != ".", "a hidden name")
             precondition(!name.unicodeScalars.contains { $0.properties.generalCategory == .control }, "a control character")
         }
     },

@@ -69,9 +69,14 @@ package enum ContentDisposition {
     /// become `_`, spaces at either end and leading dots (`..`, a hidden `.name`) are removed, and
     /// the name is cut to ``maximumNameBytes`` UTF-8 bytes, keeping a short extension.
     package static func safeFileName(_ suggested: String) -> String? {
-        let lastComponent = suggested.split(omittingEmptySubsequences: false) { $0 == "/" || $0 == "\\" }.last.map(String.init) ?? ""
-        var scalars = String.UnicodeScalarView()
-        for scalar in lastComponent.unicodeScalars {
+        // Scalar by scalar, not by Character: a "/" or "." joined with a combining mark into one
+        // Character is still a "/" or "." to the file system.
+        var scalars: [Unicode.Scalar] = []
+        for scalar in suggested.unicodeScalars {
+            if scalar == "/" || scalar == "\\" {
+                scalars.removeAll(keepingCapacity: true)
+                continue
+            }
             switch scalar.properties.generalCategory {
             case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .unassigned, .privateUse:
                 scalars.append("_")
@@ -79,10 +84,14 @@ package enum ContentDisposition {
                 scalars.append(scalar)
             }
         }
-        var name = String(scalars).trimmingCharacters(in: .whitespaces)
-        while name.hasPrefix(".") {  // ". .bashrc" too: spaces after a dot are trimmed, then the dot again
-            name = String(name.drop { $0 == "." }).trimmingCharacters(in: .whitespaces)
-        }
+        // Leading dots (". .bashrc" too) and spaces at either end go.
+        var first = 0
+        while first < scalars.count, scalars[first] == "." || scalars[first].properties.isWhitespace { first += 1 }
+        var last = scalars.count
+        while last > first, scalars[last - 1].properties.isWhitespace { last -= 1 }
+        var view = String.UnicodeScalarView()
+        view.append(contentsOf: scalars[first..<last])
+        let name = String(view)
         guard !name.isEmpty else { return nil }
         return truncated(name)
     }
