@@ -116,6 +116,10 @@ public final class URLSessionTransport: Transport {
         for extra in proxied.withLock({ $0.sessions.values.map(\.session) }) { extra.finishTasksAndInvalidate() }
     }
 
+    /// The largest body made as it is read that is collected in memory rather than spooled to a
+    /// temporary file (``SpooledBody``).
+    static let collectedBodySize = 1 << 20
+
     public func send(_ transportRequest: TransportRequest) async throws -> TransportResponse {
         let request = transportRequest.head
         let body = transportRequest.body
@@ -130,14 +134,28 @@ public final class URLSessionTransport: Transport {
         for field in request.headerFields {
             urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName)
         }
+        // A body made as it is read, spooled to a private file; removed once the request is sent.
+        var spooled: SpooledBody?
+        defer { spooled?.remove() }
         if let body {
             if let file = body.fileURL, let stream = InputStream(url: file) {
                 // Streamed from disk (URLSession sends it chunked: a Content-Length next to its
-                // own Transfer-Encoding would make the request invalid). Other non-memory bodies
-                // are collected first: URLSession cannot pull from a Swift async sequence.
+                // own Transfer-Encoding would make the request invalid).
                 urlRequest.httpBodyStream = stream
-            } else {
+            } else if let data = body.inMemoryData {
+                urlRequest.httpBody = data
+            } else if let count = body.count, count <= Self.collectedBodySize {
                 urlRequest.httpBody = try await body.collect()
+            } else {
+                // A multipart form with files, a FIFO, an app's stream: URLSession cannot pull
+                // from a Swift async sequence, so the bytes go to a private file as they are
+                // made, and are streamed from there.
+                let spool = try await SpooledBody.write(body)
+                spooled = spool
+                guard let stream = InputStream(url: spool.url) else {
+                    throw APIError(.storage, localized: "the spooled request body at \(spool.url.path) cannot be read")
+                }
+                urlRequest.httpBodyStream = stream
             }
         }
 

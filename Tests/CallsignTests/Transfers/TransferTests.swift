@@ -124,7 +124,7 @@ struct TransferTests {
         }
     }
 
-    @Test("File bodies and multipart forms with files are streamed with a known length; progress reaches 1.0", arguments: TransportKind.allCases)
+    @Test("File bodies and multipart forms with files are streamed with a known length (on URLSession, a form through a private temporary file); progress reaches 1.0", arguments: TransportKind.allCases)
     func uploads(kind: TransportKind) async throws {
         try await withServer(transport: kind) { server, client in
             let folder = Scratch.folder()
@@ -156,6 +156,10 @@ struct TransferTests {
             #expect(multipart["bytes"] == .int(encoded.count))
             #expect(multipart["crc32"] == .int(Int(TestServer.crc32(encoded))))
             #expect(multipart["contentType"]?.stringValue == form.contentType)
+            // On URLSession the form went through a private temporary file, removed once sent.
+            let spooled = try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)
+                .filter { $0.hasPrefix(".callsign-upload-") }
+            #expect(spooled.isEmpty, "\(spooled)")
 
             var missing = MultipartFormData()
             missing.append(fileAt: folder.appendingPathComponent("nope.bin"), name: "x")
