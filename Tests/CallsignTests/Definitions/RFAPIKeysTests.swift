@@ -202,7 +202,7 @@ struct RFAPIKeysTests {
               responseFormat: propertyList
             """
         let bodies: [Data] = [
-            Self.sharedBinaryPropertyList(depth: 60),
+            HostileFileTests.binaryPropertyListOfArrays(depth: 60, references: 2),
             Data(("<plist version=\"1.0\">" + String(repeating: "<array>", count: 100_000) + "</plist>").utf8),
             Data("{\"not\": \"a property list\"".utf8),
         ]
@@ -217,29 +217,9 @@ struct RFAPIKeysTests {
             }
         }
         // The same door keeps definitions files from expanding.
-        let error = #expect(throws: APIError.self) { try APIDefinitions(data: Self.sharedBinaryPropertyList(depth: 60), format: .plist) }
+        let error = #expect(throws: APIError.self) { try APIDefinitions(data: HostileFileTests.binaryPropertyListOfArrays(depth: 60, references: 2), format: .plist) }
         #expect(error?.message.contains("values") == true)
-        #expect(PropertyListDepth.measure(Self.sharedBinaryPropertyList(depth: 10), depthLimit: 64, valueLimit: 1023) == .fine)
-        #expect(PropertyListDepth.measure(Self.sharedBinaryPropertyList(depth: 10), depthLimit: 64, valueLimit: 1022) == .tooManyValues)
-    }
-
-    /// `bplist00` whose object i is an array naming object i+1 twice: `depth` levels, 2^depth - 1 values once walked.
-    static func sharedBinaryPropertyList(depth: Int) -> Data {
-        var bytes = Array("bplist00".utf8)
-        var offsets: [Int] = []
-        for index in 0..<depth {
-            offsets.append(bytes.count)
-            if index == depth - 1 {
-                bytes.append(0xA0)
-            } else {
-                let next = UInt8(index + 1)
-                bytes += [0xA2, next, next]
-            }
-        }
-        let tableOffset = bytes.count
-        for offset in offsets { bytes += [UInt8(offset >> 8), UInt8(offset & 0xFF)] }
-        func be64(_ value: Int) -> [UInt8] { (0..<8).reversed().map { UInt8((value >> ($0 * 8)) & 0xFF) } }
-        bytes += [0, 0, 0, 0, 0, 0, 2, 1] + be64(depth) + be64(0) + be64(tableOffset)
-        return Data(bytes)
+        #expect(PropertyListDepth.measure(HostileFileTests.binaryPropertyListOfArrays(depth: 10, references: 2), depthLimit: 64, valueLimit: 1023) == .fine)
+        #expect(PropertyListDepth.measure(HostileFileTests.binaryPropertyListOfArrays(depth: 10, references: 2), depthLimit: 64, valueLimit: 1022) == .tooManyValues)
     }
 }

@@ -72,12 +72,12 @@ struct HostileFileTests {
     @Test("a binary property list nested 100,000 deep")
     func deepBinaryPropertyList() {
         let error = #expect(throws: APIError.self) {
-            try APIDefinitions(data: Self.nestedBinaryPropertyList(depth: 100_000), format: .plist)
+            try APIDefinitions(data: Self.binaryPropertyListOfArrays(depth: 100_000), format: .plist)
         }
         #expect(error?.message.contains("deeper than") == true)
         // The walk reads a normal list as Foundation does.
-        #expect(!PropertyListDepth.exceeds(Self.nestedBinaryPropertyList(depth: 10), limit: 11))
-        #expect(PropertyListDepth.exceeds(Self.nestedBinaryPropertyList(depth: 10), limit: 9))
+        #expect(!PropertyListDepth.exceeds(Self.binaryPropertyListOfArrays(depth: 10), limit: 11))
+        #expect(PropertyListDepth.exceeds(Self.binaryPropertyListOfArrays(depth: 10), limit: 9))
     }
 
     @Test("a binary property list whose dictionary claims 2^62 entries is malformed, not an overflow")
@@ -92,8 +92,11 @@ struct HostileFileTests {
         #expect(throws: APIError.self) { try APIDefinitions(data: Data(bytes), format: .plist) }
     }
 
-    /// `bplist00` with `depth` arrays, each holding the next: object i = [object i+1].
-    static func nestedBinaryPropertyList(depth: Int) -> Data {
+    /// `bplist00` with `depth` arrays, object i naming object i+1 `references` times (1 to 14):
+    /// with one, arrays nested `depth` deep; with two, a file of a few bytes per level that stands
+    /// for 2^depth - 1 values once walked.
+    static func binaryPropertyListOfArrays(depth: Int, references: Int = 1) -> Data {
+        func be(_ value: Int, bytes count: Int) -> [UInt8] { (0..<count).reversed().map { UInt8((value >> ($0 * 8)) & 0xFF) } }
         var bytes = Array("bplist00".utf8)
         var offsets: [Int] = []
         for index in 0..<depth {
@@ -101,16 +104,13 @@ struct HostileFileTests {
             if index == depth - 1 {
                 bytes.append(0xA0)
             } else {
-                let next = UInt32(index + 1)
-                bytes += [0xA1, UInt8(next >> 24), UInt8((next >> 16) & 0xFF), UInt8((next >> 8) & 0xFF), UInt8(next & 0xFF)]
+                bytes.append(0xA0 | UInt8(references))
+                for _ in 0..<references { bytes += be(index + 1, bytes: 4) }
             }
         }
         let tableOffset = bytes.count
-        for offset in offsets {
-            bytes += [UInt8(offset >> 24), UInt8((offset >> 16) & 0xFF), UInt8((offset >> 8) & 0xFF), UInt8(offset & 0xFF)]
-        }
-        func be64(_ value: Int) -> [UInt8] { (0..<8).reversed().map { UInt8((value >> ($0 * 8)) & 0xFF) } }
-        bytes += [0, 0, 0, 0, 0, 0, 4, 4] + be64(depth) + be64(0) + be64(tableOffset)
+        for offset in offsets { bytes += be(offset, bytes: 4) }
+        bytes += [0, 0, 0, 0, 0, 0, 4, 4] + be(depth, bytes: 8) + be(0, bytes: 8) + be(tableOffset, bytes: 8)
         return Data(bytes)
     }
 
