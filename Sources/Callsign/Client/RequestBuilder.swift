@@ -66,6 +66,24 @@ public struct RequestBuilder: Sendable {
     /// Sets the body.
     public func body(_ body: RequestBody) -> RequestBuilder { with { $0.request.body = body } }
 
+    /// Sets bytes as the body, sent as they are (`application/octet-stream` unless you name
+    /// another type). Without this overload `Data`, being `Encodable`, would go out as a base64
+    /// JSON string.
+    ///
+    /// ```swift
+    /// try await client.put("avatars/me").body(png, contentType: "image/png").send()
+    /// ```
+    public func body(_ data: Data, contentType: String = "application/octet-stream") -> RequestBuilder {
+        body(.data(data, contentType: contentType))
+    }
+
+    /// Sets text as the body, sent as it is (`text/plain; charset=utf-8`), not as a JSON string.
+    ///
+    /// ```swift
+    /// try await client.post("notes").body("Buy balsa").send()
+    /// ```
+    public func body(_ text: String) -> RequestBuilder { body(.text(text)) }
+
     /// Sets an `Encodable` body, encoded as JSON with the client's encoder.
     public func body(_ value: some Encodable) -> RequestBuilder {
         do {

@@ -79,6 +79,20 @@ struct APIClientTests {
                 .send().decode([User].self)
             #expect(users.map(\.name) == ["Ann", "Bo"])
             #expect(server.requests.last?.rawPath == "/demo/v1/r%201/users")
+
+            // Bytes and text go as they are; other Encodable values as JSON.
+            let bytes = Data([0x00, 0xFF, 0x7B])
+            let raw = try await client.post("/upload/raw").body(bytes).send().json()
+            #expect(raw["bytes"] == 3)
+            #expect(raw["crc32"] == .int(Int(TestServer.crc32(bytes))))
+            #expect(raw["contentType"] == "application/octet-stream")
+            let typed = try await client.put("/upload/png").body(bytes, contentType: "image/png").send().json()
+            #expect(typed["contentType"] == "image/png")
+            let text = try await client.post("/upload/text").body("Buy balsa").send().json()
+            #expect(text["bytes"] == 9)
+            #expect(text["contentType"] == "text/plain; charset=utf-8")
+            let json = try await client.post("/anything").body(["title": "Balsa"]).send().json()
+            #expect(json["json"] == ["title": "Balsa"])
         }
     }
 }
