@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Which type a failed call's body decodes into, by status: a definition's `errorClass`, the
 /// error-side twin of its `Response Class`.
