@@ -32,7 +32,7 @@ enum PostgresRows {
 
     /// One cell, or an error that names its column; a missing column is an error too (the
     /// driver's subscript would trap).
-    private static func cell<Value: PostgresDecodable>(_ cells: PostgresRandomAccessRow, _ column: String, as type: Value.Type) throws -> Value {
+    static func cell<Value: PostgresDecodable>(_ cells: PostgresRandomAccessRow, _ column: String, as type: Value.Type) throws -> Value {
         guard cells.contains(column) else { throw APIError(.storage, localized: "the row has no column \(column)") }
         do {
             return try cells[column].decode(Value.self)

@@ -22,24 +22,36 @@ public struct PostgresTables: Sendable, Hashable {
     public let cache: String
     /// Which migrations have run, per component.
     public let schemaVersion: String
+    /// The shared rate-limit gates (``PostgresRateLimitStore``).
+    public let rateLimits: String
 
-    /// Tables named `<prefix>outbox`, `<prefix>outbox_dead`, `<prefix>http_cache` and
-    /// `<prefix>schema_version`. Default prefix `callsign_`.
+    /// Tables named `<prefix>outbox`, `<prefix>outbox_dead`, `<prefix>http_cache`,
+    /// `<prefix>schema_version` and `<prefix>rate_limits`. Default prefix `callsign_`.
     ///
     /// - Throws: `APIError` (`APIError.Code.invalidRequest`) for a prefix that would not make
     ///   plain identifiers.
     public init(prefix: String = "callsign_") throws(APIError) {
         self.init(unchecked: prefix)
-        try Self.check(outbox, deadLetters, cache, schemaVersion)
+        try Self.check(outbox, deadLetters, cache, schemaVersion, rateLimits)
     }
 
     /// Tables with names of your own.
-    public init(outbox: String, deadLetters: String, cache: String, schemaVersion: String) throws(APIError) {
-        try Self.check(outbox, deadLetters, cache, schemaVersion)
+    ///
+    /// - Parameters:
+    ///   - outbox: pending requests.
+    ///   - deadLetters: requests that failed for good.
+    ///   - cache: the shared HTTP cache.
+    ///   - schemaVersion: which migrations have run.
+    ///   - rateLimits: the shared rate-limit gates. Default `callsign_rate_limits`.
+    public init(
+        outbox: String, deadLetters: String, cache: String, schemaVersion: String, rateLimits: String = "callsign_rate_limits"
+    ) throws(APIError) {
+        try Self.check(outbox, deadLetters, cache, schemaVersion, rateLimits)
         self.outbox = outbox
         self.deadLetters = deadLetters
         self.cache = cache
         self.schemaVersion = schemaVersion
+        self.rateLimits = rateLimits
     }
 
     /// The default names (`callsign_outbox`, …).
@@ -50,16 +62,22 @@ public struct PostgresTables: Sendable, Hashable {
         deadLetters = prefix + "outbox_dead"
         cache = prefix + "http_cache"
         schemaVersion = prefix + "schema_version"
+        rateLimits = prefix + "rate_limits"
     }
 
-    private static func check(_ outbox: String, _ deadLetters: String, _ cache: String, _ schemaVersion: String) throws(APIError) {
-        for name in [outbox, deadLetters, cache, schemaVersion] where !Self.isIdentifier(name) {
+    private static func check(
+        _ outbox: String, _ deadLetters: String, _ cache: String, _ schemaVersion: String, _ rateLimits: String
+    ) throws(APIError) {
+        for name in [outbox, deadLetters, cache, schemaVersion, rateLimits] where !Self.isIdentifier(name) {
             throw APIError(
                 .invalidRequest,
                 localized: "\"\(name)\" is not a table name Callsign uses: lower-case letters, digits and _, at most 48 characters, optionally schema.table")
         }
         guard Set([outbox, deadLetters, cache, schemaVersion]).count == 4 else {
             throw APIError(.invalidRequest, localized: "the outbox, dead-letter, cache and schema-version tables need four different names")
+        }
+        guard ![outbox, deadLetters, cache, schemaVersion].contains(rateLimits) else {
+            throw APIError(.invalidRequest, localized: "the rate-limit table needs a name of its own, not one of the outbox, dead-letter, cache or schema-version tables")
         }
     }
 

@@ -18,7 +18,12 @@ import Synchronization
 /// configuration.rateLimits = RateLimits(perTag: ["search": .per(10, .seconds(10))])
 /// ```
 ///
-/// One `RateLimits` may be given to several clients: they then share its gates.
+/// One `RateLimits` may be given to several clients: they then share its gates. To share them
+/// between processes — a fleet keeping to one limit — give it a ``store``:
+///
+/// ```swift
+/// configuration.rateLimits = RateLimits(perOrigin: .perSecond(5), store: PostgresRateLimitStore(client: postgres))
+/// ```
 public final class RateLimits: Sendable {
     /// The limit of each origin's gate. Default `nil`: only what servers announce.
     public let perOrigin: RateLimit?
@@ -29,11 +34,26 @@ public final class RateLimits: Sendable {
     public let followsServer: Bool
     /// The longest a server can close a gate for with one answer. Default 5 minutes.
     public let maximumWait: Duration
+    /// Where the gates' turns are kept when processes share them. Default `nil`: in this
+    /// process's memory. With a store, each call takes its turn from it (one round trip), and a
+    /// server's "wait" is told to it, so every process sharing the store waits too; a
+    /// `RateLimit-Policy` a server publishes still becomes the limit only in the process that read it.
+    public let store: (any RateLimitStore)?
 
     /// A gate's key: a tag with its own limit, else the origin.
     enum Key: Hashable, Sendable {
         case origin(Origin)
         case tag(String)
+
+        /// The gate's name in a ``RateLimitStore``: at most 256 bytes, a long host or tag
+        /// named by its SHA-256 (a store's key column need not hold any length).
+        var storeName: String {
+            let (kind, name) = switch self {
+            case .origin(let origin): ("origin", origin.description)
+            case .tag(let tag): ("tag", tag)
+            }
+            return name.utf8.count <= 200 ? "\(kind) \(name)" : "\(kind) sha256:\(Digest.sha256Hex(name))"
+        }
     }
 
     /// One gate.
@@ -62,13 +82,17 @@ public final class RateLimits: Sendable {
     ///   - perTag: tags with a gate of their own, and its limit. Default none.
     ///   - followsServer: whether servers' answers close the gates. Default `true`.
     ///   - maximumWait: the longest one answer can close a gate for. Default 5 minutes.
+    ///   - store: where the gates' turns are kept when processes share them. Default `nil`: in
+    ///     this process's memory.
     public init(
-        perOrigin: RateLimit? = nil, perTag: [String: RateLimit] = [:], followsServer: Bool = true, maximumWait: Duration = .seconds(300)
+        perOrigin: RateLimit? = nil, perTag: [String: RateLimit] = [:], followsServer: Bool = true, maximumWait: Duration = .seconds(300),
+        store: (any RateLimitStore)? = nil
     ) {
         self.perOrigin = perOrigin
         self.perTag = perTag
         self.followsServer = followsServer
         self.maximumWait = max(.zero, maximumWait)
+        self.store = store
     }
 
     /// Until when the server asked calls to this URL's origin (or to `tag`, if it has a gate of
@@ -80,6 +104,16 @@ public final class RateLimits: Sendable {
     public func closedUntil(_ url: URL, tag: String? = nil) -> ContinuousClock.Instant? {
         guard let key = key(path: url.absoluteString, tag: tag) else { return nil }
         return gates.withLock { $0[key]?.closedUntil }
+    }
+
+    /// Until when this process knows the gate is closed, on the call clock.
+    func closedUntil(_ key: Key) -> ContinuousClock.Instant? {
+        gates.withLock { $0[key]?.closedUntil }
+    }
+
+    /// The gate's limit: the one you set, else the one its server published.
+    func limit(for key: Key) -> RateLimit? {
+        configuredLimit(key) ?? gates.withLock { $0[key]?.serverLimit }
     }
 
     /// The gate a request goes through: its tag's, if the tag has a limit, else its origin's.
@@ -105,7 +139,7 @@ public final class RateLimits: Sendable {
         let configured = configuredLimit(key)
         return gates.withLock { gates in
             var gate = gates[key] ?? Gate()
-            defer { store(gate, at: key, in: &gates, now: now) }
+            defer { keep(gate, at: key, in: &gates, now: now) }
             var until = max(now, gate.closedUntil ?? now)
             var slot = reserved
             if let limit = configured ?? gate.serverLimit {
@@ -142,8 +176,11 @@ public final class RateLimits: Sendable {
     }
 
     /// Reads what an answer says about the server's limits, at `now` on the call clock.
-    func observe(_ response: Response, key: Key, now: ContinuousClock.Instant) {
-        guard followsServer else { return }
+    ///
+    /// - Returns: how long the answer closed the gate for, if it did.
+    @discardableResult
+    func observe(_ response: Response, key: Key, now: ContinuousClock.Instant) -> Duration? {
+        guard followsServer else { return nil }
         var wait: Duration?
         let status = response.status.code
         if status == 429 || status == 503, let header = response.headers[.retryAfter], let after = RetryAfter.parse(header) {
@@ -151,11 +188,12 @@ public final class RateLimits: Sendable {
         }
         let reading = RateLimitFields.read(response.headers)
         if reading.remaining == 0, let reset = reading.reset { wait = max(wait ?? .zero, reset) }
-        guard wait != nil || reading.policy != nil else { return }
+        guard wait != nil || reading.policy != nil else { return nil }
+        let closing = wait.flatMap { $0 > .zero ? min($0, maximumWait) : nil }
         gates.withLock { gates in
             var gate = gates[key] ?? Gate()
-            if let wait, wait > .zero {
-                let end = now + min(wait, maximumWait)
+            if let closing {
+                let end = now + closing
                 gate.closedUntil = max(gate.closedUntil ?? end, end)
             }
             if let policy = reading.policy, configuredLimit(key) == nil {
@@ -163,12 +201,13 @@ public final class RateLimits: Sendable {
                 if gate.serverLimit == nil { gate.sends.append(now) }
                 gate.serverLimit = policy
             }
-            store(gate, at: key, in: &gates, now: now)
+            keep(gate, at: key, in: &gates, now: now)
         }
+        return closing
     }
 
     /// Stores a gate, forgetting idle ones once there are too many.
-    private func store(_ gate: Gate, at key: Key, in gates: inout [Key: Gate], now: ContinuousClock.Instant) {
+    private func keep(_ gate: Gate, at key: Key, in gates: inout [Key: Gate], now: ContinuousClock.Instant) {
         gates[key] = gate
         guard gates.count > Self.maximumGates else { return }
         gates = gates.filter { $0.key == key || !$0.value.isIdle(at: now) }
