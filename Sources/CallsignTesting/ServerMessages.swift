@@ -22,6 +22,25 @@ public struct ServerRequest: Sendable {
     public var streamedBody: (bytes: Int, crc32: UInt32)?
     /// The protocol the request came over: `HTTP/1.1`, or `HTTP/2` on a TLS server that negotiated it.
     public var httpVersion: String = "HTTP/1.1"
+    /// Who learns that the connection this request came on has closed (set by the server).
+    var connectionClosure: ConnectionClosure? = nil
+
+    /// Whether the connection this request came on has closed: the client went away.
+    public var clientHasClosed: Bool { connectionClosure?.isClosed ?? false }
+
+    /// Returns once the connection this request came on has closed — the client went away, as a
+    /// cancelled call's does — or when the waiting handler is cancelled (the server stops). A
+    /// handler that holds its answer can wait for this to see the client give up:
+    ///
+    /// ```swift
+    /// server.route("/slow") { request in
+    ///     await request.waitForClientToClose()
+    ///     return .json(["late": true])
+    /// }
+    /// ```
+    public func waitForClientToClose() async {
+        await connectionClosure?.wait()
+    }
 
     /// The path split into percent-decoded segments (`/a%2Fb/c` → `["a/b", "c"]`).
     public var pathSegments: [String] {

@@ -10,27 +10,120 @@ import Synchronization
 /// _ = try await client.get("/flaky").send()
 /// #expect(clock.sleeps == [.milliseconds(500), .seconds(1)])
 /// ```
+///
+/// For a test that must see what happens *before* a wait ends — a hedge that should not be sent
+/// yet — make one whose sleeps wait until the test moves its time past them:
+///
+/// ```swift
+/// let clock = TestClock(waitsForAdvance: true)
+/// let call = Task { try await client.get("/slow").send() }
+/// await clock.waitUntilSleeping()        // the call waits on the clock now
+/// clock.advance(by: .milliseconds(200))  // and that wait is over
+/// ```
 public final class TestClock: CallClock {
+    private struct Sleeper {
+        let end: Duration
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var offset: Duration = .zero
+        var sleeps: [Duration] = []
+        var sleepers: [Int: Sleeper] = [:]
+        /// Sleeps cancelled before they were registered.
+        var cancelled: Set<Int> = []
+        var nextSleeper = 0
+        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        /// The watchers that now see enough sleepers, removed.
+        mutating func satisfiedWatchers() -> [CheckedContinuation<Void, Never>] {
+            let ready = watchers.filter { $0.count <= sleepers.count }.map(\.continuation)
+            watchers.removeAll { $0.count <= sleepers.count }
+            return ready
+        }
+    }
+
     private let start = ContinuousClock.now
-    private let state = Mutex<(offset: Duration, sleeps: [Duration])>((.zero, []))
+    private let state = Mutex(State())
+    private let waitsForAdvance: Bool
+
+    /// Creates a clock at the current instant whose sleeps return at once.
+    public init() { waitsForAdvance = false }
 
     /// Creates a clock at the current instant.
-    public init() {}
+    ///
+    /// - Parameter waitsForAdvance: `true` for sleeps that wait until ``advance(by:)`` moves the
+    ///   time to their end (or their task is cancelled); `false` for sleeps that return at once
+    ///   and move the time themselves, as ``init()``.
+    public init(waitsForAdvance: Bool) { self.waitsForAdvance = waitsForAdvance }
 
     public var now: ContinuousClock.Instant { start + state.withLock { $0.offset } }
 
     public func sleep(for duration: Duration) async throws {
         try Task.checkCancellation()
-        state.withLock { state in
-            state.offset += duration
-            state.sleeps.append(duration)
+        guard waitsForAdvance else {
+            state.withLock { state in
+                state.offset += duration
+                state.sleeps.append(duration)
+            }
+            await Task.yield()
+            return
         }
-        await Task.yield()
+        let (id, end) = state.withLock { state in
+            defer { state.nextSleeper += 1 }
+            state.sleeps.append(duration)
+            return (state.nextSleeper, state.offset + duration)
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let (outcome, ready) = state.withLock { state -> (Result<Void, any Error>?, [CheckedContinuation<Void, Never>]) in
+                    if state.cancelled.remove(id) != nil { return (.failure(CancellationError()), []) }
+                    if end <= state.offset { return (.success(()), []) }
+                    state.sleepers[id] = Sleeper(end: end, continuation: continuation)
+                    return (nil, state.satisfiedWatchers())
+                }
+                for watcher in ready { watcher.resume() }
+                if let outcome { continuation.resume(with: outcome) }
+            }
+        } onCancel: {
+            let sleeper = state.withLock { state in
+                guard let sleeper = state.sleepers.removeValue(forKey: id) else {
+                    state.cancelled.insert(id)
+                    return Sleeper?.none
+                }
+                return sleeper
+            }
+            sleeper?.continuation.resume(throwing: CancellationError())
+        }
     }
 
     /// Every sleep requested so far, in order.
     public var sleeps: [Duration] { state.withLock { $0.sleeps } }
 
-    /// Moves the clock forward without a sleep.
-    public func advance(by duration: Duration) { state.withLock { $0.offset += duration } }
+    /// How many sleeps wait for ``advance(by:)`` now (only with `waitsForAdvance`).
+    public var pendingSleeps: Int { state.withLock { $0.sleepers.count } }
+
+    /// Moves the clock forward without a sleep, ending the sleeps that waited for it.
+    public func advance(by duration: Duration) {
+        let ended = state.withLock { state in
+            state.offset += duration
+            let due = state.sleepers.filter { $0.value.end <= state.offset }
+            for id in due.keys { state.sleepers[id] = nil }
+            return due.sorted { $0.value.end < $1.value.end }.map(\.value.continuation)
+        }
+        for continuation in ended { continuation.resume() }
+    }
+
+    /// Returns once at least `count` sleeps wait for ``advance(by:)`` (only with `waitsForAdvance`):
+    /// the code under test has reached its wait, so advancing the time now ends it.
+    public func waitUntilSleeping(_ count: Int = 1) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state in
+                guard state.sleepers.count < count else { return true }
+                state.watchers.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
 }

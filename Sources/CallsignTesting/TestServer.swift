@@ -257,6 +257,7 @@ public final class TestServer: Sendable {
 
     private func handle(_ connection: Connection) async {
         do {
+            let closure = ConnectionClosure(connection.channel.closeFuture)
             try await connection.executeThenClose { inbound, outbound in
                 var head: HTTPRequestHead?
                 var body = ByteBuffer()
@@ -279,6 +280,7 @@ public final class TestServer: Sendable {
                         var request = makeRequest(received, body: body)
                         request.httpVersion = received.version.major == 2 ? "HTTP/2" : "HTTP/\(received.version.major).\(received.version.minor)"
                         request.streamedBody = upload.map { ($0.count, $0.crc) }
+                        request.connectionClosure = closure
                         let keepGoing = try await respond(to: request, keepAlive: received.isKeepAlive, connection: connection, outbound: outbound)
                         head = nil
                         if !keepGoing { return }

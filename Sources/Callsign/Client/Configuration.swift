@@ -126,6 +126,15 @@ extension APIClient {
         /// configuration.circuitBreaker = CircuitBreaker(consecutiveFailures: 5, coolDown: .seconds(30))
         /// ```
         public var circuitBreaker: CircuitBreaker? = nil
+        /// Hedged requests: when an idempotent call has no answer head after a delay, a second
+        /// attempt goes and the first answer wins, the other cancelled (the
+        /// ``MiddlewareStage/hedging`` stage). A definition's or call's own ``HedgePolicy`` wins.
+        /// Default `nil`: off.
+        ///
+        /// ```swift
+        /// configuration.hedging = .after(.milliseconds(200))
+        /// ```
+        public var hedging: HedgePolicy? = nil
         /// Bounds on what a server can make the client hold or parse. Default ``Limits/default``.
         public var limits: Limits = .default
         /// The clock for retry waits and deadlines. Default ``SystemClock``.

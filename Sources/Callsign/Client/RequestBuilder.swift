@@ -127,6 +127,14 @@ public struct RequestBuilder: Sendable {
     /// ```
     public func cachePolicy(_ policy: CachePolicy) -> RequestBuilder { with { $0.request.cachePolicy = policy } }
 
+    /// Sets whether a slow attempt of this request is hedged with another (see ``HedgePolicy``);
+    /// ``HedgePolicy/off`` turns the client's hedging off for it.
+    ///
+    /// ```swift
+    /// let quote = try await client.get("quotes/latest").hedging(.after(.milliseconds(150))).send()
+    /// ```
+    public func hedging(_ policy: HedgePolicy) -> RequestBuilder { with { $0.request.hedging = policy } }
+
     /// Sets whether this request is queued offline when the server cannot be reached.
     ///
     /// ```swift

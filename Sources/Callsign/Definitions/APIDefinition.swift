@@ -64,6 +64,14 @@ public struct APIDefinition: Sendable, Hashable {
     public var retry: RetryPolicy?
     /// One time limit for the whole call. Default `nil` (inherit; the client's).
     public var deadline: Duration?
+    /// Whether a slow call sends a hedge (`hedging:` in a file: seconds, `false`, or a
+    /// dictionary; see ``HedgePolicy``). Default `nil` (inherit; the client's, off unless set).
+    ///
+    /// ```swift
+    /// var search = APIDefinition(name: "Search", path: "search")
+    /// search.hedging = .observedPercentile(95, minimum: .milliseconds(50), fallback: .milliseconds(300))
+    /// ```
+    public var hedging: HedgePolicy?
     /// A file answering this API in mock mode (see ``Mocks/init(definitions:directory:defaultDelay:realRequests:)``).
     public var mock: String?
     /// How calls use the client's HTTP cache (`cache:` in a file). Default `nil` (inherit; ``CachePolicy/useProtocol``).
@@ -139,6 +147,7 @@ public struct APIDefinition: Sendable, Hashable {
         result.userInfo = userInfo ?? defaults.userInfo
         result.retry = retry ?? defaults.retry
         result.deadline = deadline ?? defaults.deadline
+        result.hedging = hedging ?? defaults.hedging
         result.mock = mock ?? defaults.mock
         result.cachePolicy = cachePolicy ?? defaults.cachePolicy
         result.storePolicy = storePolicy ?? defaults.storePolicy
@@ -175,6 +184,7 @@ public struct APIDefinition: Sendable, Hashable {
         request.acceptsNullResponse = acceptsNullResponse ?? false
         request.retry = retry
         request.deadline = deadline
+        request.hedging = hedging
         request.cachePolicy = cachePolicy
         request.storePolicy = storePolicy
         request.servesStaleWhenOffline = servesStaleWhenOffline

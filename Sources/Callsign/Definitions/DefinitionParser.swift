@@ -15,7 +15,7 @@ struct DefinitionParser {
     enum Field: CaseIterable {
         case name, baseURL, pathPrefix, path, method, headers, parameters, needsAuthorization, contentType
         case responseType, responseClass, errorClass, acceptsNullResponse, acceptedStatusCodes, timeout, tag, envelope
-        case userInfo, notes, authentication, retry, deadline, mock
+        case userInfo, notes, authentication, retry, deadline, hedging, mock
         case cachePolicy, expire, offlinePolicy, servesStaleWhenOffline, responseSerializer
 
         var spellings: [String] {
@@ -42,6 +42,7 @@ struct DefinitionParser {
             case .authentication: ["authentication"]
             case .retry: ["retry"]
             case .deadline: ["deadline"]
+            case .hedging: ["hedging"]
             case .mock: ["mock", "Mock"]
             case .cachePolicy: ["Cache Policy", "cachePolicy", "cache"]
             case .expire: ["Expire", "expire"]
@@ -230,6 +231,8 @@ struct DefinitionParser {
             definition.retry = try reader.retryPolicy()
         case .deadline:
             definition.deadline = try reader.seconds()
+        case .hedging:
+            definition.hedging = try reader.hedgePolicy()
         case .mock:
             definition.mock = try reader.string()
         case .authentication:

@@ -53,6 +53,7 @@ public struct MiddlewareContext: Sendable {
         var commonParameterNames: Set<String> = []
         var authorizingScheme: (any AuthenticationScheme)?
         var observedCall: ObservedCall?
+        var headArrived: (@Sendable () -> Void)?
     }
 
     /// Every call starts from these facts; the box is copied only when a fact changes, so a call
@@ -159,6 +160,14 @@ public struct MiddlewareContext: Sendable {
     public var authorizingScheme: (any AuthenticationScheme)? {
         get { facts.value.authorizingScheme }
         set { facts.value.authorizingScheme = newValue }
+    }
+
+    /// Told by the ``MiddlewareStage/body`` stage when an answer's head has arrived, before its
+    /// body is read: the ``MiddlewareStage/hedging`` stage stops waiting to hedge then. `nil`
+    /// unless that stage asks.
+    var headArrived: (@Sendable () -> Void)? {
+        get { facts.value.headArrived }
+        set { facts.value.headArrived = newValue }
     }
 
     /// The call as the client's ``CallObserver``s see it; `nil` when the client has none.

@@ -5,7 +5,7 @@ import Tracing
 ///
 /// ```
 ///  call ─► observability ─► your middlewares ─► commonParameters ─► clientInfo ─► offline ─► deadline ─► retry
-///       ─► redirects ─► authentication ─► cookies ─► cache ─► circuitBreaker ─► rateLimit ─► recording ─► timeout ─► body
+///       ─► hedging ─► redirects ─► authentication ─► cookies ─► cache ─► circuitBreaker ─► rateLimit ─► recording ─► timeout ─► body
 ///       ─► decompression ─► encoding ══► signing ─► your wire middlewares ─► mocks ─► transport
 ///        (request seam: Request / Response values)     (wire seam: HTTP head + body stream)
 /// ```
@@ -52,6 +52,11 @@ struct Pipeline: Sendable {
         /// Whether the call is logged (a logger of the client's or the request's own), traced or
         /// measured: without any of these, the observability and recording stages are left out.
         var isObserved = false
+        /// Whether the hedging stage is in the chain even though the client does not hedge: the
+        /// chains for calls that ask for it themselves (or through their definition).
+        var hedgesEveryCall = false
+        /// The latencies the hedging stage observes, one store for every chain of the client.
+        let hedgeLatencies = HedgeLatencies()
     }
 
     /// The pipeline: every built-in stage in order, and how each is made. ``MiddlewareStage/order``,
@@ -66,6 +71,12 @@ struct Pipeline: Sendable {
             replayStartsBelow: true),
         Row(kind: .request(.deadline) { DeadlineStage(clock: $0.configuration.clock, defaultDeadline: $0.configuration.timeouts.deadline) }),
         Row(kind: .request(.retry) { RetryStage(clock: $0.configuration.clock, defaultPolicy: $0.configuration.retry, log: CallLogSettings($0.configuration), observers: $0.observers) }),
+        Row(kind: .request(.hedging) { ingredients in
+            guard ingredients.configuration.hedging != nil || ingredients.hedgesEveryCall else { return nil }
+            return HedgeStage(
+                defaultPolicy: ingredients.configuration.hedging, clock: ingredients.configuration.clock, telemetry: ingredients.telemetry,
+                latencies: ingredients.hedgeLatencies)
+        }),
         Row(kind: .request(.redirects) { RedirectStage(policy: $0.configuration.redirects) }),
         Row(kind: .request(.authentication) { ingredients in
             ingredients.configuration.authentication.map {
@@ -108,6 +119,10 @@ struct Pipeline: Sendable {
     /// calls that are (a request with a logger of its own takes those when the client has none).
     private let quiet: Chains
     private let observed: Chains
+    /// The same with the hedging stage, for calls that hedge when the client does not (their
+    /// own ``Request/Fields/hedging`` or their definition's); `nil` when the client hedges, so
+    /// the chains above have the stage already.
+    private let hedged: (quiet: Chains, observed: Chains)?
     /// Whether every call is observed (a logger, metrics or a tracer of the client's): then
     /// nothing is decided per call.
     private let observesEveryCall: Bool
@@ -152,6 +167,16 @@ struct Pipeline: Sendable {
         ingredients.isObserved = configuration.observability.logger != nil || telemetry.isActive
         observesEveryCall = ingredients.isObserved
         quiet = ingredients.isObserved ? observed : Self.chains(ingredients)
+        if configuration.hedging == nil {
+            // A stage that is not configured is not in the chain; a call that asks for it gets
+            // these chains instead.
+            ingredients.hedgesEveryCall = true
+            let hedgedQuiet = Self.chains(ingredients)
+            ingredients.isObserved = true
+            hedged = (quiet: hedgedQuiet, observed: observesEveryCall ? hedgedQuiet : Self.chains(ingredients))
+        } else {
+            hedged = nil
+        }
     }
 
     /// The middlewares placed at `stage`.
@@ -225,6 +250,9 @@ struct Pipeline: Sendable {
         // A request's own logger, or a tracer bound around the call (`withTracer`), asks for the
         // observed chain even when the client observes nothing itself.
         let observedCall = observesEveryCall || request.logger != nil || !(InstrumentationSystem.instrument is NoOpInstrument)
+        if let hedged, request.hedging?.isEnabled == true {
+            return (observedCall ? hedged.observed : hedged.quiet).stages(for: request, isReplay: context.isReplay)
+        }
         return (observedCall ? observed : quiet).stages(for: request, isReplay: context.isReplay)
     }
 

@@ -13,6 +13,7 @@
 /// | ``offline`` | queues ``StorePolicy/offline`` requests that cannot reach the server; a replay starts below it |
 /// | ``deadline`` | one time limit over everything below |
 /// | ``retry`` | back-off, `Retry-After`, idempotency rules; counts ``MiddlewareContext/attempt`` |
+/// | ``hedging`` | a second attempt when an idempotent call's answer is slow; the first answer wins (``HedgePolicy``) |
 /// | ``redirects`` | Callsign's redirect policy, the same on every transport |
 /// | ``authentication`` | the origin check, then the ``AuthenticationScheme``; refresh on 401 |
 /// | ``cookies`` | the cookie jar: `Cookie` out, `Set-Cookie` in, on every hop |
@@ -46,6 +47,8 @@ public struct MiddlewareStage: Hashable, Sendable, CustomStringConvertible {
     public static let deadline = MiddlewareStage("deadline")
     /// Retries.
     public static let retry = MiddlewareStage("retry")
+    /// Hedged requests: another attempt when no answer head came within the ``HedgePolicy``'s delay.
+    public static let hedging = MiddlewareStage("hedging")
     /// Redirect following.
     public static let redirects = MiddlewareStage("redirects")
     /// Authentication: the origin check and the scheme.

@@ -75,6 +75,18 @@ struct Telemetry: Sendable {
         Counter(label: "callsign_circuit_rejections_total", dimensions: dimensions(request), factory: factory).increment()
     }
 
+    /// A hedge was sent because no answer head had arrived in time (``MiddlewareStage/hedging``).
+    func recordHedgeStarted(_ request: Request) {
+        guard recordsMetrics else { return }
+        Counter(label: "callsign_hedges_started_total", dimensions: dimensions(request), factory: factory).increment()
+    }
+
+    /// A hedge answered first, and the other attempts were cancelled.
+    func recordHedgeWon(_ request: Request) {
+        guard recordsMetrics else { return }
+        Counter(label: "callsign_hedges_won_total", dimensions: dimensions(request), factory: factory).increment()
+    }
+
     /// A request waited at its rate-limit gate (``MiddlewareStage/rateLimit``).
     func recordRateLimitWait(_ request: Request, duration: Duration) {
         guard recordsMetrics else { return }

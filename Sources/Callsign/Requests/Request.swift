@@ -83,6 +83,14 @@ public struct Request: BoxedFields, Sendable {
         /// One time limit for the whole call — attempts, waits, redirects and body; `nil` uses the
         /// client's. Default `nil`.
         public var deadline: Duration? = nil
+        /// Whether a slow attempt is hedged with a second one (see ``HedgePolicy``); `nil` uses the
+        /// definition's, else the client's ``APIClient/Configuration/hedging``; ``HedgePolicy/off``
+        /// turns it off for this call. Default `nil`.
+        ///
+        /// ```swift
+        /// request.hedging = .after(.milliseconds(200))
+        /// ```
+        public var hedging: HedgePolicy? = nil
         /// How this call uses the client's HTTP cache; `nil` means ``CachePolicy/useProtocol``.
         public var cachePolicy: CachePolicy? = nil
         /// Whether a stored response is served, however stale, when the server cannot be

@@ -188,7 +188,7 @@ struct SendPathTests {
     func stageOrder() {
         #expect(
             MiddlewareStage.order.map(\.description) == [
-                "observability", "commonParameters", "clientInfo", "offline", "deadline", "retry", "redirects", "authentication",
+                "observability", "commonParameters", "clientInfo", "offline", "deadline", "retry", "hedging", "redirects", "authentication",
                 "cookies", "cache", "circuitBreaker", "rateLimit", "recording", "timeout", "body", "decompression", "encoding",
             ])
         #expect(WireStage.order.map(\.description) == ["signing", "mocks", "transport"])

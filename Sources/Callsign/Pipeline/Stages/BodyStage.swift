@@ -10,7 +10,9 @@ struct BodyStage: Middleware {
         case .memory:
             return try await collect(request, context: context, next: next)
         case .stream:
-            return try await next(request, context: context)
+            let response = try await next(request, context: context)
+            context.headArrived?()
+            return response
         case .file(let destination, let resuming):
             return try await FileDownload.transfer(request, to: destination, resuming: resuming, context: context, next: next)
         }
@@ -20,6 +22,7 @@ struct BodyStage: Middleware {
         let start = ContinuousClock.now
         let progress = context.progress
         var response = try await next(request, context: context)
+        context.headArrived?()
         guard let stream = response.bodyStream else { return response }
         do {
             response.body = try await Self.read(stream, limit: limit, declared: response.declaredLength, progress: progress)

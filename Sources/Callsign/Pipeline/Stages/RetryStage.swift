@@ -16,10 +16,7 @@ struct RetryStage: Middleware {
             // One key per logical request: every attempt carries the same one.
             request.headers["Idempotency-Key"] = UUID().uuidString
         }
-        let replayable = request.body?.content.isReplayable ?? true
-        guard replayable, request.isIdempotent || request.headers.contains("Idempotency-Key") else {
-            return try await next(request)
-        }
+        guard request.maySendAgain else { return try await next(request) }
         var attempt = 1
         var context = context
         while true {
