@@ -134,6 +134,8 @@ let package = Package(
                 "CallsignPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                // Seals the secrets a --session file keeps (AES-GCM under a per-user key).
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             resources: [.process("Resources")]
         ),

@@ -71,7 +71,8 @@ struct CallCommand: AsyncParsableCommand {
             request.query.merge(items.query) { _, new in new }
             request.headers = request.headers.merging(items.headers)
             try await exchange.perform(
-                request, definitions: loaded.definitions, openAPI: loaded.openAPI, typedOrigins: typed, files: items.files)
+                request, definitions: loaded.definitions, openAPI: loaded.openAPI, typedOrigins: typed, files: items.files,
+                itemHeaders: items.headers)
         }
     }
 }
@@ -86,6 +87,8 @@ struct ListCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("base-url"), help: .localized("Replace the DEFAULT definition's base URL."))
     var baseURL: String?
+
+    @OptionGroup var config: ConfigFileOption
 
     func run() async throws {
         try await reportingErrors {
@@ -146,6 +149,8 @@ struct DescribeCommand: AsyncParsableCommand {
 
     @Flag(help: .localized("Print the operation as JSON."))
     var json = false
+
+    @OptionGroup var config: ConfigFileOption
 
     func run() async throws {
         try await reportingErrors {

@@ -16,12 +16,21 @@ struct CallsignCommand: AsyncParsableCommand {
         subcommands: [
             CallCommand.self, MethodCommand<GetMethod>.self, MethodCommand<PostMethod>.self, MethodCommand<PutMethod>.self,
             MethodCommand<PatchMethod>.self, MethodCommand<DeleteMethod>.self, MethodCommand<HeadMethod>.self, DownloadCommand.self, ListCommand.self, DescribeCommand.self, QueueCommand.self, DemoCommand.self,
+            ManualCommand.self,
         ]
     )
 
-    /// Reads the command line without its `-H` options, which ``HeaderOptions`` took out first:
-    /// thousands of them cost linear time, not ArgumentParser's quadratic time.
+    /// Reads the command line without its `-H` options, which ``HeaderOptions`` took out first
+    /// (thousands of them cost linear time, not ArgumentParser's quadratic time), after the
+    /// per-user default options (``DefaultOptions``).
     static func main() async {
-        await main(HeaderOptions.process.rest)
+        let arguments: [String]
+        do {
+            arguments = try DefaultOptions.apply(to: HeaderOptions.process.rest)
+        } catch {
+            Terminal.error("callsign: \(error.message)")
+            Self.exit(withError: ExitCode(64))
+        }
+        await main(arguments)
     }
 }

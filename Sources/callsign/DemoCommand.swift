@@ -17,6 +17,8 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: .localized("After the tour, keep the demo API running (until Ctrl-C) to try `callsign call` against it."))
     var serve = false
 
+    @OptionGroup var config: ConfigFileOption
+
     func run() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-demo-\(UUID().uuidString)")
         // The tour stops the demo API once and starts it again on the same port.

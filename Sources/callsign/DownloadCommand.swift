@@ -52,6 +52,8 @@ struct DownloadCommand: AsyncParsableCommand {
     @OptionGroup var proxy: ProxyOptions
     @OptionGroup var tls: TLSOptions
     @OptionGroup var redirects: RedirectOptions
+    @OptionGroup var sessions: SessionOption
+    @OptionGroup var config: ConfigFileOption
 
     @Flag(name: .customLong("continue"), help: .localized("Resume an interrupted download instead of starting again."))
     var resume = false
@@ -96,9 +98,22 @@ struct DownloadCommand: AsyncParsableCommand {
                 request = try loaded.definition(named: target).request(parameters: try ParameterArguments.parse(parameters))
             }
             if let timeout { configuration.allowSilence(upTo: .milliseconds(Int64(timeout * 1000))) }
-            let client = APIClient(definitions: loaded ?? APIDefinitions(), configuration: configuration)
-            request.headers = request.headers.merging(try ParameterArguments.headers(HeaderOptions.all(headers)))
+            let givenHeaders = try ParameterArguments.headers(HeaderOptions.all(headers))
+            request.headers = request.headers.merging(givenHeaders)
             if explicit != nil { request.needsAuthorization = true }
+            let session = try sessions.open(
+                for: SessionPlace.target(of: request, definitions: loaded ?? APIDefinitions()), credentials: credentials, headers: givenHeaders)
+            let jar = session?.makeJar()
+            if let session, let jar {
+                session.announce(quiet: quiet)
+                session.addHeaders(to: &request)
+                if explicit == nil, let lent = session.authentication {
+                    configuration.authentication = lent
+                    request.needsAuthorization = true
+                }
+                configuration.cookies = jar
+            }
+            let client = APIClient(definitions: loaded ?? APIDefinitions(), configuration: configuration)
             // A download's own limits: the client's per-attempt timeout does not cover a body
             // written to a file, a request's own does (validate() bounds both values).
             if let timeout { request.timeout = .milliseconds(Int64(timeout * 1000)) }
@@ -120,6 +135,7 @@ struct DownloadCommand: AsyncParsableCommand {
             } onCancel: {
                 task.cancel()
             }
+            if let session, let jar { try session.save(cookies: jar) }
             if named == nil, response.status.code >= 400 { try? FileManager.default.removeItem(at: destination) }
             try response.validate()
             bar.finish()

@@ -159,6 +159,8 @@ struct ExchangeOptions: ParsableArguments {
     @OptionGroup var tls: TLSOptions
     @OptionGroup var input: InputOptions
     @OptionGroup var redirects: RedirectOptions
+    @OptionGroup var sessions: SessionOption
+    @OptionGroup var config: ConfigFileOption
 
     /// Sends `request` with a client made from these options and prints the answer. Credentials
     /// given on the command line go to the request's own origin too: naming both is asking for it.
@@ -167,17 +169,33 @@ struct ExchangeOptions: ParsableArguments {
     /// - Parameter typedOrigins: origins typed on the command line besides the request's own
     ///   (`--base-url`): credentials given on the command line may go there too.
     /// - Parameter files: file items (`name@FILE`, with `-f`), sent as a multipart form.
+    /// - Parameter itemHeaders: the headers given as items (`Name:value`), which a session keeps like `-H`.
     func perform(
         _ request: Request, definitions: APIDefinitions, openAPI: OpenAPIOperations? = nil, typedOrigins: [URL] = [],
-        files: [(name: String, path: String)] = []
+        files: [(name: String, path: String)] = [], itemHeaders: Headers = Headers()
     ) async throws {
         var request = request
         var explicit = try credentials.authentication(sendingTo: request.path, openAPI: openAPI)
         explicit?.additionalOrigins += typedOrigins
         var configuration = try makeConfiguration(definitions: definitions, explicit: explicit)
         if openAPI != nil { configuration.encoders.queryEncoder.arrayStyle = .repeatedKey }
-        request.headers = request.headers.merging(try ParameterArguments.headers(HeaderOptions.all(headers)))
+        let givenHeaders = try ParameterArguments.headers(HeaderOptions.all(headers))
+        request.headers = request.headers.merging(givenHeaders)
         if explicit != nil { request.needsAuthorization = true }
+        // A session lends its headers, credentials and cookies, through the client's own stages.
+        let session = try sessions.open(
+            for: SessionPlace.target(of: request, definitions: definitions), credentials: credentials,
+            headers: itemHeaders.merging(givenHeaders))
+        let jar = session?.makeJar()
+        if let session, let jar {
+            session.announce(quiet: quiet)
+            session.addHeaders(to: &request)
+            if explicit == nil, let lent = session.authentication {
+                configuration.authentication = lent
+                request.needsAuthorization = true
+            }
+            configuration.cookies = jar
+        }
         try adjust(&request, retryPolicy: configuration.retry)
         try await input.shape(&request, files: files, multipartFields: form, explicitBody: body != nil || json != nil || !form.isEmpty)
         if stream, request.headers["Accept"] == nil { request.headers["Accept"] = "text/event-stream" }
@@ -199,7 +217,9 @@ struct ExchangeOptions: ParsableArguments {
             if let cacheStorage { configuration.cache = HTTPCache(storage: cacheStorage) }
             let client = APIClient(definitions: definitions, configuration: configuration)
             do {
-                return try await client.send(request)
+                let response = try await client.send(request)
+                if let session, let jar { try session.save(cookies: jar) }
+                return response
             } catch let error as APIError {
                 guard error.code == .queuedOffline else { throw error }
                 Terminal.error("callsign: \(error.message)")

@@ -45,9 +45,20 @@ enum HeaderOptions {
         return (rest, headers)
     }
 
-    /// The `-H` values ArgumentParser read (`parsed`, as in tests) followed by those taken out of
-    /// the process's command line.
+    /// The `-H` values ArgumentParser read (`parsed`: the default-options file's, or a test's)
+    /// followed by those taken out of the process's command line, which replace the parsed ones
+    /// of the same name: the command line wins over the file.
     static func all(_ parsed: [String]) -> [String] {
-        parsed + process.headers
+        all(parsed, commandLine: process.headers)
+    }
+
+    static func all(_ parsed: [String], commandLine: [String]) -> [String] {
+        guard !commandLine.isEmpty, !parsed.isEmpty else { return parsed + commandLine }
+        func name(_ header: String) -> String {
+            let raw = header.prefix { $0 != ":" }
+            return String(raw.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()).lowercased()
+        }
+        let given = Set(commandLine.map(name))
+        return parsed.filter { !given.contains(name($0)) } + commandLine
     }
 }

@@ -48,7 +48,8 @@ struct AdHocCall: ParsableArguments {
             // `head` prints the response head: a HEAD answer has nothing else to show.
             var exchange = exchange
             if method == .head { exchange.include = true }
-            try await exchange.perform(request, definitions: loaded ?? APIDefinitions(), openAPI: file?.openAPI, files: items.files)
+            try await exchange.perform(
+                request, definitions: loaded ?? APIDefinitions(), openAPI: file?.openAPI, files: items.files, itemHeaders: items.headers)
         }
     }
 

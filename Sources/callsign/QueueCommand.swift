@@ -54,6 +54,7 @@ struct QueueListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: localized("List queued requests, oldest first."))
 
     @OptionGroup var queue: QueueOption
+    @OptionGroup var config: ConfigFileOption
 
     @Flag(help: .localized("List the dead-letter list (requests that failed permanently) instead."))
     var dead = false
@@ -101,6 +102,7 @@ struct QueueReplayCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var queue: QueueOption
+    @OptionGroup var config: ConfigFileOption
     @OptionGroup var credentials: CredentialOptions
     @OptionGroup var proxy: ProxyOptions
     @OptionGroup var tls: TLSOptions
@@ -155,6 +157,7 @@ struct QueueRetryCommand: AsyncParsableCommand {
         commandName: "retry", abstract: localized("Move a request from the dead-letter list back into the queue, at its place in line."))
 
     @OptionGroup var queue: QueueOption
+    @OptionGroup var config: ConfigFileOption
 
     @Argument(help: .localized("The request's id, as `callsign queue list --dead` shows it (#12 or 12)."))
     var id: String
@@ -197,6 +200,7 @@ struct QueueDropCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "drop", abstract: localized("Remove a request from the queue or the dead-letter list."))
 
     @OptionGroup var queue: QueueOption
+    @OptionGroup var config: ConfigFileOption
 
     @Argument(help: .localized("The request's id, as `callsign queue list` shows it (#12 or 12)."))
     var id: String

@@ -57,6 +57,36 @@ public final class CookieJar: Sendable {
         fileURL = nil
     }
 
+    /// A jar in memory that starts with `cookies` (kept elsewhere — a command-line session, your
+    /// own store), under the same rules as cookies a server sets: expired ones, ones with a name
+    /// or value no server could set, and any past ``maximumCookiesPerDomain`` for a domain or
+    /// ``maximumCookies`` in all are left out.
+    ///
+    /// ```swift
+    /// let jar = CookieJar(savedCookies)
+    /// configuration.cookies = jar
+    /// // … calls …
+    /// savedCookies = jar.all()
+    /// ```
+    public init(_ cookies: some Sequence<Cookie>, now: Date = Date()) {
+        fileURL = nil
+        var kept: [Cookie] = []
+        var perDomain: [String: Int] = [:]
+        for cookie in cookies where kept.count < Self.maximumCookies && (cookie.expires.map { $0 > now } ?? true) {
+            guard !cookie.name.isEmpty, cookie.name.utf8.count + cookie.value.utf8.count <= Self.maximumCookieSize,
+                cookie.name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && !SetCookie.separators.contains($0) }),
+                cookie.value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F && $0 != ";" }),
+                !cookie.domain.isEmpty, cookie.path.hasPrefix("/"),
+                !kept.contains(where: { $0.name == cookie.name && $0.domain == cookie.domain && $0.path == cookie.path })
+            else { continue }
+            let count = perDomain[cookie.domain, default: 0]
+            guard count < Self.maximumCookiesPerDomain else { continue }
+            perDomain[cookie.domain] = count + 1
+            kept.append(cookie)
+        }
+        self.cookies.withLock { $0 = kept }
+    }
+
     /// A jar that keeps its persistent cookies in `fileURL`, loading those still valid.
     ///
     /// - Throws: ``APIError`` (``APIError/Code/storage``) when the file exists but cannot be read.
