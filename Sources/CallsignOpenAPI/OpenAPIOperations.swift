@@ -240,6 +240,7 @@ public struct OpenAPIOperations: Sendable {
             batchNodes += nodes
         }
         var componentSchemas = ComponentSchemas(components: document.components)
+        var pagingWarnings: [LocalizedMessage] = []
         for batch in batches where !batch.isEmpty {
             let resolved = Self.endpoints(
                 of: batch, template: document, version: version, checked: checked, info: root["info"], stubs: componentSchemas, report: &report)
@@ -311,8 +312,16 @@ public struct OpenAPIOperations: Sendable {
                 definition.needsAuthorization = operation.needsAuthorization
                 definition.notes = operation.summary
                 if operation.eventStream == .only { definition.headers = ["Accept": "text/event-stream"] }
+                let paging = Self.pagination(of: operation, written: written, endpoint: endpoint)
+                definition.pagination = paging.pagination
+                if let warning = paging.warning { pagingWarnings.append(warning) }
                 definitions.append(definition)
             }
+        }
+        // Three, then how many more: a document of 300 list operations gets four lines.
+        warnings += pagingWarnings.prefix(3).map(\.description)
+        if pagingWarnings.count > 3 {
+            warnings.append(("… and \(pagingWarnings.count - 3) more like these" as LocalizedMessage).description)
         }
         var defaults = APIDefinition()
         defaults.baseURL = baseURL

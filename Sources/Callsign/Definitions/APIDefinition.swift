@@ -46,6 +46,15 @@ public struct APIDefinition: Sendable, Hashable {
     public var errorClasses: ErrorClasses?
     /// Whether an empty or `null` body is acceptable (RFAPI's "Response Accept Null").
     public var acceptsNullResponse: Bool?
+    /// How the pages of this API are walked (`pagination` in a file): ``APIClient/pages(_:parameters:pagination:)``
+    /// and ``APIClient/items(_:parameters:as:at:pagination:)`` use it when the call gives no
+    /// pagination of its own. Default `nil` (inherit; ``Pagination/link``).
+    ///
+    /// ```swift
+    /// var users = APIDefinition(name: "ListUsers", path: "users")
+    /// users.pagination = .cursor(at: "meta.next_cursor", parameter: "cursor")
+    /// ```
+    public var pagination: Pagination?
     /// The accepted statuses. Default `nil` (inherit; 200–299).
     public var acceptedStatusCodes: StatusCodes?
     /// The time limit for one attempt. Default `nil` (inherit; the client's).
@@ -140,6 +149,7 @@ public struct APIDefinition: Sendable, Hashable {
         result.responseClass = responseClass ?? defaults.responseClass
         result.errorClasses = errorClasses ?? defaults.errorClasses
         result.acceptsNullResponse = acceptsNullResponse ?? defaults.acceptsNullResponse
+        result.pagination = pagination ?? defaults.pagination
         result.acceptedStatusCodes = acceptedStatusCodes ?? defaults.acceptedStatusCodes
         result.timeout = timeout ?? defaults.timeout
         result.tag = tag ?? defaults.tag
@@ -182,6 +192,7 @@ public struct APIDefinition: Sendable, Hashable {
         request.responseClass = responseClass
         request.errorClasses = errorClasses
         request.acceptsNullResponse = acceptsNullResponse ?? false
+        request.pagination = pagination
         request.retry = retry
         request.deadline = deadline
         request.hedging = hedging

@@ -28,7 +28,7 @@ public import Foundation
 /// `User Info`, `Notes`) or camelCase (`baseURL`, `pathPrefix`, `path`, `method`, `headers`,
 /// `parameters`, `needsAuthorization`, `contentType`, `responseType`, `responseClass`, `errorClass`,
 /// `acceptsNullResponse`, `acceptedStatusCodes`, `timeout`, `tag`, `envelope`, `userInfo`,
-/// `notes`). A malformed file, an unknown key, a value of the wrong type, an unbalanced
+/// `notes`, `pagination`). A malformed file, an unknown key, a value of the wrong type, an unbalanced
 /// template brace or an unknown method fails the load with an ``APIError``
 /// (``APIError/Code/invalidDefinition``) that names the API, the key and, where the parser knows
 /// it, the line.

@@ -16,7 +16,7 @@ struct DefinitionParser {
         case name, baseURL, pathPrefix, path, method, headers, parameters, needsAuthorization, contentType
         case responseType, responseClass, errorClass, acceptsNullResponse, acceptedStatusCodes, timeout, tag, envelope
         case userInfo, notes, authentication, retry, deadline, hedging, mock
-        case cachePolicy, expire, offlinePolicy, servesStaleWhenOffline, responseSerializer
+        case cachePolicy, expire, offlinePolicy, servesStaleWhenOffline, responseSerializer, pagination
 
         var spellings: [String] {
             switch self {
@@ -49,6 +49,7 @@ struct DefinitionParser {
             case .offlinePolicy: ["Offline Policy", "offlinePolicy", "storePolicy"]
             case .servesStaleWhenOffline: ["servesStaleWhenOffline"]
             case .responseSerializer: ["Response Serializer", "responseSerializer", "responseFormat"]
+            case .pagination: ["Pagination", "pagination"]
             }
         }
 
@@ -235,6 +236,8 @@ struct DefinitionParser {
             definition.hedging = try reader.hedgePolicy()
         case .mock:
             definition.mock = try reader.string()
+        case .pagination:
+            definition.pagination = try reader.pagination()
         case .authentication:
             guard reader.api == APIDefinitions.defaultName else {
                 throw reader.error("belongs in the DEFAULT definition: one client has one way to authenticate")

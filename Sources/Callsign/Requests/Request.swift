@@ -78,6 +78,10 @@ public struct Request: BoxedFields, Sendable {
         public var errorClasses: ErrorClasses? = nil
         /// Whether an empty or `null` body is acceptable (RFAPI's "Response Accept Null").
         public var acceptsNullResponse: Bool = false
+        /// How ``APIClient/pages(_:pagination:)`` finds the next page when it is given no
+        /// pagination of its own (from the definition's ``APIDefinition/pagination``); `nil` means
+        /// ``Pagination/link``. Default `nil`.
+        public var pagination: Pagination? = nil
         /// The retry policy for this call; `nil` uses the definition's, else the client's.
         public var retry: RetryPolicy? = nil
         /// One time limit for the whole call — attempts, waits, redirects and body; `nil` uses the
