@@ -47,11 +47,13 @@ private struct Answer: Decodable {
 
 @Suite("Hedged requests: a second attempt when the first is slow, the first answer wins", .hangGuard)
 struct HedgeTests {
-    @Test("the first attempt stalls; past the delay a hedge is sent and answers; the call returns it and the first attempt's connection is closed")
-    func hedgeWinsLoserCancelled() async throws {
+    @Test(
+        "the first attempt stalls; past the delay a hedge is sent and answers; the call returns it and the first attempt's connection is closed",
+        arguments: TransportKind.allCases)
+    func hedgeWinsLoserCancelled(kind: TransportKind) async throws {
         let clock = TestClock(waitsForAdvance: true)
         let metrics = TestMetrics()
-        try await withServer(configure: {
+        try await withServer(transport: kind, configure: {
             $0.clock = clock
             $0.hedging = .after(.milliseconds(200))
             $0.observability.metricsFactory = metrics
