@@ -18,7 +18,7 @@ public import PostgresNIO
 ///
 /// Each gate is one row. A call takes its turn in **one statement** — an
 /// `INSERT … ON CONFLICT DO UPDATE … RETURNING` that locks the gate's row, reads the database's
-/// clock (`clock_timestamp()`), and keeps the last `count` turns handed out: the turn is the
+/// clock (`clock_timestamp()`), and keeps the turns handed out in the last window: the turn is the
 /// first instant after the gate's closing, not before the last turn, and a `window` after the
 /// turn `count` turns back. So the promise of the in-memory gate holds for the fleet — at most
 /// `count` turns in **any** window, not a token bucket's average — with one round trip per call,
@@ -88,6 +88,9 @@ public final class PostgresRateLimitStore: RateLimitStore {
 
     /// The database's clock, in milliseconds since 1970.
     private static let now = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+    /// The most turns a row keeps: those of the last window (a released turn leaves the ones
+    /// before it in force), never more than twice the largest count.
+    private static let keptTurns = Int32(2 * RateLimit.maximumCount)
     /// Windows are kept to ten years: longer ones hold the same, and sums stay far from overflow.
     private static let longestWindowSeconds: Int64 = 315_360_000
 
@@ -103,15 +106,16 @@ public final class PostgresRateLimitStore: RateLimitStore {
                 SELECT \(gate), CASE WHEN \(count) > 0 THEN ARRAY[n.now] ELSE '{}'::bigint[] END, 0, n.now, n.now, true
                 FROM (SELECT \(unescaped: Self.now) AS now) n
                 ON CONFLICT (gate) DO UPDATE SET (turns, checked_at, offered, admitted) = (
-                    SELECT CASE WHEN t.admitted AND \(count) > 0
-                            THEN (r.recent || t.turn)[greatest(1, cardinality(r.recent) + 2 - \(count)):]
-                            ELSE g.turns END,
-                        n.now, t.turn, t.admitted
+                    SELECT CASE WHEN t.admitted AND \(count) > 0 THEN r.recent || t.turn ELSE g.turns END, n.now, t.turn, t.admitted
                     FROM (SELECT \(unescaped: Self.now) AS now) n
-                    CROSS JOIN LATERAL (SELECT CASE WHEN \(count) > 0
-                        THEN g.turns[greatest(1, cardinality(g.turns) + 1 - \(count)):] ELSE '{}'::bigint[] END AS recent) r
+                    CROSS JOIN LATERAL (SELECT ARRAY(
+                        SELECT y.turn FROM (
+                            SELECT x.turn, x.i FROM unnest(g.turns) WITH ORDINALITY AS x(turn, i)
+                            WHERE \(count) > 0 AND x.turn > n.now - \(window) ORDER BY x.i DESC LIMIT \(Self.keptTurns - 1)) y
+                        ORDER BY y.i) AS recent) r
                     CROSS JOIN LATERAL (SELECT greatest(n.now, g.closed_until, r.recent[cardinality(r.recent)],
-                        CASE WHEN \(count) > 0 AND cardinality(r.recent) >= \(count) THEN r.recent[1] + \(window) END) AS turn) o
+                        CASE WHEN \(count) > 0 AND cardinality(r.recent) >= \(count)
+                            THEN r.recent[cardinality(r.recent) + 1 - \(count)] + \(window) END) AS turn) o
                     CROSS JOIN LATERAL (SELECT o.turn, (\(within)::bigint IS NULL OR o.turn - n.now <= \(within)) AS admitted) t)
                 RETURNING g.offered - g.checked_at AS wait, g.admitted, g.offered
                 """, logger: logger
@@ -143,6 +147,12 @@ public final class PostgresRateLimitStore: RateLimitStore {
 
     public func release(_ gate: String, reservation: RateLimitReservation) async {
         guard let turn = reservation.turn else { return }
+        // The caller is usually a cancelled call, and PostgresNIO ends a cancelled task's query:
+        // the turn goes back from a task of its own, which that cancellation does not reach, awaited here.
+        await Task { await giveBack(turn, at: gate) }.value
+    }
+
+    private func giveBack(_ turn: Int64, at gate: String) async {
         do {
             try await schema.run("give back a rate-limit turn") {
                 try await client.query(

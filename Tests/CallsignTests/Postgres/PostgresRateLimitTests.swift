@@ -130,8 +130,37 @@ struct PostgresRateLimitTests {
                 for index in 2..<turns.count {
                     #expect(turns[index] - turns[index - 2] >= 400, "turns \(turns)")
                 }
-                #expect(turns.last! - turns.first! >= 800)
+                #expect(turns[5] - turns[0] >= 800)
                 #expect(server.hits("/limited") == 6)
+            }
+        }
+    }
+
+    @Test("a call cancelled while it waits gives its turn back, and the turns before it stay in force")
+    func cancelledWaitGivesItsTurnBack() async throws {
+        try await withPostgres { database, postgres in
+            let tables = try uniqueTables()
+            let clock = TestClock(waitsForAdvance: true)
+            try await withTwoClients(database, postgres, tables: tables, clock: clock, limits: { RateLimits(perOrigin: .per(1, .seconds(60)), store: $0) }) {
+                server, first, second in
+                server.route("/limited") { _ in .json(["ok": true]) }
+                let turns = { @Sendable () async throws -> Int? in
+                    try await postgres.query(
+                        "SELECT cardinality(turns) FROM \(unescaped: tables.rateLimits) WHERE gate = \(gate(server))", logger: postgresLogger
+                    ).collect().first?.decode(Int.self)
+                }
+                _ = try await first.send(limited(within: nil))
+                let waiting = Task { try await second.send(limited(within: nil)) }
+                await clock.waitUntilSleeping()
+                #expect(try await turns() == 2)
+                waiting.cancel()
+                let error = await apiError { _ = try await waiting.value }
+                #expect(error?.isCancellation == true, "\(String(describing: error))")
+                #expect(try await turns() == 1, "the cancelled call's turn is given back")
+                // The first call's turn still holds the window.
+                let refused = await apiError { _ = try await first.send(limited(within: .seconds(5))) }
+                #expect(refused?.code == .timedOut)
+                #expect(server.hits("/limited") == 1)
             }
         }
     }
