@@ -1,6 +1,7 @@
 @testable import Callsign
 import CallsignTesting
 import Foundation
+import Logging
 import MetricsTestKit
 import Synchronization
 import Testing
@@ -86,7 +87,8 @@ struct HedgeTests {
     @Test("two extra attempts: one per delay while no head has come; the third answers and both losers are closed")
     func twoHedges() async throws {
         let clock = TestClock(waitsForAdvance: true)
-        try await withServer(configure: { $0.clock = clock }) { server, client in
+        let log = CapturingLogHandler()
+        try await withServer(configure: { $0.clock = clock; $0.observability.logger = Logger(label: "hedges") { _ in log } }) { server, client in
             let route = HeldRoute(untilClosed: [1, 2])
             route.install(on: server, path: "/quote")
             var arrivals = route.arrivals.makeAsyncIterator()
@@ -106,6 +108,32 @@ struct HedgeTests {
             let closed = Set([await closings.next(), await closings.next()].compactMap { $0 })
             #expect(closed == [1, 2])
             #expect(server.hits("/quote") == 3)
+        }
+        let lines = log.lines.withLock { $0 }
+        #expect(lines.contains { $0.hasPrefix("debug hedging ") && $0.contains("callsign.hedge=1") })
+        #expect(lines.contains { $0.hasPrefix("debug hedging ") && $0.contains("callsign.hedge=2") })
+        #expect(lines.contains { $0.hasPrefix("debug hedge won ") && $0.contains("callsign.hedge=2") })
+        #expect(lines.filter { $0.hasPrefix("debug sending attempt") }.count == 3, "each hedge is an attempt of its own: \(lines)")
+    }
+
+    @Test("cancelling a hedged call cancels every attempt: each connection is closed and the call ends as cancelled")
+    func cancellingTheCall() async throws {
+        let clock = TestClock(waitsForAdvance: true)
+        try await withServer(configure: { $0.clock = clock; $0.hedging = .after(.milliseconds(100)) }) { server, client in
+            let route = HeldRoute(untilClosed: [1, 2])
+            route.install(on: server, path: "/quote")
+            var arrivals = route.arrivals.makeAsyncIterator()
+            var closings = route.closings.makeAsyncIterator()
+            let call = Task { try await client.get("/quote").send() }
+            #expect(await arrivals.next() == 1)
+            await clock.waitUntilSleeping()
+            clock.advance(by: .milliseconds(100))
+            #expect(await arrivals.next() == 2)
+            call.cancel()
+            let error = await apiError { _ = try await call.value }
+            #expect(error?.code == .cancelled)
+            let closed = Set([await closings.next(), await closings.next()].compactMap { $0 })
+            #expect(closed == [1, 2])
         }
     }
 
