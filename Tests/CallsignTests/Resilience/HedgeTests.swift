@@ -116,6 +116,40 @@ struct HedgeTests {
         #expect(lines.filter { $0.hasPrefix("debug sending attempt") }.count == 3, "each hedge is an attempt of its own: \(lines)")
     }
 
+    @Test("a streamed answer can be a hedge's: its body is read whole after the race, while the loser is closed", arguments: TransportKind.allCases)
+    func streamedHedge(kind: TransportKind) async throws {
+        let clock = TestClock(waitsForAdvance: true)
+        try await withServer(transport: kind, configure: { $0.clock = clock; $0.hedging = .after(.milliseconds(100)) }) { server, client in
+            let count = Mutex(0)
+            let (arrivals, arrived) = AsyncStream.makeStream(of: Int.self)
+            let (closings, closed) = AsyncStream.makeStream(of: Int.self)
+            server.route("/export") { request in
+                let number = count.withLock { count in
+                    count += 1
+                    return count
+                }
+                arrived.yield(number)
+                if number == 1 {
+                    await request.waitForClientToClose()
+                    if request.clientHasClosed { closed.yield(number) }
+                }
+                return ServerResponse(status: 200, body: .generated(count: 2_500_000))
+            }
+            var arrivalsIterator = arrivals.makeAsyncIterator()
+            var closingsIterator = closings.makeAsyncIterator()
+            let call = Task { try await client.stream(.get("/export")) }
+            #expect(await arrivalsIterator.next() == 1)
+            await clock.waitUntilSleeping()
+            clock.advance(by: .milliseconds(100))
+            #expect(await arrivalsIterator.next() == 2)
+            let streamed = try await call.value
+            var received = Data()
+            for try await chunk in streamed.chunks { received.append(chunk) }
+            #expect(received == TestServer.expectedBytes(count: 2_500_000))
+            #expect(await closingsIterator.next() == 1)
+        }
+    }
+
     @Test("cancelling a hedged call cancels every attempt: each connection is closed and the call ends as cancelled")
     func cancellingTheCall() async throws {
         let clock = TestClock(waitsForAdvance: true)
