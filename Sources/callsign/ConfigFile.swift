@@ -86,7 +86,10 @@ enum ConfigFile {
         let isLong = text.hasPrefix("--")
         let end = text.firstIndex { $0 == " " || $0 == "\t" || (isLong && $0 == "=") } ?? text.endIndex
         let option = String(text[..<end])
-        guard option.dropFirst(isLong ? 2 : 1).allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
+        let name = option.dropFirst(isLong ? 2 : 1)
+        guard let first = name.first, first.isASCII, first.isLetter || first.isNumber,
+            name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
+        else {
             throw cliError(.invalidRequest, "\(path):\(line): not an option name; write --name value or --name=value")
         }
         guard end < text.endIndex else { return Entry(line: line, option: option, value: nil) }

@@ -71,7 +71,7 @@ enum ExitStatus {
           64  invalid command-line usage
           65  invalid input: definitions file, parameter, header, unknown API name
           73  download without -o: a file already has the name (see --force)
-          74  the offline queue or the cache cannot be read or written
+          74  the offline queue, the cache or a session cannot be read or written
           75  queued offline (--queue-offline): the server could not be reached
           76  the response is not what the API declares: malformed, wrong content
               type or shape, or it does not decode

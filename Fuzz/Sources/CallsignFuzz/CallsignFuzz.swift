@@ -287,6 +287,24 @@ let targets: [FuzzTarget] = [
         precondition(Minified.of(plain) == Minified.of(data), "the printer changed a token")
         precondition(JSONText.prettyPrinted(plain) == plain, "printing is not idempotent")
     },
+    // A `--session` file as the command line reads it (callsign/SessionFile.swift, linked in CLI/):
+    // any bytes give a session within its bounds, with no value that could split a header field,
+    // which reads back once written — or an error.
+    FuzzTarget(name: "cli-session") { data in
+        guard let file = try? SessionFile.decode(data, path: "session.json") else { return }
+        precondition(file.headers.count <= SessionFile.maximumHeaders && file.cookies.count <= SessionFile.maximumCookies, "a session past its bounds")
+        let values = file.headers.map(\.value) + file.cookies.map(\.value) + [file.authentication?.secret ?? ""]
+        precondition(!values.contains { $0.contains("\r") || $0.contains("\n") || $0.contains("\u{0}") }, "a value that could split a field")
+        precondition((try? SessionFile.decode(file.encoded(), path: "session.json")) != nil, "a session that does not read back")
+    },
+    // The default-options file (callsign/ConfigFile.swift, linked in CLI/): only options come out,
+    // never a URL or an item, never one the file may not set, within the bounds.
+    FuzzTarget(name: "cli-config") { data in
+        guard let entries = try? ConfigFile.parse(data, path: "config") else { return }
+        precondition(entries.count <= ConfigFile.maximumEntries, "more options than the bound")
+        precondition(entries.allSatisfy { $0.option.hasPrefix("-") && $0.option != "--" && !ConfigFile.refused.contains($0.option) }, "a positional or refused argument")
+        precondition(entries.allSatisfy { entry in entry.value.map { !$0.unicodeScalars.contains { $0.value < 0x20 && $0 != "\t" } } ?? true }, "a control character in a value")
+    },
     // The command line's item parser (-p, -H, HTTPie's items; one argument a line), its -H pre-pass
     // and its terminal sanitizer, compiled from Sources/callsign through the links in CLI/. A
     // sanitized line must hold no control character; a body shown on a terminal, none but LF,

@@ -95,6 +95,8 @@ struct CLIConfigTests {
             .init(line: 5, option: "-H", value: " padded "), .init(line: 6, option: "--flag", value: nil),
         ])
         #expect(throws: APIError.self) { try ConfigFile.parse(Data([0xFF, 0xFE]), path: "f") }
+        #expect(throws: APIError.self) { try ConfigFile.parse(Data("--=erbose\n".utf8), path: "f") }  // found by cli-config
+        #expect(throws: APIError.self) { try ConfigFile.parse(Data("-\n".utf8), path: "f") }
         #expect(throws: APIError.self) { try ConfigFile.parse(Data(String(repeating: "--a\n", count: ConfigFile.maximumEntries + 1).utf8), path: "f") }
         #expect(HeaderOptions.all(["X-A: file", "X-B: file"], commandLine: ["x-a: cli", "X-A: cli2"]) == ["X-B: file", "x-a: cli", "X-A: cli2"])
     }

@@ -1,0 +1,1 @@
+../../../../Sources/callsign/ConfigFile.swift
