@@ -12,7 +12,8 @@ public import FoundationNetworking
 /// A transport on `URLSession`: the default on Apple platforms; on Linux it runs on
 /// FoundationNetworking.
 ///
-/// The body is streamed through a session delegate as it arrives, redirects are handed back
+/// A body read into memory is collected by the session delegate and handed over with the head
+/// (the calling task resumes once); any other body is streamed as it arrives. Redirects are handed back
 /// to Callsign instead of being followed, and cancelling the calling task cancels the
 /// `URLSessionTask`.
 ///
@@ -200,6 +201,28 @@ public final class URLSessionTransport: Transport {
         let task = session.dataTask(with: urlRequest)
         let taskBox = TaskBox(task)
         let identifier = task.taskIdentifier
+        if case .collect(let limit) = transportRequest.bodyReading {
+            // Read whole on the session's queue: the calling task resumes once, with everything.
+            let collected = try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (whole: CheckedContinuation<SessionDelegate.Collected, any Error>) in
+                    delegate.register(identifier, collecting: whole, limit: limit, progress: transportRequest.receiveProgress)
+                    if Task.isCancelled {
+                        delegate.abandon(identifier)
+                        taskBox.cancelInBackground()
+                    } else {
+                        taskBox.task.resume()
+                    }
+                }
+            } onCancel: {
+                delegate.abandon(identifier)
+                taskBox.cancelInBackground()
+            }
+            let head = try Self.head(of: collected.head)
+            switch collected.body {
+            case .success(let data): return TransportResponse(head: head, body: ResponseBodyStream(data: data))
+            case .failure(let failure): return TransportResponse(head: head, body: ResponseBodyStream(failing: failure))
+            }
+        }
         let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
         continuation.onTermination = { termination in
             if case .cancelled = termination { taskBox.cancelInBackground() }
@@ -222,14 +245,18 @@ public final class URLSessionTransport: Transport {
             delegate.abandon(identifier)
             taskBox.cancelInBackground()
         }
+        return TransportResponse(head: try Self.head(of: response), body: ResponseBodyStream(stream))
+    }
+
+    /// URLSession's response head as Callsign's.
+    private static func head(of response: HTTPURLResponse) throws -> HTTPResponse {
         var fields = HTTPFields()
         for (key, value) in response.allHeaderFields {
             guard let key = key as? String, let name = HTTPField.Name(key), let text = value as? String else { continue }
             // URLSession joins repeated fields with ", "; Set-Cookie is the one that cannot be joined.
             fields.append(HTTPField(name: name, value: text))
         }
-        let head = HTTPResponse(status: try .checked(response.statusCode), headerFields: fields)
-        return TransportResponse(head: head, body: ResponseBodyStream(stream))
+        return HTTPResponse(status: try .checked(response.statusCode), headerFields: fields)
     }
 
     public func shutdown() async throws {
@@ -237,188 +264,3 @@ public final class URLSessionTransport: Transport {
         for extra in proxied.withLock({ $0.sessions.values.map(\.session) }) { extra.invalidateAndCancel() }
     }
 }
-
-/// Safe to share: its one stored property is a `let`, and the only calls made through it are
-/// `URLSessionTask.resume()` and `cancel()`, which Foundation documents as callable from any
-/// thread (the task synchronises its own state). `URLSessionDataTask` itself is not declared
-/// `Sendable` in FoundationNetworking, hence the box.
-private final class TaskBox: @unchecked Sendable {
-    let task: URLSessionDataTask
-    init(_ task: URLSessionDataTask) { self.task = task }
-
-    /// Cancels the task off the caller's thread: FoundationNetworking's `cancel()` waits for the
-    /// session's work queue, and a thread of the concurrency pool must not block on it.
-    func cancelInBackground() {
-        DispatchQueue.global().async { self.task.cancel() }
-    }
-}
-
-/// Routes delegate callbacks to the waiting call, by task identifier.
-private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
-    private struct Pending {
-        var head: CheckedContinuation<HTTPURLResponse, any Error>?
-        var body: AsyncThrowingStream<Data, any Error>.Continuation
-    }
-
-    private let pending = Mutex<[Int: Pending]>([:])
-    /// What to answer a proxy's challenge with, for a session that goes through a proxy.
-    private let proxyCredentials: Proxy.Credentials?
-    /// The trust roots and pins the server-trust challenge checks (Apple platforms).
-    private let tls: TLSSettings
-    /// Why a task's server was refused, by task identifier, for the error its completion reports.
-    private let refusals = Mutex<[Int: APIError]>([:])
-
-    init(proxyCredentials: Proxy.Credentials?, tls: TLSSettings) {
-        self.proxyCredentials = proxyCredentials
-        self.tls = tls
-    }
-
-    func register(
-        _ identifier: Int, head: CheckedContinuation<HTTPURLResponse, any Error>,
-        body: AsyncThrowingStream<Data, any Error>.Continuation
-    ) {
-        pending.withLock { $0[identifier] = Pending(head: head, body: body) }
-    }
-
-    /// Ends a task's wait at once, as cancelled: the head's waiter and the body's reader. What
-    /// URLSession reports for it later finds nothing to resume.
-    func abandon(_ identifier: Int) {
-        guard let entry = pending.withLock({ $0.removeValue(forKey: identifier) }) else { return }
-        entry.head?.resume(throwing: CancellationError())
-        entry.body.finish(throwing: CancellationError())
-    }
-
-    func urlSession(
-        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
-    ) {
-        let head = pending.withLock { table -> CheckedContinuation<HTTPURLResponse, any Error>? in
-            defer { table[dataTask.taskIdentifier]?.head = nil }
-            return table[dataTask.taskIdentifier]?.head
-        }
-        guard let http = response as? HTTPURLResponse else {
-            head?.resume(throwing: APIError(.invalidResponse, localized: "the response is not an HTTP response"))
-            completionHandler(.cancel)
-            return
-        }
-        head?.resume(returning: http)
-        completionHandler(.allow)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let body = pending.withLock { $0[dataTask.taskIdentifier]?.body }
-        body?.yield(data)
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let refusal = refusals.withLock { $0.removeValue(forKey: task.taskIdentifier) }
-        guard let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        if let refusal {
-            entry.head?.resume(throwing: refusal)
-            entry.body.finish(throwing: refusal)
-        } else if let error {
-            entry.head?.resume(throwing: error)
-            entry.body.finish(throwing: error)
-        } else {
-            entry.head?.resume(throwing: APIError(.invalidResponse, localized: "the server closed the connection without a response"))
-            entry.body.finish()
-        }
-    }
-
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
-    ) {
-        // The proxy's credentials are the one challenge answered here: they go to the proxy only.
-        if challenge.protectionSpace.isProxy() {
-            if let credentials = proxyCredentials, challenge.previousFailureCount == 0 {
-                completionHandler(
-                    .useCredential, URLCredential(user: credentials.username, password: credentials.password, persistence: .forSession))
-            } else {
-                completionHandler(.cancelAuthenticationChallenge, nil)
-            }
-            return
-        }
-        // Authentication is Callsign's job; a 401 must reach the caller as a response.
-        #if canImport(FoundationNetworking)
-        // FoundationNetworking raises this challenge only after the whole 401 response has been
-        // delivered to this delegate (on its serial queue), and offers no way to just complete
-        // the task: so finish the call here with what arrived, then cancel the task.
-        if let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) {
-            if let head = entry.head, let failure = challenge.failureResponse as? HTTPURLResponse {
-                head.resume(returning: failure)
-            }
-            entry.body.finish()
-        }
-        completionHandler(.cancelAuthenticationChallenge, nil)
-        #else
-        if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust {
-            guard !tls.isDefault, let trust = challenge.protectionSpace.serverTrust else {
-                completionHandler(.performDefaultHandling, nil)  // the system's decision, as configured
-                return
-            }
-            if let refusal = Self.evaluate(trust, host: challenge.protectionSpace.host, settings: tls) {
-                refusals.withLock { $0[task.taskIdentifier] = refusal }
-                completionHandler(.cancelAuthenticationChallenge, nil)
-            } else {
-                completionHandler(.useCredential, URLCredential(trust: trust))
-            }
-        } else {
-            completionHandler(.rejectProtectionSpace, nil)
-        }
-        #endif
-    }
-
-    #if !canImport(FoundationNetworking)
-    /// Checks a server's trust against ``TLSSettings/trustRoots``, then its chain against the
-    /// host's pins; returns why it is refused, or `nil` to accept it.
-    private static func evaluate(_ trust: SecTrust, host: String, settings: TLSSettings) -> APIError? {
-        let anchors: [TLSCertificate]?
-        switch settings.trustRoots {
-        case .system: anchors = nil
-        case .adding(let roots), .only(let roots): anchors = roots
-        }
-        if let anchors {
-            let certificates = anchors.compactMap { SecCertificateCreateWithData(nil, $0.der as CFData) }
-            SecTrustSetAnchorCertificates(trust, certificates as CFArray)
-            if case .only = settings.trustRoots {
-                SecTrustSetAnchorCertificatesOnly(trust, true)
-            } else {
-                SecTrustSetAnchorCertificatesOnly(trust, false)
-            }
-        }
-        var failure: CFError?
-        guard SecTrustEvaluateWithError(trust, &failure) else {
-            let code = failure.map { CFErrorGetCode($0) } ?? 0
-            // errSecCertificateExpired (-67818), errSecHostNameMismatch (-67602); else untrusted.
-            switch code {
-            case -67818, -67819:
-                return .notSent(.certificateExpired, "the certificate of \(host) has expired or is not valid yet")
-            case -67602:
-                return .notSent(.certificateHostMismatch, "the certificate of \(host) is valid, but for another host name")
-            default:
-                return .notSent(
-                    .certificateUntrusted, "the certificate of \(host) does not lead to a trusted root (configuration.tls.trustRoots)")
-            }
-        }
-        guard let digests = settings.pins?.activeDigests(for: host) else { return nil }
-        let chain = (SecTrustCopyCertificateChain(trust) as? [SecCertificate]) ?? []
-        let pinned = chain.contains { certificate in
-            CertificateDER.subjectPublicKeyInfo(of: SecCertificateCopyData(certificate) as Data)
-                .map { digests.contains(CertificatePins.digest(ofSubjectPublicKeyInfo: $0)) } ?? false
-        }
-        return pinned
-            ? nil
-            : .notSent(.certificatePinMismatch, "the certificate of \(host) has none of the public keys pinned for it (configuration.tls.pins)")
-    }
-    #endif
-
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        // Redirects are Callsign's to follow, under one policy for every transport.
-        completionHandler(nil)
-    }
-}
-

@@ -76,6 +76,27 @@ struct TransportSuiteTests {
         }
     }
 
+    @Test("a body read into memory reports its progress; one that outgrows the cap keeps its status", arguments: TransportKind.allCases)
+    func collectedBody(kind: TransportKind) async throws {
+        try await withServer(transport: kind, configure: { $0.limits.maximumResponseBodySize = 1_000_000 }) { server, client in
+            let task = client.start(.get("/bytes/600000"))
+            var reports: [TransferProgress] = []
+            for await progress in task.progress where progress.direction == .download { reports.append(progress) }
+            let response = try await task.response
+            #expect(response.body == TestServer.expectedBytes(count: 600_000))
+            #expect(reports.last?.completedBytes == 600_000)
+            #expect(reports.last?.fraction == 1.0)
+            #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.completedBytes <= $1.completedBytes })
+            // No length announced: the cap is met while the body arrives, after the head.
+            server.route("/chunked") { _ in
+                ServerResponse(status: 203, headers: [("Transfer-Encoding", "chunked")], body: .generated(count: 3_000_000))
+            }
+            let error = await apiError { _ = try await client.get("/chunked").send() }
+            #expect(error?.code == .responseTooLarge)
+            #expect(error?.statusCode == 203)
+        }
+    }
+
     @Test("a connection reset mid-body is a transport error", arguments: TransportKind.allCases)
     func resetMidBody(kind: TransportKind) async throws {
         try await withServer(transport: kind) { server, client in

@@ -1,0 +1,336 @@
+import Foundation
+import HTTPTypes
+import Synchronization
+#if canImport(Security)
+import Security
+#endif
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Safe to share: its one stored property is a `let`, and the only calls made through it are
+/// `URLSessionTask.resume()` and `cancel()`, which Foundation documents as callable from any
+/// thread (the task synchronises its own state). `URLSessionDataTask` itself is not declared
+/// `Sendable` in FoundationNetworking, hence the box.
+final class TaskBox: @unchecked Sendable {
+    let task: URLSessionDataTask
+    init(_ task: URLSessionDataTask) { self.task = task }
+
+    /// Cancels the task off the caller's thread: FoundationNetworking's `cancel()` waits for the
+    /// session's work queue, and a thread of the concurrency pool must not block on it.
+    func cancelInBackground() {
+        DispatchQueue.global().async { self.task.cancel() }
+    }
+}
+
+/// Routes delegate callbacks to the waiting call, by task identifier.
+final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    /// A call waiting for its task: for the head, then the body chunk by chunk; or, for a body
+    /// read whole (``TransportRequest/BodyReading/collect(limit:)``), for both at once.
+    private enum Pending {
+        case streaming(head: CheckedContinuation<HTTPURLResponse, any Error>?, body: AsyncThrowingStream<Data, any Error>.Continuation)
+        case collecting(Collecting)
+    }
+
+    /// A body collected here, on the session's queue, so that the calling task resumes once.
+    private struct Collecting {
+        let whole: CheckedContinuation<Collected, any Error>
+        let limit: Int
+        let progress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?
+        var head: HTTPURLResponse?
+        var expected: Int64?
+        var body = Data()
+    }
+
+    /// What a collecting call gets: the head, and the body or why it broke off after the head.
+    struct Collected: @unchecked Sendable {
+        // `HTTPURLResponse` is immutable once made; FoundationNetworking does not mark it Sendable.
+        let head: HTTPURLResponse
+        let body: Result<Data, APIError>
+    }
+
+    private let pending = Mutex<[Int: Pending]>([:])
+    /// What to answer a proxy's challenge with, for a session that goes through a proxy.
+    private let proxyCredentials: Proxy.Credentials?
+    /// The trust roots and pins the server-trust challenge checks (Apple platforms).
+    private let tls: TLSSettings
+    /// Why a task's server was refused, by task identifier, for the error its completion reports.
+    private let refusals = Mutex<[Int: APIError]>([:])
+
+    init(proxyCredentials: Proxy.Credentials?, tls: TLSSettings) {
+        self.proxyCredentials = proxyCredentials
+        self.tls = tls
+    }
+
+    func register(
+        _ identifier: Int, head: CheckedContinuation<HTTPURLResponse, any Error>,
+        body: AsyncThrowingStream<Data, any Error>.Continuation
+    ) {
+        pending.withLock { $0[identifier] = .streaming(head: head, body: body) }
+    }
+
+    /// Registers a call that reads its body whole: resumed once, when the task completes, with
+    /// the head and at most `limit` bytes of body.
+    func register(
+        _ identifier: Int, collecting whole: CheckedContinuation<Collected, any Error>, limit: Int,
+        progress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?
+    ) {
+        pending.withLock { $0[identifier] = .collecting(Collecting(whole: whole, limit: limit, progress: progress)) }
+    }
+
+    /// Ends a task's wait at once, as cancelled: the head's waiter and the body's reader. What
+    /// URLSession reports for it later finds nothing to resume.
+    func abandon(_ identifier: Int) {
+        guard let entry = pending.withLock({ $0.removeValue(forKey: identifier) }) else { return }
+        Self.end(entry, throwing: CancellationError())
+    }
+
+    /// Resumes whoever waits on `entry` with `error`. Every entry is resumed once: only by the
+    /// one who removed it from the table.
+    private static func end(_ entry: Pending, throwing error: any Error) {
+        switch entry {
+        case .streaming(let head, let body):
+            head?.resume(throwing: error)
+            body.finish(throwing: error)
+        case .collecting(let collecting):
+            collecting.whole.resume(throwing: error)
+        }
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        let identifier = dataTask.taskIdentifier
+        guard let http = response as? HTTPURLResponse else {
+            if let entry = pending.withLock({ $0.removeValue(forKey: identifier) }) {
+                Self.end(entry, throwing: APIError(.invalidResponse, localized: "the response is not an HTTP response"))
+            }
+            completionHandler(.cancel)
+            return
+        }
+        // A length past a collecting call's limit ends the task before any of the body is read.
+        let expected = http.expectedContentLength >= 0 ? http.expectedContentLength : nil
+        enum Step { case headArrived(CheckedContinuation<HTTPURLResponse, any Error>), collecting(Collecting), tooLarge(Collecting), nothing }
+        let step = pending.withLock { table -> Step in
+            switch table[identifier] {
+            case .streaming(let head?, let body):
+                table[identifier] = .streaming(head: nil, body: body)
+                return .headArrived(head)
+            case .collecting(var collecting):
+                collecting.head = http
+                collecting.expected = expected
+                if let expected, expected > Int64(collecting.limit) {
+                    table[identifier] = nil
+                    return .tooLarge(collecting)
+                }
+                table[identifier] = .collecting(collecting)
+                return .collecting(collecting)
+            case .streaming(nil, _), nil:
+                return .nothing
+            }
+        }
+        switch step {
+        case .headArrived(let head):
+            head.resume(returning: http)
+        case .collecting(let collecting):
+            collecting.progress?(0, expected)
+        case .tooLarge(let collecting):
+            collecting.whole.resume(returning: Collected(head: http, body: .failure(Self.bodyFailure(ResponseBodyStream.tooLarge(collecting.limit)))))
+            completionHandler(.cancel)
+            return
+        case .nothing:
+            break
+        }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let identifier = dataTask.taskIdentifier
+        enum Step { case stream(AsyncThrowingStream<Data, any Error>.Continuation), progress(Collecting), tooLarge(Collecting), nothing }
+        let step = pending.withLock { table -> Step in
+            switch table[identifier] {
+            case .streaming(_, let body):
+                return .stream(body)
+            case .collecting(var collecting):
+                guard collecting.body.count <= collecting.limit - min(data.count, collecting.limit) else {
+                    table[identifier] = nil
+                    return .tooLarge(collecting)
+                }
+                // Moved out of the table while it grows, so that the append does not copy it.
+                table[identifier] = nil
+                collecting.body.append(data)
+                table[identifier] = .collecting(collecting)
+                return .progress(collecting)
+            case nil:
+                return .nothing
+            }
+        }
+        switch step {
+        case .stream(let body):
+            body.yield(data)
+        case .progress(let collecting):
+            collecting.progress?(Int64(collecting.body.count), collecting.expected)
+        case .tooLarge(let collecting):
+            if let head = collecting.head {
+                collecting.whole.resume(returning: Collected(head: head, body: .failure(Self.bodyFailure(ResponseBodyStream.tooLarge(collecting.limit)))))
+            } else {
+                collecting.whole.resume(throwing: ResponseBodyStream.tooLarge(collecting.limit))
+            }
+            dataTask.cancel()
+        case .nothing:
+            break
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let refusal = refusals.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        guard let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        if let refusal {
+            Self.end(entry, throwing: refusal)
+            return
+        }
+        switch entry {
+        case .streaming(let head, let body):
+            if let error {
+                head?.resume(throwing: error)
+                body.finish(throwing: error)
+            } else {
+                head?.resume(throwing: Self.noResponse)
+                body.finish()
+            }
+        case .collecting(let collecting):
+            guard let head = collecting.head else {
+                collecting.whole.resume(throwing: error ?? Self.noResponse)
+                return
+            }
+            // Once the head is in, a failure belongs to the body: the head is handed back with a
+            // body that fails as it did, so the caller's error still holds status and headers.
+            if let error {
+                var failure = APIError.wrap(error, request: nil)
+                if failure.code == .transport, !(error is APIError) { failure.text = "the connection broke while the body arrived: \(error)" }
+                collecting.whole.resume(returning: Collected(head: head, body: .failure(Self.bodyFailure(failure))))
+            } else {
+                collecting.whole.resume(returning: Collected(head: head, body: .success(collecting.body)))
+            }
+        }
+    }
+
+    private static var noResponse: APIError {
+        APIError(.invalidResponse, localized: "the server closed the connection without a response")
+    }
+
+    /// A failure of the body, after its head arrived.
+    private static func bodyFailure(_ error: APIError) -> APIError {
+        var failure = error
+        failure.responseStarted = true
+        return failure
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        // The proxy's credentials are the one challenge answered here: they go to the proxy only.
+        if challenge.protectionSpace.isProxy() {
+            if let credentials = proxyCredentials, challenge.previousFailureCount == 0 {
+                completionHandler(
+                    .useCredential, URLCredential(user: credentials.username, password: credentials.password, persistence: .forSession))
+            } else {
+                completionHandler(.cancelAuthenticationChallenge, nil)
+            }
+            return
+        }
+        // Authentication is Callsign's job; a 401 must reach the caller as a response.
+        #if canImport(FoundationNetworking)
+        // FoundationNetworking raises this challenge only after the whole 401 response has been
+        // delivered to this delegate (on its serial queue), and offers no way to just complete
+        // the task: so finish the call here with what arrived, then cancel the task.
+        if let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) {
+            switch entry {
+            case .streaming(let head, let body):
+                if let head, let failure = challenge.failureResponse as? HTTPURLResponse {
+                    head.resume(returning: failure)
+                }
+                body.finish()
+            case .collecting(let collecting):
+                if let failure = challenge.failureResponse as? HTTPURLResponse {
+                    collecting.whole.resume(returning: Collected(head: failure, body: .success(collecting.body)))
+                } else {
+                    collecting.whole.resume(throwing: Self.noResponse)
+                }
+            }
+        }
+        completionHandler(.cancelAuthenticationChallenge, nil)
+        #else
+        if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust {
+            guard !tls.isDefault, let trust = challenge.protectionSpace.serverTrust else {
+                completionHandler(.performDefaultHandling, nil)  // the system's decision, as configured
+                return
+            }
+            if let refusal = Self.evaluate(trust, host: challenge.protectionSpace.host, settings: tls) {
+                refusals.withLock { $0[task.taskIdentifier] = refusal }
+                completionHandler(.cancelAuthenticationChallenge, nil)
+            } else {
+                completionHandler(.useCredential, URLCredential(trust: trust))
+            }
+        } else {
+            completionHandler(.rejectProtectionSpace, nil)
+        }
+        #endif
+    }
+
+    #if !canImport(FoundationNetworking)
+    /// Checks a server's trust against ``TLSSettings/trustRoots``, then its chain against the
+    /// host's pins; returns why it is refused, or `nil` to accept it.
+    private static func evaluate(_ trust: SecTrust, host: String, settings: TLSSettings) -> APIError? {
+        let anchors: [TLSCertificate]?
+        switch settings.trustRoots {
+        case .system: anchors = nil
+        case .adding(let roots), .only(let roots): anchors = roots
+        }
+        if let anchors {
+            let certificates = anchors.compactMap { SecCertificateCreateWithData(nil, $0.der as CFData) }
+            SecTrustSetAnchorCertificates(trust, certificates as CFArray)
+            if case .only = settings.trustRoots {
+                SecTrustSetAnchorCertificatesOnly(trust, true)
+            } else {
+                SecTrustSetAnchorCertificatesOnly(trust, false)
+            }
+        }
+        var failure: CFError?
+        guard SecTrustEvaluateWithError(trust, &failure) else {
+            let code = failure.map { CFErrorGetCode($0) } ?? 0
+            // errSecCertificateExpired (-67818), errSecHostNameMismatch (-67602); else untrusted.
+            switch code {
+            case -67818, -67819:
+                return .notSent(.certificateExpired, "the certificate of \(host) has expired or is not valid yet")
+            case -67602:
+                return .notSent(.certificateHostMismatch, "the certificate of \(host) is valid, but for another host name")
+            default:
+                return .notSent(
+                    .certificateUntrusted, "the certificate of \(host) does not lead to a trusted root (configuration.tls.trustRoots)")
+            }
+        }
+        guard let digests = settings.pins?.activeDigests(for: host) else { return nil }
+        let chain = (SecTrustCopyCertificateChain(trust) as? [SecCertificate]) ?? []
+        let pinned = chain.contains { certificate in
+            CertificateDER.subjectPublicKeyInfo(of: SecCertificateCopyData(certificate) as Data)
+                .map { digests.contains(CertificatePins.digest(ofSubjectPublicKeyInfo: $0)) } ?? false
+        }
+        return pinned
+            ? nil
+            : .notSent(.certificatePinMismatch, "the certificate of \(host) has none of the public keys pinned for it (configuration.tls.pins)")
+    }
+    #endif
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        // Redirects are Callsign's to follow, under one policy for every transport.
+        completionHandler(nil)
+    }
+}
+
