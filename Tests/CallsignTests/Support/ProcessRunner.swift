@@ -27,6 +27,9 @@ enum ProcessRunner {
         }
     }
 
+    /// The configuration folder every CLI run sees unless its test gives another: empty.
+    private static let configHome = Scratch.folder()
+
     private static func runHoldingSlot(
         _ path: String, _ arguments: [String], environment: [String: String], input: Data?, directory: URL?,
         started: (@Sendable (_ processIdentifier: Int32) -> Void)?
@@ -40,6 +43,10 @@ enum ProcessRunner {
             !Self.proxyVariables.contains($0.key.lowercased()) && !Self.localeVariables.contains($0.key)
         }
         inherited["LANG"] = "C.UTF-8"
+        // Nor the user's own default options and sessions (~/.config/callsign): an empty folder
+        // of its own, unless the test names one.
+        inherited["CALLSIGN_CONFIG"] = nil
+        inherited["XDG_CONFIG_HOME"] = Self.configHome.path
         process.environment = inherited.merging(environment) { _, new in new }
         if let directory { process.currentDirectoryURL = directory }
         let output = Pipe()
