@@ -46,7 +46,7 @@ private func gate(_ server: TestServer) -> String {
 
 @Suite("PostgreSQL rate limits: one limit kept by every process sharing the store", .hangGuard, .sharedPostgresCluster)
 struct PostgresRateLimitTests {
-    @Test("two clients, 5 per 60 s: of 12 calls with a 10 s deadline, 5 go and 7 fail at once with timedOut, sending nothing")
+    @Test("two clients, 5 per 60 s: of 12 calls with a 20 s deadline, 5 go and 7 fail at once with timedOut, sending nothing")
     func fleetKeepsTheLimit() async throws {
         try await withPostgres { database, postgres in
             let tables = try uniqueTables()
@@ -57,7 +57,7 @@ struct PostgresRateLimitTests {
                 let outcomes = try await withThrowingTaskGroup(of: APIError?.self) { group in
                     for index in 0..<12 {
                         let client = index.isMultiple(of: 2) ? first : second
-                        group.addTask { await apiError { _ = try await client.send(limited(within: .seconds(10))) } }
+                        group.addTask { await apiError { _ = try await client.send(limited(within: .seconds(20))) } }
                     }
                     return try await group.reduce(into: [APIError?]()) { $0.append($1) }
                 }
@@ -87,8 +87,8 @@ struct PostgresRateLimitTests {
             try await withTwoClients(database, postgres, tables: tables, clock: clock, limits: { RateLimits(perOrigin: .per(2, .seconds(60)), store: $0) }) {
                 server, first, second in
                 server.route("/limited") { _ in .json(["ok": true]) }
-                _ = try await first.send(limited(within: .seconds(5)))
-                _ = try await second.send(limited(within: .seconds(5)))
+                _ = try await first.send(limited(within: .seconds(20)))
+                _ = try await second.send(limited(within: .seconds(20)))
                 #expect(clock.sleeps.isEmpty)
 
                 // The third turn is the first's plus 60 s on the database's clock: the call waits for it.
@@ -101,9 +101,9 @@ struct PostgresRateLimitTests {
                 try await postgres.query(
                     "UPDATE \(unescaped: tables.rateLimits) SET turns = ARRAY(SELECT turn - 120000 FROM unnest(turns) AS turn)",
                     logger: postgresLogger)
-                _ = try await second.send(limited(within: .seconds(5)))
-                _ = try await first.send(limited(within: .seconds(5)))
-                let error = await apiError { _ = try await second.send(limited(within: .seconds(5))) }
+                _ = try await second.send(limited(within: .seconds(20)))
+                _ = try await first.send(limited(within: .seconds(20)))
+                let error = await apiError { _ = try await second.send(limited(within: .seconds(20))) }
                 #expect(error?.code == .timedOut)
                 #expect(clock.sleeps.count == 1)
                 #expect(server.hits("/limited") == 5)
@@ -158,7 +158,7 @@ struct PostgresRateLimitTests {
                 #expect(error?.isCancellation == true, "\(String(describing: error))")
                 #expect(try await turns() == 1, "the cancelled call's turn is given back")
                 // The first call's turn still holds the window.
-                let refused = await apiError { _ = try await first.send(limited(within: .seconds(5))) }
+                let refused = await apiError { _ = try await first.send(limited(within: .seconds(20))) }
                 #expect(refused?.code == .timedOut)
                 #expect(server.hits("/limited") == 1)
             }
@@ -189,7 +189,7 @@ struct PostgresRateLimitTests {
                 let closed = try #require(try await store.closedFor(gate(server)))
                 #expect(closed > .seconds(20) && closed <= .seconds(30))
 
-                let error = await apiError { _ = try await second.send(limited(within: .seconds(5))) }
+                let error = await apiError { _ = try await second.send(limited(within: .seconds(10))) }
                 #expect(error?.code == .timedOut)
                 #expect(error?.requestSent == false)
                 #expect(server.hits("/limited") == 1)
@@ -260,7 +260,7 @@ struct PostgresRateLimitTests {
                 server.route("/limited") { _ in .json(["ok": true]) }
                 _ = try await first.get("/limited").tag(tag).send()
                 let error = await apiError {
-                    var request = limited(within: .seconds(5))
+                    var request = limited(within: .seconds(20))
                     request.tag = tag
                     _ = try await second.send(request)
                 }
