@@ -103,16 +103,7 @@ struct DownloadCommand: AsyncParsableCommand {
             if explicit != nil { request.needsAuthorization = true }
             let session = try sessions.open(
                 for: SessionPlace.target(of: request, definitions: loaded ?? APIDefinitions()), credentials: credentials, headers: givenHeaders)
-            let jar = session?.makeJar()
-            if let session, let jar {
-                session.announce(quiet: quiet)
-                session.addHeaders(to: &request)
-                if explicit == nil, let lent = session.authentication {
-                    configuration.authentication = lent
-                    request.needsAuthorization = true
-                }
-                configuration.cookies = jar
-            }
+            let jar = session?.lend(to: &request, configuration: &configuration, credentialsGiven: explicit != nil, quiet: quiet)
             let client = APIClient(definitions: loaded ?? APIDefinitions(), configuration: configuration)
             // A download's own limits: the client's per-attempt timeout does not cover a body
             // written to a file, a request's own does (validate() bounds both values).

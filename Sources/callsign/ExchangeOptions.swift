@@ -186,16 +186,7 @@ struct ExchangeOptions: ParsableArguments {
         let session = try sessions.open(
             for: SessionPlace.target(of: request, definitions: definitions), credentials: credentials,
             headers: itemHeaders.merging(givenHeaders))
-        let jar = session?.makeJar()
-        if let session, let jar {
-            session.announce(quiet: quiet)
-            session.addHeaders(to: &request)
-            if explicit == nil, let lent = session.authentication {
-                configuration.authentication = lent
-                request.needsAuthorization = true
-            }
-            configuration.cookies = jar
-        }
+        let jar = session?.lend(to: &request, configuration: &configuration, credentialsGiven: explicit != nil, quiet: quiet)
         try adjust(&request, retryPolicy: configuration.retry)
         try await input.shape(&request, files: files, multipartFields: form, explicitBody: body != nil || json != nil || !form.isEmpty)
         if stream, request.headers["Accept"] == nil { request.headers["Accept"] = "text/event-stream" }

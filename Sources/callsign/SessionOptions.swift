@@ -175,18 +175,30 @@ struct ActiveSession: Sendable {
     }
 
     /// Adds the session's headers the request does not set itself, when it goes to the session's origin.
-    func addHeaders(to request: inout Request) {
+    private func addHeaders(to request: inout Request) {
         guard belongsToRequest else { return }
         for header in stored.headers where !request.headers.contains(header.name) {
             request.headers.add(header.name, header.value)
         }
     }
 
-    /// A jar holding the session's cookies, for the client.
-    func makeJar() -> CookieJar { CookieJar(stored.cookies) }
+    /// Lends the session to a call through the client's own stages: its headers the request does
+    /// not set, its credentials unless the command line gave some, and a jar holding its cookies,
+    /// returned for ``save(cookies:)``. Says on stderr when the session belongs to another origin.
+    func lend(to request: inout Request, configuration: inout APIClient.Configuration, credentialsGiven: Bool, quiet: Bool) -> CookieJar {
+        announce(quiet: quiet)
+        addHeaders(to: &request)
+        if !credentialsGiven, let lent = authentication {
+            configuration.authentication = lent
+            request.needsAuthorization = true
+        }
+        let jar = CookieJar(stored.cookies)
+        configuration.cookies = jar
+        return jar
+    }
 
     /// Says on stderr that a session for another origin lends only its cookies.
-    func announce(quiet: Bool) {
+    private func announce(quiet: Bool) {
         guard !belongsToRequest, !quiet else { return }
         Terminal.error(localized("callsign: the session \(file.path) belongs to \(stored.origin): its credentials and headers are not sent to \(origin)"))
     }

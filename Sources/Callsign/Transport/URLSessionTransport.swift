@@ -203,19 +203,8 @@ public final class URLSessionTransport: Transport {
         let identifier = task.taskIdentifier
         if case .collect(let limit) = transportRequest.bodyReading {
             // Read whole on the session's queue: the calling task resumes once, with everything.
-            let collected = try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (whole: CheckedContinuation<SessionDelegate.Collected, any Error>) in
-                    delegate.register(identifier, collecting: whole, limit: limit, progress: transportRequest.receiveProgress)
-                    if Task.isCancelled {
-                        delegate.abandon(identifier)
-                        taskBox.cancelInBackground()
-                    } else {
-                        taskBox.task.resume()
-                    }
-                }
-            } onCancel: {
-                delegate.abandon(identifier)
-                taskBox.cancelInBackground()
+            let collected = try await Self.run(taskBox, on: delegate) { (whole: CheckedContinuation<SessionDelegate.Collected, any Error>) in
+                delegate.register(identifier, collecting: whole, limit: limit, progress: transportRequest.receiveProgress)
             }
             let head = try Self.head(of: collected.head)
             switch collected.body {
@@ -227,12 +216,25 @@ public final class URLSessionTransport: Transport {
         continuation.onTermination = { termination in
             if case .cancelled = termination { taskBox.cancelInBackground() }
         }
-        // Cancellation (the caller's, a time limit's) returns at once: URLSession reports a
-        // cancelled task's end through its own queues, which FoundationNetworking can take
-        // seconds to reach under load. The task is torn down in the background.
-        let response: HTTPURLResponse = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (head: CheckedContinuation<HTTPURLResponse, any Error>) in
-                delegate.register(identifier, head: head, body: continuation)
+        let response = try await Self.run(taskBox, on: delegate) { (head: CheckedContinuation<HTTPURLResponse, any Error>) in
+            delegate.register(identifier, head: head, body: continuation)
+        }
+        return TransportResponse(head: try Self.head(of: response), body: ResponseBodyStream(stream))
+    }
+
+    /// Starts the task once `register` has filed its waiter with the delegate, and waits for
+    /// what the delegate resumes it with.
+    ///
+    /// Cancellation (the caller's, a time limit's) returns at once: URLSession reports a
+    /// cancelled task's end through its own queues, which FoundationNetworking can take seconds
+    /// to reach under load. The task is torn down in the background.
+    private static func run<T: Sendable>(
+        _ taskBox: TaskBox, on delegate: SessionDelegate, register: (CheckedContinuation<T, any Error>) -> Void
+    ) async throws -> T {
+        let identifier = taskBox.task.taskIdentifier
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<T, any Error>) in
+                register(waiter)
                 // Cancelled before the registration: the handler found nothing to end.
                 if Task.isCancelled {
                     delegate.abandon(identifier)
@@ -245,7 +247,6 @@ public final class URLSessionTransport: Transport {
             delegate.abandon(identifier)
             taskBox.cancelInBackground()
         }
-        return TransportResponse(head: try Self.head(of: response), body: ResponseBodyStream(stream))
     }
 
     /// URLSession's response head as Callsign's.
