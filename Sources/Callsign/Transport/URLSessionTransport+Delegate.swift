@@ -86,6 +86,19 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         Self.end(entry, throwing: CancellationError())
     }
 
+    /// Ends a task's wait because its attempt's deadline passed: a call waiting for its head or
+    /// collecting its body gets ``Deadline/Expired``; a stream whose head has arrived is left
+    /// alone (its body is read under the idle limit and the call's deadline).
+    func expire(_ identifier: Int) {
+        let entry = pending.withLock { table -> Pending? in
+            switch table[identifier] {
+            case .collecting, .streaming(_?, _): return table.removeValue(forKey: identifier)
+            case .streaming(nil, _), nil: return nil
+            }
+        }
+        if let entry { Self.end(entry, throwing: Deadline.Expired()) }
+    }
+
     /// Resumes whoever waits on `entry` with `error`. Every entry is resumed once: only by the
     /// one who removed it from the table.
     private static func end(_ entry: Pending, throwing error: any Error) {

@@ -111,6 +111,10 @@ public final class URLSessionTransport: Transport {
     /// the headers); Callsign's decompression limits do not apply to it, the body cap does.
     public var decodesContentEncoding: Bool { true }
 
+    /// This transport ends an attempt at ``TransportRequest/deadline`` itself (the head, and a
+    /// collected body) with a timer of dispatch's: no timer task of Callsign's per attempt.
+    public var enforcesDeadlines: Bool { true }
+
     deinit {
         // A session holds its delegate until invalidated; without this both would leak.
         session.finishTasksAndInvalidate()
@@ -153,6 +157,8 @@ public final class URLSessionTransport: Transport {
                 // made, and are streamed from there.
                 let spool = try await SpooledBody.write(body)
                 spooled = spool
+                // The attempt's time limit covers the spooling too.
+                if let deadline = transportRequest.deadline, ContinuousClock.now >= deadline { throw Deadline.Expired() }
                 guard let stream = InputStream(url: spool.url) else {
                     throw APIError(.storage, localized: "the spooled request body at \(spool.url.path) cannot be read")
                 }
@@ -203,7 +209,7 @@ public final class URLSessionTransport: Transport {
         let identifier = task.taskIdentifier
         if case .collect(let limit) = transportRequest.bodyReading {
             // Read whole on the session's queue: the calling task resumes once, with everything.
-            let collected = try await Self.run(taskBox, on: delegate) { (whole: CheckedContinuation<SessionDelegate.Collected, any Error>) in
+            let collected = try await Self.run(taskBox, on: delegate, until: transportRequest.deadline) { (whole: CheckedContinuation<SessionDelegate.Collected, any Error>) in
                 delegate.register(identifier, collecting: whole, limit: limit, progress: transportRequest.receiveProgress)
             }
             let head = try Self.head(of: collected.head)
@@ -216,7 +222,7 @@ public final class URLSessionTransport: Transport {
         continuation.onTermination = { termination in
             if case .cancelled = termination { taskBox.cancelInBackground() }
         }
-        let response = try await Self.run(taskBox, on: delegate) { (head: CheckedContinuation<HTTPURLResponse, any Error>) in
+        let response = try await Self.run(taskBox, on: delegate, until: transportRequest.deadline) { (head: CheckedContinuation<HTTPURLResponse, any Error>) in
             delegate.register(identifier, head: head, body: continuation)
         }
         return TransportResponse(head: try Self.head(of: response), body: ResponseBodyStream(stream))
@@ -229,9 +235,17 @@ public final class URLSessionTransport: Transport {
     /// cancelled task's end through its own queues, which FoundationNetworking can take seconds
     /// to reach under load. The task is torn down in the background.
     private static func run<T: Sendable>(
-        _ taskBox: TaskBox, on delegate: SessionDelegate, register: (CheckedContinuation<T, any Error>) -> Void
+        _ taskBox: TaskBox, on delegate: SessionDelegate, until deadline: ContinuousClock.Instant?,
+        register: (CheckedContinuation<T, any Error>) -> Void
     ) async throws -> T {
         let identifier = taskBox.task.taskIdentifier
+        let timer = deadline.map { deadline in
+            expiry(at: deadline) {
+                delegate.expire(identifier)
+                taskBox.task.cancel()  // on a queue of dispatch's, not a thread of the concurrency pool
+            }
+        }
+        defer { timer?.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<T, any Error>) in
                 register(waiter)
@@ -247,6 +261,19 @@ public final class URLSessionTransport: Transport {
             delegate.abandon(identifier)
             taskBox.cancelInBackground()
         }
+    }
+
+    /// A timer that calls `expire` at `deadline` on a dispatch queue, unless it is cancelled
+    /// first: cancelled, it is gone at once (a cancelled `Task.sleep` or `asyncAfter` would stay
+    /// scheduled until its instant — a minute, for the default attempt limit).
+    private static func expiry(at deadline: ContinuousClock.Instant, _ expire: @escaping @Sendable () -> Void) -> any DispatchSourceTimer {
+        // Clamped, so that no arithmetic on a far deadline can overflow.
+        let nanoseconds = min(max(ContinuousClock.now.duration(to: deadline).nanoseconds, 0), 365 * 86_400 * 1_000_000_000)
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now() + .nanoseconds(Int(nanoseconds)))
+        timer.setEventHandler(handler: expire)
+        timer.activate()
+        return timer
     }
 
     /// URLSession's response head as Callsign's.
