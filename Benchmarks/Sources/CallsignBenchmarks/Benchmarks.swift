@@ -331,6 +331,12 @@ struct Benchmarks {
         try? FileManager.default.removeItem(at: rawFile)
         try? FileManager.default.removeItem(at: callsignFile)
 
+        if only == nil || only == "upload" {
+            try await UploadBenchmark.run(
+                server: server, clients: [("Callsign on AsyncHTTPClient", callsignAHC), ("Callsign on URLSession", callsignSession)],
+                session: session, scale: scale)
+        }
+
         if only == nil || only == "persistence" {
             try await persistence(server: server, rawAHC: rawAHC, scale: scale)
         }

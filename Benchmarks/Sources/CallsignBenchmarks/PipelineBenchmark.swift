@@ -126,6 +126,9 @@ extension Benchmarks {
             }, nil),
             ("+ metrics (a backend that drops them)", { $0.observability.metricsFactory = DroppingMetrics() }, nil),
             ("+ tracing (InMemoryTracer)", { $0.observability.tracer = InMemoryTracer() }, nil),
+            ("+ rate limit (per origin, never reached)", { $0.rateLimits = RateLimits(perOrigin: .perSecond(1_000_000)) }, nil),
+            ("+ circuit breaker (per origin, closed)", { $0.circuitBreaker = CircuitBreaker() }, nil),
+            ("+ hedging (after 1 s: the answer comes first)", { $0.hedging = .after(.seconds(1)) }, nil),
             ("+ HAR recording (a file per exchange)", { [folder] in $0.observability.recorder = HARRecorder(fileURL: folder.appendingPathComponent("bench.har")) }, nil),
         ]
         // The benchmark's definition, marked as needing authorization (the authentication row).
