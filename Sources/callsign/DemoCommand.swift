@@ -72,6 +72,7 @@ struct DemoTour {
         try await openAPIStep()
         try await reliabilitySteps(definitions: definitions, client: client)
         await failureSteps(client: client)
+        try await resilienceSteps()
         try await mockAndCacheSteps(definitions: definitions)
         let servedBefore = try await offlineSteps(definitions: definitions)
         try await downloadSteps(client: client)

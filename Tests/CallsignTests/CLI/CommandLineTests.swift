@@ -198,5 +198,28 @@ struct CommandLineTests {
         #expect(result.standardOutput.contains("sent 1, still queued 0"))
         #expect(result.standardOutput.contains("← 206 Partial Content"))
         #expect(result.standardOutput.contains("identical to the server's bytes: yes"))
+
+        // The resilience steps: a closed gate, a circuit, a hedge, pages, a problem, events.
+        let output = result.standardOutput
+        #expect(output.contains("→ GET /demo/limited ← 429, Retry-After: 1"))
+        #expect(output.contains("5 of them answered 200"))
+        #expect(output.contains("requests that reached the server while the gate was closed: 0; after it opened: 5"))
+        #expect(output.contains("✗ circuitOpen: the circuit breaker for"))
+        #expect(output.contains("requests the server saw for that call: 0"))
+        #expect(output.contains("one probe: GET /demo/flaky ← 200"))
+        #expect(output.contains("transition: closed → open\n   transition: open → halfOpen\n   transition: halfOpen → closed"))
+        #expect(output.contains("the call returned attempt 2's answer (the hedge's) after "))
+        #expect(output.contains("the slow first attempt was cancelled: the client closed its connection"))
+        #expect(output.contains("10 boards from 5 pages: Balsa Fish, Longboard,"))
+        #expect(output.contains("with a limit of 2 pages: 4 boards, 2 pages fetched"))
+        #expect(output.contains("it reported Name taken: ada is already registered"))
+        #expect(output.contains("problem: Name taken — ada is already registered (status 422"))
+        #expect(output.contains(
+            "id 1, event swell: 2 ft at Malibu\n   id 2, event swell: 3 ft at Malibu\n   id 3, event swell: 4 ft at Malibu\n   id 4, event tide: high at 14:05\n"))
+        #expect(output.contains("→ GET /demo/swell, Last-Event-ID: 2"))
+        // The hedge's answer came long before the stalled attempt's 2 s.
+        let hedged = output.split(separator: "\n").first { $0.contains("(the hedge's) after ") }
+        let seconds = hedged.flatMap { $0.split(separator: "after ").last?.split(separator: " ").first }.flatMap { Double($0) }
+        #expect(seconds.map { $0 < 1.5 } == true, "\(hedged ?? "no hedge line")")
     }
 }
