@@ -217,9 +217,10 @@ struct CommandLineTests {
         #expect(output.contains(
             "id 1, event swell: 2 ft at Malibu\n   id 2, event swell: 3 ft at Malibu\n   id 3, event swell: 4 ft at Malibu\n   id 4, event tide: high at 14:05\n"))
         #expect(output.contains("→ GET /demo/swell, Last-Event-ID: 2"))
-        // The hedge's answer came long before the stalled attempt's 2 s.
+        // The hedge's answer came before the stalled attempt's 2 s (well under a second on an
+        // idle machine; the bound is the stall itself, for a busy one).
         let hedged = output.split(separator: "\n").first { $0.contains("(the hedge's) after ") }
         let seconds = hedged.flatMap { $0.split(separator: "after ").last?.split(separator: " ").first }.flatMap { Double($0) }
-        #expect(seconds.map { $0 < 1.5 } == true, "\(hedged ?? "no hedge line")")
+        #expect(seconds.map { $0 < 2 } == true, "\(hedged ?? "no hedge line")")
     }
 }
