@@ -6,35 +6,13 @@ package enum DefinitionsFile {
     package static func load(
         contentsOf url: URL, limits: Limits = .default, strict: Bool = false
     ) throws(APIError) -> (definitions: APIDefinitions, openAPI: OpenAPIOperations?) {
-        // Unknown extensions and unreadable files get the definitions loader's own errors.
-        guard let format = APIDefinitions.Format(pathExtension: url.pathExtension), let data = try read(url, limits: limits) else {
-            return (try APIDefinitions(contentsOf: url), nil)
-        }
+        // An unknown extension gets the definitions loader's own error.
+        guard let format = APIDefinitions.Format(pathExtension: url.pathExtension) else { return (try APIDefinitions(contentsOf: url), nil) }
+        let data = try APIDefinitions.read(url, limits: limits)
         let document = try DefinitionDocument(data: data, format: format, limits: limits)
         guard OpenAPIOperations.version(of: document.root) != nil else { return (try APIDefinitions(document: document), nil) }
         let operations = try OpenAPIOperations(root: document.root, limits: limits, strict: strict)
         return (operations.definitions, operations)
-    }
-
-    /// The bytes of `url`, at most ``Limits/maximumDocumentSize``: one byte more is read to tell a
-    /// larger file, which fails without being read whole (a FIFO or `/dev/zero` included).
-    /// `nil` when the file cannot be opened or read (missing, a folder, no permission).
-    static func read(_ url: URL, limits: Limits) throws(APIError) -> Data? {
-        let limit = max(0, limits.maximumDocumentSize)
-        let data: Data
-        do {
-            let handle = try FileHandle(forReadingFrom: url)
-            defer { try? handle.close() }
-            data = try handle.read(upToCount: limit == Int.max ? limit : limit + 1) ?? Data()
-        } catch {
-            return nil
-        }
-        guard data.count <= limit else {
-            throw APIError(
-                .invalidDefinition,
-                localized: "the file \"\(url.lastPathComponent)\" is larger than \(limit) bytes (Limits.maximumDocumentSize)")
-        }
-        return data
     }
 }
 

@@ -137,8 +137,8 @@ public struct OpenAPIOperations: Sendable {
     /// `Limits.maximumDocumentSize` bytes (and one more to tell a larger file).
     /// `strict` is as for ``init(data:format:limits:strict:)``.
     public init(contentsOf url: URL, limits: Limits = .default, strict: Bool = false) throws(APIError) {
-        guard let data = try DefinitionsFile.read(url, limits: limits) else {
-            throw APIError(.invalidDefinition, localized: "the OpenAPI document \"\(url.lastPathComponent)\" cannot be read")
+        let data = try FileReader.readDocument(url, limits: limits) { error in
+            APIError(.invalidDefinition, localized: "the OpenAPI document \"\(url.lastPathComponent)\" cannot be read", underlyingError: error)
         }
         try self.init(data: data, format: url.pathExtension.lowercased() == "json" ? .json : .yaml, limits: limits, strict: strict)
     }

@@ -42,14 +42,17 @@ enum ConfigFile {
         "-h", "--help", "--version", "--no-config", "--experimental-dump-help", "--generate-completion-script",
     ]
 
+    /// Why the file at `path` is not read: it is larger than ``maximumSize``.
+    static func tooLarge(_ path: String) -> APIError {
+        cliError(.invalidRequest, "\(path): larger than \(maximumSize) bytes; a default-options file holds a few options")
+    }
+
     /// The options in `data`, the contents of the file at `path`.
     ///
     /// - Throws: ``APIError`` (``APIError/Code/invalidRequest``) naming `path` and the line — its
     ///   number only, since a line may hold a secret.
     static func parse(_ data: Data, path: String) throws(APIError) -> [Entry] {
-        guard data.count <= maximumSize else {
-            throw cliError(.invalidRequest, "\(path): larger than \(maximumSize) bytes; a default-options file holds a few options")
-        }
+        guard data.count <= maximumSize else { throw tooLarge(path) }
         guard let text = String(data: data, encoding: .utf8) else {
             throw cliError(.invalidRequest, "\(path): not UTF-8 text")
         }

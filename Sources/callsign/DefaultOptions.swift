@@ -78,12 +78,10 @@ enum DefaultOptions {
         guard stat(file.path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             throw cliError(.invalidRequest, "\(file.path): not a regular file; the default-options file is a text file")
         }
-        do {
-            let handle = try FileHandle(forReadingFrom: file)
-            defer { try? handle.close() }
-            return try handle.read(upToCount: ConfigFile.maximumSize + 1) ?? Data()
-        } catch {
-            throw cliError(.invalidRequest, "\(file.path) cannot be read", underlyingError: error)
+        return try FileReader.read(file, limit: ConfigFile.maximumSize) { error in
+            cliError(.invalidRequest, "\(file.path) cannot be read", underlyingError: error)
+        } tooLarge: { _ in
+            ConfigFile.tooLarge(file.path)
         }
     }
 }

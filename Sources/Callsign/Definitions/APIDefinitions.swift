@@ -105,14 +105,15 @@ public struct APIDefinitions: Sendable {
                 .invalidDefinition,
                 localized: "cannot tell the format of \"\(url.lastPathComponent)\": use a .json, .plist, .yaml or .yml file, or pass the format")
         }
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            throw APIError(
-                .invalidDefinition, localized: "the definitions file \"\(url.path)\" cannot be read", underlyingError: error)
+        try self.init(data: Self.read(url, limits: limits), format: format, limits: limits)
+    }
+
+    /// The bytes of a definitions file: at most ``Limits/maximumDocumentSize``, through the one
+    /// bounded door for files (a FIFO or `/dev/zero` fails without being read whole).
+    package static func read(_ url: URL, limits: Limits) throws(APIError) -> Data {
+        try FileReader.readDocument(url, limits: limits) { error in
+            APIError(.invalidDefinition, localized: "the definitions file \"\(url.path)\" cannot be read", underlyingError: error)
         }
-        try self.init(data: data, format: format, limits: limits)
     }
 
     /// Loads definitions from the bytes of a file in the given format.

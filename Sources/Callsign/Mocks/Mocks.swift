@@ -70,8 +70,9 @@ public struct Mocks: Sendable {
         self.init(realRequests: realRequests) { request in archive.mock(for: request, passesThrough: realRequests) }
     }
 
-    /// The answer for `request`, or `nil` to send it to the transport.
-    func answer(_ request: MockRequest) async throws -> TransportResponse? {
+    /// The answer for `request`, or `nil` to send it to the transport. A mock's file is read up
+    /// to `bodyLimit` bytes (the client's ``Limits/maximumResponseBodySize``).
+    func answer(_ request: MockRequest, bodyLimit: Int) async throws -> TransportResponse? {
         guard var mock = provider(request) else {
             guard realRequests else {
                 throw APIError.notSent(
@@ -91,11 +92,10 @@ public struct Mocks: Sendable {
         case .file(let path, let status, var headers, let confined):
             let folder = directory ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
             let fileURL = confined ? try Self.confined(path, in: folder) : path.hasPrefix("/") ? URL(fileURLWithPath: path) : folder.appendingPathComponent(path)
-            let data: Data
-            do {
-                data = try Data(contentsOf: fileURL)
-            } catch {
-                throw APIError(.transport, localized: "the mock file \"\(path)\" cannot be read", underlyingError: error)
+            let data = try FileReader.read(fileURL, limit: bodyLimit) { error in
+                APIError(.transport, localized: "the mock file \"\(path)\" cannot be read", underlyingError: error)
+            } tooLarge: { limit in
+                APIError(.responseTooLarge, localized: "the mock file \"\(path)\" is larger than the limit of \(limit) bytes")
             }
             if !headers.contains(where: { $0.0.lowercased() == "content-type" }) {
                 headers.append(("Content-Type", Self.contentType(forExtension: fileURL.pathExtension)))

@@ -111,7 +111,7 @@ struct Pipeline: Sendable {
         Row(kind: .request(.encoding) { EncodingStage(factory: $0.factory, limits: $0.configuration.limits, wire: $0.wireChain) }),
         Row(kind: .wire(.signing) { $0.configuration.authentication?.scheme == nil ? nil : SigningStage() }),
         Row(kind: .yourWireMiddlewares),
-        Row(kind: .wire(.mocks) { ingredients in ingredients.configuration.mocks.map(MocksStage.init(mocks:)) }),
+        Row(kind: .wire(.mocks) { ingredients in ingredients.configuration.mocks.map { MocksStage(mocks: $0, bodyLimit: ingredients.configuration.limits.maximumResponseBodySize) } }),
         Row(kind: .wire(.transport) { TransportStage(transport: $0.transport, configuration: $0.configuration) }),
     ]
 

@@ -26,16 +26,19 @@ public final class HARReplay: Sendable {
     private let served = Mutex<[String: Int]>([:])
     private let redaction: Redaction
 
+    /// The largest archive file read: 256 MiB. A larger file (or a FIFO, `/dev/zero`) fails
+    /// after one byte more than that, never read whole.
+    public static let maximumFileSize = 256 * 1024 * 1024
+
     /// Loads an archive.
     ///
-    /// - Throws: ``APIError`` (``APIError/Code/invalidDefinition``) when the file cannot be read or
-    ///   is not a HAR 1.2 archive.
+    /// - Throws: ``APIError`` (``APIError/Code/invalidDefinition``) when the file cannot be read,
+    ///   is larger than ``maximumFileSize``, or is not a HAR 1.2 archive.
     public convenience init(contentsOf url: URL, redaction: Redaction = .default) throws(APIError) {
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            throw APIError(.invalidDefinition, localized: "the HAR file \"\(url.lastPathComponent)\" cannot be read", underlyingError: error)
+        let data = try FileReader.read(url, limit: Self.maximumFileSize) { error in
+            APIError(.invalidDefinition, localized: "the HAR file \"\(url.lastPathComponent)\" cannot be read", underlyingError: error)
+        } tooLarge: { limit in
+            APIError(.invalidDefinition, localized: "the HAR file \"\(url.lastPathComponent)\" is larger than \(limit) bytes")
         }
         try self.init(data: data, name: url.lastPathComponent, redaction: redaction)
     }

@@ -93,9 +93,12 @@ public final class CookieJar: Sendable {
     public init(fileURL: URL) throws(APIError) {
         self.fileURL = fileURL
         guard FileManager.default.fileExists(atPath: fileURL.path) else { return }
+        let data = try FileReader.read(fileURL, limit: 16 << 20) { error in
+            APIError(.storage, localized: "the cookie file \"\(fileURL.lastPathComponent)\" cannot be read", underlyingError: error)
+        } tooLarge: { limit in
+            APIError(.storage, localized: "the cookie file \"\(fileURL.lastPathComponent)\" is larger than \(limit) bytes")
+        }
         do {
-            let data = try Data(contentsOf: fileURL)
-            guard data.count <= 16 << 20 else { throw CocoaError(.fileReadTooLarge) }
             let stored = try JSONDecoder().decode([Cookie].self, from: data)
             let now = Date()
             cookies.withLock { $0 = Array(stored.filter { ($0.expires ?? .distantPast) > now }.prefix(Self.maximumCookies)) }

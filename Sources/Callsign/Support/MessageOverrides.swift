@@ -94,17 +94,10 @@ public struct MessageOverrides: Sendable, Equatable {
 
     /// One strings table, read with a bound on its size and its nesting.
     static func read(_ url: URL) throws(APIError) -> [String: String] {
-        let data: Data
-        do {
-            let handle = try FileHandle(forReadingFrom: url)
-            defer { try? handle.close() }
-            data = try handle.read(upToCount: maximumTableSize + 1) ?? Data()
-        } catch {
-            throw APIError(.invalidDefinition, localized: "the strings table \"\(url.path)\" cannot be read", underlyingError: error)
-        }
-        guard data.count <= maximumTableSize else {
-            throw APIError(
-                .invalidDefinition, localized: "the strings table \"\(url.path)\" is larger than \(maximumTableSize) bytes")
+        let data = try FileReader.read(url, limit: maximumTableSize) { error in
+            APIError(.invalidDefinition, localized: "the strings table \"\(url.path)\" cannot be read", underlyingError: error)
+        } tooLarge: { limit in
+            APIError(.invalidDefinition, localized: "the strings table \"\(url.path)\" is larger than \(limit) bytes")
         }
         // A strings table is one flat dictionary; text lists are not measured by
         // PropertyListReader (Foundation's reader recurses once per level), so nesting is refused first.

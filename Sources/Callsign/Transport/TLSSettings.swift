@@ -78,13 +78,16 @@ public struct TLSCertificate: Sendable, Hashable {
         return blocks.map(TLSCertificate.init(der:))
     }
 
-    /// Every certificate of a PEM file.
+    /// Every certificate of a PEM file (at most 4 MiB: a system's whole bundle of roots is about
+    /// 200 KiB).
     public static func load(pemFile url: URL) throws(APIError) -> [TLSCertificate] {
-        let text: String
-        do {
-            text = try String(contentsOf: url, encoding: .utf8)
-        } catch {
-            throw APIError(.invalidRequest, localized: "the certificate file \"\(url.lastPathComponent)\" cannot be read", underlyingError: error)
+        let data = try FileReader.read(url, limit: 4 << 20) { error in
+            APIError(.invalidRequest, localized: "the certificate file \"\(url.lastPathComponent)\" cannot be read", underlyingError: error)
+        } tooLarge: { limit in
+            APIError(.invalidRequest, localized: "the certificate file \"\(url.lastPathComponent)\" is larger than \(limit) bytes")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw APIError(.invalidRequest, localized: "the certificate file \"\(url.lastPathComponent)\" is not UTF-8 text, as a PEM file is")
         }
         return try load(pem: text)
     }

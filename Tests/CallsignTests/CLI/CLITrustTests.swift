@@ -190,7 +190,7 @@ struct CLITrustTests {
                     #expect(result.status == Int32(status), "\(arguments): \(result.standardError)")
                 }
                 for (arguments, status) in [
-                    (["--cacert", ""], 64), (["--cacert", empty.path], 65),
+                    (["--cacert", ""], 64), (["--cacert", empty.path], 65), (["--cacert", "/dev/zero"], 65),
                     (["--cacert", ca.path, "--cert", empty.path, "--key", empty.path], 65), (["--cacert", ca.path, "--cert", "", "--key", ""], 64),
                 ] {
                     let result = try await CLIRunner.run(["get", url] + arguments)

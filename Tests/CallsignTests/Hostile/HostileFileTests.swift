@@ -153,3 +153,53 @@ struct HostileFileTests {
         #expect(try await client.send(.get(entry.url)).source == .network)
     }
 }
+
+/// Every file a user or an app names is read through one bounded door (`FileReader`): a link to
+/// `/dev/zero` — a file without end — fails with a clear error after at most its limit.
+@Suite("Hostile files: every named file is read within a bound", .hangGuard)
+struct BoundedFileTests {
+    /// A link named `name` to `/dev/zero`, in a fresh folder.
+    private func endless(_ name: String) throws -> URL {
+        let link = Scratch.folder().appendingPathComponent(name)
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "/dev/zero")
+        return link
+    }
+
+    @Test("definitions, OpenAPI-capable definitions files, HAR archives, cookie files and PEM files past their bound")
+    func endlessFiles() async throws {
+        try await onOwnThread {
+            var limits = Limits.default
+            limits.maximumDocumentSize = 64 * 1024
+            let definitions = #expect(throws: APIError.self) { try APIDefinitions(contentsOf: try endless("api.json"), limits: limits) }
+            #expect(definitions?.code == .invalidDefinition)
+            #expect(definitions?.message.contains("larger than 65536 bytes") == true, "\(String(describing: definitions))")
+
+            let archive = #expect(throws: APIError.self) { try HARReplay(contentsOf: try endless("session.har")) }
+            #expect(archive?.code == .invalidDefinition)
+            #expect(archive?.message.contains("larger than \(HARReplay.maximumFileSize) bytes") == true)
+
+            let cookies = #expect(throws: APIError.self) { try CookieJar(fileURL: try endless("cookies.json")) }
+            #expect(cookies?.code == .storage)
+            #expect(cookies?.message.contains("larger than") == true)
+
+            let pem = #expect(throws: APIError.self) { try TLSCertificate.load(pemFile: try endless("roots.pem")) }
+            #expect(pem?.code == .invalidRequest)
+            #expect(pem?.message.contains("larger than") == true)
+
+            let table = #expect(throws: APIError.self) { try MessageOverrides.read(try endless("Localizable.strings")) }
+            #expect(table?.message.contains("larger than") == true)
+        }
+    }
+
+    @Test("a mock's file is read up to the client's response body limit")
+    func endlessMockFile() async throws {
+        let link = try endless("answer.json")
+        let client = APIClient(configuration: .init {
+            $0.limits.maximumResponseBodySize = 32 * 1024
+            $0.mocks = Mocks(realRequests: false) { _ in .file(link.path) }
+        })
+        let error = await apiError { _ = try await client.get("http://127.0.0.1:9/anything").send() }
+        #expect(error?.code == .responseTooLarge)
+        #expect(error?.message.contains("32768") == true, "\(String(describing: error))")
+    }
+}

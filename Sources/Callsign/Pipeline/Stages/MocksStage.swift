@@ -5,6 +5,8 @@ import Foundation
 /// when the client has mocks.
 struct MocksStage: WireMiddleware {
     let mocks: Mocks
+    /// The most bytes a mock's file may hold (``Limits/maximumResponseBodySize``).
+    let bodyLimit: Int
 
     func intercept(_ request: WireRequest, context: MiddlewareContext, next: WireNext) async throws -> TransportResponse {
         guard let url = request.url else { return try await next(request) }
@@ -14,7 +16,7 @@ struct MocksStage: WireMiddleware {
         let mockRequest = MockRequest(
             method: request.head.method.rawValue, url: url, headers: Headers(request.head.headerFields),
             body: body, apiName: context.apiName, endpoint: context.endpoint, tag: context.tag)
-        guard var answer = try await mocks.answer(mockRequest) else { return try await next(request) }
+        guard var answer = try await mocks.answer(mockRequest, bodyLimit: bodyLimit) else { return try await next(request) }
         answer.request = request
         return answer
     }
