@@ -63,9 +63,9 @@ extension APIClient {
 
     /// Starts a call, its progress reported to the handle's stream.
     func start(_ call: Call) -> CallTask {
-        let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let buffer = LatestProgress()
         var call = call
-        let sink = ProgressReporter(continuation: continuation)
+        let sink = ProgressReporter(buffer: buffer)
         call.context.progress = sink
         // Nobody can join most calls: they run in this one task, registered so that
         // `cancel(identifier:)`, `cancel(group:)` and `cancelAll()` reach it. The others are shared.
@@ -81,7 +81,7 @@ extension APIClient {
             }
         }
         unshared?.adopt { task.cancel() }
-        return CallTask(identifier: call.request.identifier, progress: stream, task: task)
+        return CallTask(identifier: call.request.identifier, progress: buffer.stream(), task: task)
     }
 
     /// Starts the call with this name and returns a handle (see ``start(_:)``).
@@ -116,8 +116,8 @@ final class ActivityCounter: Sendable {
 public final class CallTask: Sendable {
     /// The call's identifier, if any.
     public let identifier: String?
-    /// Upload and download progress (the latest update is kept for a slow reader); finishes when
-    /// the call ends.
+    /// Upload and download progress; finishes when the call ends. A slow reader gets the latest
+    /// update of each direction, so an upload's last report is never lost behind the download's.
     public let progress: AsyncStream<TransferProgress>
     private let task: Task<Result<Response, APIError>, Never>
 

@@ -49,32 +49,100 @@ public struct TransferProgress: Sendable, Hashable {
 /// }
 /// ```
 public final class ProgressReporter: Sendable {
-    private let continuation: AsyncStream<TransferProgress>.Continuation?
+    private let buffer: LatestProgress?
     private let observer: (@Sendable (TransferProgress) -> Void)?
     private let parent: ProgressReporter?
 
     /// A reporter that hands every report to `handler`, then to `parent`.
     public init(parent: ProgressReporter? = nil, _ handler: @escaping @Sendable (TransferProgress) -> Void) {
-        continuation = nil
+        buffer = nil
         observer = handler
         self.parent = parent
     }
 
     init(
-        continuation: AsyncStream<TransferProgress>.Continuation?, observer: (@Sendable (TransferProgress) -> Void)? = nil,
+        buffer: LatestProgress?, observer: (@Sendable (TransferProgress) -> Void)? = nil,
         parent: ProgressReporter? = nil
     ) {
-        self.continuation = continuation
+        self.buffer = buffer
         self.observer = observer
         self.parent = parent
     }
 
     /// Reports how far a transfer has come.
     public func report(_ progress: TransferProgress) {
-        continuation?.yield(progress)
+        buffer?.report(progress)
         observer?(progress)
         parent?.report(progress)
     }
 
-    func finish() { continuation?.finish() }
+    func finish() { buffer?.finish() }
+}
+
+/// What a ``CallTask``'s progress stream has not handed out yet: the latest report of each
+/// direction, in the order the directions first reported. A slow reader skips to the newest
+/// figure, and never loses an upload's last report behind the download reports that follow it.
+final class LatestProgress: Sendable {
+    private struct State {
+        /// At most one report per direction.
+        var pending: [TransferProgress] = []
+        /// The reader, waiting while nothing is pending.
+        var reader: CheckedContinuation<TransferProgress?, Never>?
+        var finished = false
+    }
+
+    private let state = Mutex(State())
+
+    /// The stream a ``CallTask`` hands out: one reader.
+    func stream() -> AsyncStream<TransferProgress> {
+        AsyncStream(unfolding: { await self.next() })
+    }
+
+    func report(_ progress: TransferProgress) {
+        let reader = state.withLock { state -> CheckedContinuation<TransferProgress?, Never>? in
+            guard !state.finished else { return nil }
+            if let reader = state.reader {
+                state.reader = nil
+                return reader
+            }
+            if let index = state.pending.firstIndex(where: { $0.direction == progress.direction }) {
+                state.pending[index] = progress
+            } else {
+                state.pending.append(progress)
+            }
+            return nil
+        }
+        reader?.resume(returning: progress)
+    }
+
+    /// No more reports; the reader gets what is pending, then the end.
+    func finish() {
+        let reader = state.withLock { state -> CheckedContinuation<TransferProgress?, Never>? in
+            state.finished = true
+            defer { state.reader = nil }
+            return state.reader
+        }
+        reader?.resume(returning: nil)
+    }
+
+    /// The next report, or `nil` once the call has ended (or the reader's task is cancelled).
+    private func next() async -> TransferProgress? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (reader: CheckedContinuation<TransferProgress?, Never>) in
+                let answer = state.withLock { state -> TransferProgress?? in
+                    if !state.pending.isEmpty { return .some(state.pending.removeFirst()) }
+                    if state.finished || Task.isCancelled { return .some(nil) }
+                    state.reader = reader
+                    return .none
+                }
+                if let answer { reader.resume(returning: answer) }
+            }
+        } onCancel: {
+            let reader = state.withLock { state -> CheckedContinuation<TransferProgress?, Never>? in
+                defer { state.reader = nil }
+                return state.reader
+            }
+            reader?.resume(returning: nil)
+        }
+    }
 }
