@@ -41,11 +41,11 @@ enum PostgresArgument {
     }
 }
 
-/// `callsign queue migrate --postgres URL`: creates or updates the outbox and cache tables.
+/// `callsign queue migrate --postgres URL`: creates or updates the outbox, cache and rate-limit tables.
 struct QueueMigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
-        abstract: localized("Create or update Callsign's tables in a PostgreSQL database (the outbox, its dead letters and the HTTP cache)."))
+        abstract: localized("Create or update Callsign's tables in a PostgreSQL database (the outbox, its dead letters, the HTTP cache and the shared rate limits)."))
 
     @Option(help: .localized("The database: a postgres:// URL (password from the URL, PGPASSWORD or ?passwordFile=)."))
     var postgres: String
@@ -59,8 +59,10 @@ struct QueueMigrateCommand: AsyncParsableCommand {
             try await PostgresArgument.withClient(postgres) { client in
                 try await PostgresOfflineQueue(client: client, tables: tables).migrate()
                 try await PostgresCacheStorage(client: client, partitionKey: Data(count: 32), tables: tables).migrate()
+                try await PostgresRateLimitStore(client: client, tables: tables).migrate()
             }
-            Terminal.out(localized("\(PostgresURL.redacted(postgres)): \(tables.outbox), \(tables.deadLetters) and \(tables.cache) are ready."))
+            Terminal.out(
+                localized("\(PostgresURL.redacted(postgres)): \(tables.outbox), \(tables.deadLetters), \(tables.cache) and \(tables.rateLimits) are ready."))
         }
     }
 }

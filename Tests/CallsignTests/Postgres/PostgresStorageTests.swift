@@ -98,10 +98,14 @@ struct PostgresStorageTests {
     @Test("callsign queue migrate --postgres URL creates the tables; the queue commands take the URL")
     func commandLine() async throws {
         try CLIRunner.requireBuilt()
-        try await withPostgres { postgres, _ in
+        try await withPostgres { postgres, client in
             let migrate = try await CLIRunner.run(["queue", "migrate", "--postgres", postgres.url, "--prefix", "shop_"])
             #expect(migrate.status == 0, "\(migrate.standardError)")
-            #expect(migrate.standardOutput.contains("shop_outbox, shop_outbox_dead and shop_http_cache are ready"))
+            #expect(migrate.standardOutput.contains("shop_outbox, shop_outbox_dead, shop_http_cache and shop_rate_limits are ready"))
+            let tables = try await client.query(
+                "SELECT count(*) FROM pg_tables WHERE tablename = 'shop_rate_limits'", logger: postgresLogger
+            ).collect().first?.decode(Int.self)
+            #expect(tables == 1, "the fleet's rate-limit table is made beforehand too")
             let list = try await CLIRunner.run(["queue", "list", "--queue", postgres.url])
             #expect(list.status == 0, "\(list.standardError)")
             #expect(list.standardOutput.contains("The queue is empty."))
