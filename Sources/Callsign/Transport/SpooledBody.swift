@@ -12,12 +12,12 @@ struct SpooledBody: Sendable {
     /// Where the bytes are.
     let url: URL
 
-    /// Writes every chunk of `body` to a new private file in the temporary folder.
+    /// Writes every chunk of `body` to a new private file in `directory`.
     ///
     /// - Throws: ``APIError`` (``APIError/Code/encoding``) when the body cannot be read, and
     ///   ``APIError/Code/storage`` when the file cannot be written; the file is removed.
-    static func write(_ body: TransportBody) async throws(APIError) -> SpooledBody {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent(".callsign-upload-\(UUID().uuidString)")
+    static func write(_ body: TransportBody, in directory: URL) async throws(APIError) -> SpooledBody {
+        let url = directory.appendingPathComponent(".callsign-upload-\(UUID().uuidString)")
         guard let writer = try FileWriter.createPrivate(url) else {
             throw APIError(.storage, localized: "a temporary file for the request body could not be created at \(url.path)")
         }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import HTTPTypes
 import Synchronization
 #if canImport(Security)
@@ -34,6 +34,8 @@ public final class URLSessionTransport: Transport {
     /// One more session per proxy and TLS settings asked for (both are part of a session's
     /// configuration or delegate), made from the same configuration.
     private let proxied: Mutex<ProxiedSessions>
+    /// Where a body made as it is read is spooled before it is sent (``SpooledBody``).
+    private let spoolDirectory: URL
 
     private struct ProxiedSessions {
         let configuration: URLSessionConfiguration
@@ -61,12 +63,18 @@ public final class URLSessionTransport: Transport {
     /// own cache (``APIClient/Configuration/cache``), so that answers are never cached twice.
     /// Its cookie handling is switched off: Callsign's cookie jar is the only one.
     ///
+    /// A body made as it is read and larger than 1 MiB — a multipart form with files, a FIFO, an
+    /// app's stream — is written to a private file in `spoolDirectory` as it is made (URLSession
+    /// cannot pull from a Swift sequence), sent from there, and removed once sent. The default is
+    /// the temporary folder; an app may name its caches folder or an app group's.
+    ///
     /// ```swift
     /// let configuration = URLSessionConfiguration.default
     /// configuration.urlCache = URLCache(memoryCapacity: 4 << 20, diskCapacity: 64 << 20)
     /// let client = APIClient(definitions: definitions, transport: URLSessionTransport(configuration: configuration))
     /// ```
-    public init(configuration: URLSessionConfiguration) {
+    public init(configuration: URLSessionConfiguration, spoolDirectory: URL = FileManager.default.temporaryDirectory) {
+        self.spoolDirectory = spoolDirectory
         let configuration = configuration.copy() as? URLSessionConfiguration ?? configuration
         // One jar: Callsign's (configuration.cookies). URLSession neither sends nor stores cookies.
         configuration.httpCookieStorage = nil
@@ -155,7 +163,7 @@ public final class URLSessionTransport: Transport {
                 // A multipart form with files, a FIFO, an app's stream: URLSession cannot pull
                 // from a Swift async sequence, so the bytes go to a private file as they are
                 // made, and are streamed from there.
-                let spool = try await SpooledBody.write(body)
+                let spool = try await SpooledBody.write(body, in: spoolDirectory)
                 spooled = spool
                 // The attempt's time limit covers the spooling too.
                 if let deadline = transportRequest.deadline, ContinuousClock.now >= deadline { throw Deadline.Expired() }

@@ -151,17 +151,32 @@ struct TransferTests {
             var form = MultipartFormData()
             form.append(field: "title", value: "Balsa Fish")
             form.append(fileAt: file, name: "photo", mimeType: "image/png")
-            let multipart = try await client.post("/upload/form").body(.multipart(form)).send().json()
+            // On URLSession the form goes through a private file in a folder of this test's own
+            // (other tests spool into the temporary folder at the same time), removed once sent.
+            let spoolFolder = Scratch.folder()
+            // What the spool folder holds while the server reads the form (the client is still
+            // waiting for the answer then).
+            let spooledWhileSending = Mutex<[String]>([])
+            server.route("/upload/form") { request in
+                spooledWhileSending.withLock { $0 = (try? FileManager.default.contentsOfDirectory(atPath: spoolFolder.path)) ?? [] }
+                let received = request.streamedBody ?? (0, 0)
+                return .json([
+                    "bytes": .int(received.bytes), "crc32": .int(Int(received.crc32)), "contentType": .string(request.header("Content-Type") ?? ""),
+                ])
+            }
+            let spooling = kind == .urlSession
+                ? APIClient(configuration: client.configuration, transport: URLSessionTransport(configuration: .ephemeral, spoolDirectory: spoolFolder))
+                : client
+            let multipart = try await spooling.post("/upload/form").body(.multipart(form)).send().json()
             let encoded = try form.encoded()
             #expect(multipart["bytes"] == .int(encoded.count))
             #expect(multipart["crc32"] == .int(Int(TestServer.crc32(encoded))))
             #expect(multipart["contentType"]?.stringValue == form.contentType)
             if kind == .urlSession {
-                // The form went through a private temporary file, removed once sent. (Only this
-                // case spools: the AsyncHTTPClient case, running beside it, must not look.)
-                let spooled = try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)
-                    .filter { $0.hasPrefix(".callsign-upload-") }
-                #expect(spooled.isEmpty, "\(spooled)")
+                let seen = spooledWhileSending.withLock { $0 }
+                #expect(seen.count == 1 && seen.allSatisfy { $0.hasPrefix(".callsign-upload-") }, "\(seen)")
+                #expect(try FileManager.default.contentsOfDirectory(atPath: spoolFolder.path).isEmpty, "removed once sent")
+                try await spooling.transport.shutdown()
             }
 
             var missing = MultipartFormData()
