@@ -1,3 +1,11 @@
+extension ContinuousClock.Instant {
+    /// Whole nanoseconds from now until this instant: 0 once it has passed, at most a year, so
+    /// that no arithmetic on a far deadline (a timer's, NIO's) can overflow.
+    var nanosecondsFromNow: Int64 {
+        min(max(ContinuousClock.now.duration(to: self).nanoseconds, 0), 365 * 86_400 * 1_000_000_000)
+    }
+}
+
 extension Duration {
     /// The duration in whole nanoseconds (saturating).
     var nanoseconds: Int64 {

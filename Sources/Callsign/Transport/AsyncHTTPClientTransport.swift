@@ -148,11 +148,8 @@ public final class AsyncHTTPClientTransport: Transport {
                 if error is APIError { throw error }
                 throw await failure(error, request: request)
             }
-            var failure = APIError.wrap(error, request: nil)
-            if failure.code == .transport, !(error is APIError) { failure.text = "the connection broke while the body arrived: \(error)" }
-            failure.responseStarted = true
             return TransportResponse(
-                head: Self.responseHead(arrived.status, arrived.headers), body: ResponseBodyStream(failing: failure),
+                head: Self.responseHead(arrived.status, arrived.headers), body: ResponseBodyStream(failing: ResponseBodyStream.failureAfterHead(error)),
                 httpVersion: Self.harVersion(arrived.version))
         }
         try Self.checkForwardingProxy(responseHead.status, request: request)
@@ -191,9 +188,7 @@ public final class AsyncHTTPClientTransport: Transport {
     /// A continuous-clock instant as NIO's deadline, clamped so that no arithmetic can overflow.
     static func nioDeadline(_ deadline: ContinuousClock.Instant?) -> NIODeadline {
         guard let deadline else { return .distantFuture }
-        let remaining = ContinuousClock.now.duration(to: deadline)
-        let nanoseconds = min(max(remaining.nanoseconds, 0), 365 * 86_400 * 1_000_000_000)
-        return .now() + .nanoseconds(nanoseconds)
+        return .now() + .nanoseconds(deadline.nanosecondsFromNow)
     }
 
     static func nioHeaders(_ fields: HTTPFields) -> NIOHTTP1.HTTPHeaders {

@@ -222,6 +222,15 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
         return result
     }
 
+    /// Why a body broke off after its head arrived, as a transport hands it on in a failing body
+    /// (the head is returned, so the caller's error still holds status and headers).
+    static func failureAfterHead(_ error: any Error) -> APIError {
+        var failure = APIError.wrap(error, request: nil)
+        if failure.code == .transport, !(error is APIError) { failure.text = "the connection broke while the body arrived: \(error)" }
+        failure.responseStarted = true
+        return failure
+    }
+
     static func tooLarge(_ limit: Int) -> APIError {
         APIError(.responseTooLarge, localized: "the response body is larger than the limit of \(limit) bytes")
     }

@@ -150,7 +150,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         case .collecting(let collecting):
             collecting.progress?(0, expected)
         case .tooLarge(let collecting):
-            collecting.whole.resume(returning: Collected(head: http, body: .failure(Self.bodyFailure(ResponseBodyStream.tooLarge(collecting.limit)))))
+            collecting.whole.resume(returning: Collected(head: http, body: .failure(ResponseBodyStream.failureAfterHead(ResponseBodyStream.tooLarge(collecting.limit)))))
             completionHandler(.cancel)
             return
         case .nothing:
@@ -187,7 +187,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             collecting.progress?(Int64(collecting.body.count), collecting.expected)
         case .tooLarge(let collecting):
             if let head = collecting.head {
-                collecting.whole.resume(returning: Collected(head: head, body: .failure(Self.bodyFailure(ResponseBodyStream.tooLarge(collecting.limit)))))
+                collecting.whole.resume(returning: Collected(head: head, body: .failure(ResponseBodyStream.failureAfterHead(ResponseBodyStream.tooLarge(collecting.limit)))))
             } else {
                 collecting.whole.resume(throwing: ResponseBodyStream.tooLarge(collecting.limit))
             }
@@ -221,9 +221,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             // Once the head is in, a failure belongs to the body: the head is handed back with a
             // body that fails as it did, so the caller's error still holds status and headers.
             if let error {
-                var failure = APIError.wrap(error, request: nil)
-                if failure.code == .transport, !(error is APIError) { failure.text = "the connection broke while the body arrived: \(error)" }
-                collecting.whole.resume(returning: Collected(head: head, body: .failure(Self.bodyFailure(failure))))
+                collecting.whole.resume(returning: Collected(head: head, body: .failure(ResponseBodyStream.failureAfterHead(error))))
             } else {
                 collecting.whole.resume(returning: Collected(head: head, body: .success(collecting.body)))
             }
@@ -232,13 +230,6 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
 
     private static var noResponse: APIError {
         APIError(.invalidResponse, localized: "the server closed the connection without a response")
-    }
-
-    /// A failure of the body, after its head arrived.
-    private static func bodyFailure(_ error: APIError) -> APIError {
-        var failure = error
-        failure.responseStarted = true
-        return failure
     }
 
     func urlSession(

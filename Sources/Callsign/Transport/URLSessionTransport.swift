@@ -275,10 +275,8 @@ public final class URLSessionTransport: Transport {
     /// first: cancelled, it is gone at once (a cancelled `Task.sleep` or `asyncAfter` would stay
     /// scheduled until its instant — a minute, for the default attempt limit).
     private static func expiry(at deadline: ContinuousClock.Instant, _ expire: @escaping @Sendable () -> Void) -> any DispatchSourceTimer {
-        // Clamped, so that no arithmetic on a far deadline can overflow.
-        let nanoseconds = min(max(ContinuousClock.now.duration(to: deadline).nanoseconds, 0), 365 * 86_400 * 1_000_000_000)
         let timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: .now() + .nanoseconds(Int(nanoseconds)))
+        timer.schedule(deadline: .now() + .nanoseconds(Int(deadline.nanosecondsFromNow)))
         timer.setEventHandler(handler: expire)
         timer.activate()
         return timer
