@@ -74,9 +74,9 @@ struct TLSOptions: ParsableArguments {
         return pieces.map { pin in pin.hasPrefix("sha256//") ? "sha256/" + pin.dropFirst("sha256//".count) : pin }
     }
 
-    /// A PEM file: at most 4 MiB (a system's whole bundle of roots is about 200 KiB), UTF-8.
+    /// A PEM file: at most `TLSCertificate.maximumPEMFileSize` bytes, UTF-8.
     private static func read(_ path: String, option: String) throws -> String {
-        let data = try FileReader.read(URL(fileURLWithPath: path), limit: 4 << 20) { error in
+        let data = try FileReader.read(URL(fileURLWithPath: path), limit: TLSCertificate.maximumPEMFileSize) { error in
             cliError(.invalidRequest, "\(option): \(path) cannot be read", underlyingError: error)
         } tooLarge: { limit in
             cliError(.invalidRequest, "\(option): \(path) is larger than \(limit) bytes; a PEM file of certificates or a key is much smaller")

@@ -78,10 +78,13 @@ public struct TLSCertificate: Sendable, Hashable {
         return blocks.map(TLSCertificate.init(der:))
     }
 
-    /// Every certificate of a PEM file (at most 4 MiB: a system's whole bundle of roots is about
-    /// 200 KiB).
+    /// The largest PEM file read (certificates or a key): 4 MiB. A system's whole bundle of roots
+    /// is about 200 KiB.
+    package static let maximumPEMFileSize = 4 << 20
+
+    /// Every certificate of a PEM file (at most 4 MiB: a system's whole bundle of roots is about 200 KiB).
     public static func load(pemFile url: URL) throws(APIError) -> [TLSCertificate] {
-        let data = try FileReader.read(url, limit: 4 << 20) { error in
+        let data = try FileReader.read(url, limit: maximumPEMFileSize) { error in
             APIError(.invalidRequest, localized: "the certificate file \"\(url.lastPathComponent)\" cannot be read", underlyingError: error)
         } tooLarge: { limit in
             APIError(.invalidRequest, localized: "the certificate file \"\(url.lastPathComponent)\" is larger than \(limit) bytes")
