@@ -211,6 +211,88 @@ extension OpenAPIOperations {
     }
 }
 
+/// The operations of a document's batches of paths, read a few batches at a time, each on a
+/// processor of its own.
+///
+/// OpenAPIKit's decoding and expansion of a batch is most of a large document's load, and one
+/// batch does not depend on another: the batches of a window are read at once (as many as the
+/// machine has processors, four at most), then handed out in order before the next window is
+/// read. What exists at once stays a window's batches, never the whole document's.
+struct BatchReader: Sequence, IteratorProtocol {
+    /// One batch's endpoints, and what reading them noticed (in the order a sequential read
+    /// would have noticed it).
+    typealias Batch = (endpoints: [OpenAPIKit.ResolvedEndpoint], findings: [DocumentNormalizer.Finding])
+
+    private let batches: [[(text: String, item: JSONValue)]]
+    private let template: OpenAPIKit.OpenAPI.Document
+    private let version: String
+    private let checked: [String: JSONValue]
+    private let info: JSONValue?
+    private let stubs: ComponentSchemas
+    private let strict: Bool
+    private let width: Int
+    private var position = 0
+    private var ready: [Batch] = []
+
+    init(
+        _ batches: [[(text: String, item: JSONValue)]], template: OpenAPIKit.OpenAPI.Document, version: String,
+        checked: [String: JSONValue], info: JSONValue?, stubs: ComponentSchemas, strict: Bool,
+        width: Int = Swift.min(4, Swift.max(1, ProcessInfo.processInfo.activeProcessorCount))
+    ) {
+        self.batches = batches.filter { !$0.isEmpty }
+        self.template = template
+        self.version = version
+        self.checked = checked
+        self.info = info
+        self.stubs = stubs
+        self.strict = strict
+        self.width = Swift.max(1, width)
+    }
+
+    mutating func next() -> Batch? {
+        if ready.isEmpty, position < batches.count {
+            let window = Array(batches[position..<Swift.min(position + width, batches.count)])
+            position += window.count
+            ready = read(window).reversed()
+        }
+        return ready.popLast()
+    }
+
+    /// Reads each batch of `window` on a thread of its own (the caller's among them).
+    private func read(_ window: [[(text: String, item: JSONValue)]]) -> [Batch] {
+        let slots = Slots(count: window.count)
+        let (template, version, checked, info, stubs, strict) = (template, version, checked, info, stubs, strict)
+        DispatchQueue.concurrentPerform(iterations: window.count) { index in
+            var report = OpenAPIOperations.LoadReport(strict: strict)
+            let endpoints = OpenAPIOperations.endpoints(
+                of: window[index], template: template, version: version, checked: checked, info: info, stubs: stubs, report: &report)
+            slots.fill(index, with: (endpoints, report.findings))
+        }
+        return slots.batches
+    }
+
+    /// Where each thread leaves its batch: slot `i` is written once, by the iteration `i`
+    /// alone, and read only after every iteration has returned (`concurrentPerform` returns
+    /// after the last), so no two threads ever touch one slot at once. The lock orders the
+    /// writes before the read for the memory model; it is never contended for long.
+    private final class Slots: @unchecked Sendable {
+        private let lock = NSLock()
+        private var filled: [Batch?]
+
+        init(count: Int) {
+            filled = Array(repeating: nil, count: count)
+        }
+
+        func fill(_ index: Int, with batch: Batch) {
+            lock.withLock { filled[index] = batch }
+        }
+
+        var batches: [Batch] {
+            lock.withLock { filled.map { $0 ?? ([], []) } }
+        }
+    }
+}
+
 /// Reading (parts of) a document with OpenAPIKit.
 extension OpenAPIOperations {
     /// The most values the paths decoded together stand for once expanded (a larger path is

@@ -130,7 +130,8 @@ extension OpenAPIOperations {
     static func heuristic(_ operation: Operation, endpoint: OpenAPIKit.ResolvedEndpoint, place: String) -> PaginationReading {
         let query = operation.parameters.filter { $0.location == .query }
         func integer(_ name: String) -> Bool { query.contains { $0.name == name && $0.type == "integer" } }
-        let schema = successSchema(of: operation)
+        // Parsed only when a parameter could page: most operations have none.
+        lazy var schema = successSchema(of: operation)
         var readings: [(name: LocalizedMessage, pagination: Pagination)] = []
         var unclear: [LocalizedMessage] = []
         for (parameter, roles) in cursorRoles.sorted(by: { $0.key < $1.key }) where query.contains(where: { $0.name == parameter }) {

@@ -241,10 +241,11 @@ public struct OpenAPIOperations: Sendable {
         }
         var componentSchemas = ComponentSchemas(components: document.components)
         var pagingWarnings: [LocalizedMessage] = []
-        for batch in batches where !batch.isEmpty {
-            let resolved = Self.endpoints(
-                of: batch, template: document, version: version, checked: checked, info: root["info"], stubs: componentSchemas, report: &report)
-            let endpoints = resolved.sorted { left, right in
+        let read = BatchReader(
+            batches, template: document, version: version, checked: checked, info: root["info"], stubs: componentSchemas, strict: strict)
+        for batch in read {
+            report.add(batch.findings)
+            let endpoints = batch.endpoints.sorted { left, right in
                 if left.path.rawValue != right.path.rawValue { return left.path.rawValue < right.path.rawValue }
                 let leftIndex = methodOrder.firstIndex(of: left.method.rawValue.uppercased()) ?? methodOrder.count
                 let rightIndex = methodOrder.firstIndex(of: right.method.rawValue.uppercased()) ?? methodOrder.count
