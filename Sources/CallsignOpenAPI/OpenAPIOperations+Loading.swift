@@ -212,12 +212,14 @@ extension OpenAPIOperations {
 }
 
 /// The operations of a document's batches of paths, read a few batches at a time, each on a
-/// processor of its own.
+/// processor of its own, the next few while the caller works on the last.
 ///
 /// OpenAPIKit's decoding and expansion of a batch is most of a large document's load, and one
 /// batch does not depend on another: the batches of a window are read at once (as many as the
-/// machine has processors, four at most), then handed out in order before the next window is
-/// read. What exists at once stays a window's batches, never the whole document's.
+/// machine has processors, four at most) on Dispatch's threads, never the cooperative pool's.
+/// When a window is handed out, in order, the next one is started, so that the caller's turning
+/// endpoints into operations overlaps with OpenAPIKit's reading. What exists at once is two
+/// windows' batches, never the whole document's.
 struct BatchReader: Sequence, IteratorProtocol {
     /// One batch's endpoints, and what reading them noticed (in the order a sequential read
     /// would have noticed it).
@@ -233,6 +235,7 @@ struct BatchReader: Sequence, IteratorProtocol {
     private let width: Int
     private var position = 0
     private var ready: [Batch] = []
+    private var reading: Window?
 
     init(
         _ batches: [[(text: String, item: JSONValue)]], template: OpenAPIKit.OpenAPI.Document, version: String,
@@ -250,32 +253,40 @@ struct BatchReader: Sequence, IteratorProtocol {
     }
 
     mutating func next() -> Batch? {
-        if ready.isEmpty, position < batches.count {
-            let window = Array(batches[position..<Swift.min(position + width, batches.count)])
-            position += window.count
-            ready = read(window).reversed()
+        if ready.isEmpty {
+            if reading == nil { startWindow() }
+            guard let window = reading else { return nil }
+            ready = window.batches().reversed()
+            reading = nil
+            startWindow()
         }
         return ready.popLast()
     }
 
-    /// Reads each batch of `window` on a thread of its own (the caller's among them).
-    private func read(_ window: [[(text: String, item: JSONValue)]]) -> [Batch] {
-        let slots = Slots(count: window.count)
+    /// Starts reading the next window's batches, each on a thread of its own.
+    private mutating func startWindow() {
+        guard position < batches.count else { return }
+        let part = Array(batches[position..<Swift.min(position + width, batches.count)])
+        position += part.count
+        let window = Window(count: part.count)
         let (template, version, checked, info, stubs, strict) = (template, version, checked, info, stubs, strict)
-        DispatchQueue.concurrentPerform(iterations: window.count) { index in
-            var report = OpenAPIOperations.LoadReport(strict: strict)
-            let endpoints = OpenAPIOperations.endpoints(
-                of: window[index], template: template, version: version, checked: checked, info: info, stubs: stubs, report: &report)
-            slots.fill(index, with: (endpoints, report.findings))
+        DispatchQueue.global().async(group: window.group) {
+            DispatchQueue.concurrentPerform(iterations: part.count) { index in
+                var report = OpenAPIOperations.LoadReport(strict: strict)
+                let endpoints = OpenAPIOperations.endpoints(
+                    of: part[index], template: template, version: version, checked: checked, info: info, stubs: stubs, report: &report)
+                window.fill(index, with: (endpoints, report.findings))
+            }
         }
-        return slots.batches
+        reading = window
     }
 
-    /// Where each thread leaves its batch: slot `i` is written once, by the iteration `i`
-    /// alone, and read only after every iteration has returned (`concurrentPerform` returns
-    /// after the last), so no two threads ever touch one slot at once. The lock orders the
-    /// writes before the read for the memory model; it is never contended for long.
-    private final class Slots: @unchecked Sendable {
+    /// A window being read: slot `i` is written once, by the iteration `i` alone, and read only
+    /// after the group has finished, so no two threads ever touch one slot at once (the lock
+    /// orders the writes before the read). A window the caller stops waiting for finishes on
+    /// its own and is dropped.
+    private final class Window: @unchecked Sendable {
+        let group = DispatchGroup()
         private let lock = NSLock()
         private var filled: [Batch?]
 
@@ -287,8 +298,10 @@ struct BatchReader: Sequence, IteratorProtocol {
             lock.withLock { filled[index] = batch }
         }
 
-        var batches: [Batch] {
-            lock.withLock { filled.map { $0 ?? ([], []) } }
+        /// Waits for the window's batches, in order.
+        func batches() -> [Batch] {
+            group.wait()
+            return lock.withLock { filled.map { $0 ?? ([], []) } }
         }
     }
 }

@@ -144,6 +144,8 @@ package struct DefinitionDocument {
             let tag: Tag.Name
             if scalar.tag.rawValue.isEmpty {
                 tag = implicitTag(of: scalar.string)
+                // Most scalars are words: text at once.
+                if tag == .str { return .string(scalar.string) }
                 scalar = Node.Scalar(scalar.string)
             } else {
                 tag = Tag.Name(rawValue: node.tag.rawValue)
