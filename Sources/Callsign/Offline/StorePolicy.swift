@@ -5,7 +5,8 @@
 /// request.storePolicy = .offline
 /// do {
 ///     try await client.send(request)
-/// } catch where error.code == .queuedOffline {
+/// } catch {
+///     guard error.code == .queuedOffline else { throw error }   // not `catch where`: it crashes Swift 6.3 in async code
 ///     print("queued as #\(error.queuedRequestID ?? 0); sent by client.replay()")
 /// }
 /// ```

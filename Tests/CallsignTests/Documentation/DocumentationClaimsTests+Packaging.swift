@@ -92,6 +92,28 @@ extension DocumentationClaimsTests {
         }
     }
 
+    @Test("every swift block of the README is compiled in a *Samples.swift file, line for line (its imports aside)")
+    func readmeBlocksAreCompiled() throws {
+        func lines(_ text: some StringProtocol) -> [String] {
+            text.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        let folder = "Tests/CallsignTests/Documentation"
+        let samples = try Self.files(in: folder, endingIn: "Samples.swift").map { lines(try Self.text("\(folder)/\($0)")) }
+        var checked = 0
+        for block in ArticleSamplesTests.swiftBlocks(in: try Self.text("README.md")) {
+            // A block's imports are its sample file's; a manifest fragment is checked by SwiftPM.
+            let wanted = lines(block).filter { !$0.hasPrefix("import ") }
+            if wanted.first?.hasPrefix(".package(") == true { continue }
+            let found = samples.contains { lines in
+                lines.count >= wanted.count && (0...(lines.count - wanted.count)).contains { Array(lines[$0..<($0 + wanted.count)]) == wanted }
+            }
+            #expect(found, "README.md: this block is in no *Samples.swift file:\n\(block)")
+            checked += 1
+        }
+        #expect(checked >= 15)
+    }
+
     @Test("every API the comparison table's Callsign column names is in the code")
     func comparisonTableNamesRealAPIs() throws {
         let readme = try Self.text("README.md")
