@@ -12,6 +12,8 @@ struct SchemaTexts {
     private let root: [String: JSONValue]
     private let maximumDepth: Int
     private var expanded: [String: JSONValue] = [:]
+    /// The text of each component named alone, as `{"$ref": pointer}`.
+    private var texts: [String: String] = [:]
 
     init(root: [String: JSONValue], maximumDepth: Int) {
         self.root = root
@@ -39,6 +41,13 @@ struct SchemaTexts {
     private mutating func schemaText(in holder: JSONValue?, mediaType: String) -> String? {
         guard let media = holder?["content"].flatMap(resolved)?[mediaType].flatMap(resolved), let schema = media["schema"] else {
             return nil
+        }
+        // Most schemas only name a component: its text is written once and shared.
+        if let members = schema.objectValue, members.count == 1, case .string(let pointer)? = members["$ref"] {
+            if let text = texts[pointer] { return text }
+            let text = String(decoding: expand(schema, depth: 0).jsonData(), as: UTF8.self)
+            texts[pointer] = text
+            return text
         }
         return String(decoding: expand(schema, depth: 0).jsonData(), as: UTF8.self)
     }
