@@ -209,7 +209,10 @@ public struct OpenAPIOperations: Sendable {
         var warnings = Self.documentWarnings(root: root)
         let baseURL = Self.baseURL(document.servers.first, warnings: &warnings)
         var operations: [Operation] = []
-        var definitions: [APIDefinition] = []
+        // Each operation's definition goes straight into the table (no list of them beside it).
+        var defaults = APIDefinition()
+        defaults.baseURL = baseURL
+        var table = try APIDefinitions(default: defaults, [])
         var responseSchemas: [String: [String: SchemaRule]] = [:]
         var rules: [String: SchemaRule] = [:]
         var names = Set<String>()
@@ -219,6 +222,9 @@ public struct OpenAPIOperations: Sendable {
         let methodOrder = ["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE", "QUERY"]
         let byPath = (paths?.objectValue ?? [:]).filter { oversized[$0.key] == nil }.map { (key: OpenAPIKit.OpenAPI.Path(rawValue: $0.key).rawValue, text: $0.key, item: $0.value) }
             .sorted { $0.key != $1.key ? $0.key < $1.key : $0.text < $1.text }
+        table.reserveCapacity(byPath.reduce(0) { count, entry in
+            count + (entry.item.objectValue?.keys.count { DocumentNormalizer.methods.contains($0.lowercased()) } ?? 0)
+        })
         // The path as the document writes it, for each path as OpenAPIKit reads it.
         var writtenPaths: [String: String] = [:]
         for entry in byPath where writtenPaths[entry.key] == nil { writtenPaths[entry.key] = entry.text }
@@ -316,7 +322,7 @@ public struct OpenAPIOperations: Sendable {
                 let paging = Self.pagination(of: operation, written: written, endpoint: endpoint)
                 definition.pagination = paging.pagination
                 if let warning = paging.warning { pagingWarnings.append(warning) }
-                definitions.append(definition)
+                try table.add(definition)
             }
         }
         // Three, then how many more: a document of 300 list operations gets four lines.
@@ -324,9 +330,7 @@ public struct OpenAPIOperations: Sendable {
         if pagingWarnings.count > 3 {
             warnings.append(("… and \(pagingWarnings.count - 3) more like these" as LocalizedMessage).description)
         }
-        var defaults = APIDefinition()
-        defaults.baseURL = baseURL
-        self.definitions = try APIDefinitions(default: defaults, definitions)
+        self.definitions = table
         var schemes: [String: SecurityScheme] = [:]
         for (name, entry) in document.components.securitySchemes {
             guard case .b(let scheme) = entry else { continue }

@@ -87,6 +87,7 @@ public struct APIDefinitions: Sendable {
         self.init()
         try Self.check(defaultDefinition, name: Self.defaultName, line: nil)
         self.defaultDefinition = defaultDefinition
+        reserveCapacity(definitions.count)
         for definition in definitions { try add(definition) }  // add(_:) merges each
     }
 
@@ -215,6 +216,13 @@ public struct APIDefinitions: Sendable {
         try Self.check(definition, name: name, line: nil)
         definitions[name] = definition
         mergedDefinitions[name] = definition.merged(over: defaultDefinition)
+    }
+
+    /// Makes room for `count` definitions at once, so that a large table (an OpenAPI document's
+    /// operations) is not grown step by step with the old and the new storage alive together.
+    package mutating func reserveCapacity(_ count: Int) {
+        definitions.reserveCapacity(count)
+        mergedDefinitions.reserveCapacity(count)
     }
 
     /// Merges every named definition over the default again (the default changed).

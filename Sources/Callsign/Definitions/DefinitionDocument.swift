@@ -173,10 +173,13 @@ package struct DefinitionDocument {
             return .string(scalar.string)
         case .sequence(let sequence):
             var result: [JSONValue] = []
+            result.reserveCapacity(sequence.count)
             for element in sequence { result.append(try value(of: element, api: api, budget: &budget, onlyTrueAndFalse: onlyTrueAndFalse)) }
             return .array(result)
         case .mapping(let mapping):
+            // Sized once: a table grown step by step keeps up to twice the room it needs.
             var result: [String: JSONValue] = [:]
+            result.reserveCapacity(mapping.count)
             for (key, element) in mapping {
                 guard let name = key.string else {
                     throw DefinitionParser.error(api, key: nil, line: key.mark?.line, localized: "a key is not a string")
