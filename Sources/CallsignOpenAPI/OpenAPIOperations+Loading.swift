@@ -211,97 +211,118 @@ extension OpenAPIOperations {
     }
 }
 
-/// The operations of a document's batches of paths, read a few batches at a time, each on a
-/// processor of its own, the next few while the caller works on the last.
+/// The operations of a document's batches of paths, read by a few threads while the caller
+/// turns the ones already read into operations.
 ///
 /// OpenAPIKit's decoding and expansion of a batch is most of a large document's load, and one
-/// batch does not depend on another: the batches of a window are read at once (as many as the
-/// machine has processors, four at most) on Dispatch's threads, never the cooperative pool's.
-/// When a window is handed out, in order, the next one is started, so that the caller's turning
-/// endpoints into operations overlaps with OpenAPIKit's reading. What exists at once is two
-/// windows' batches, never the whole document's.
+/// batch does not depend on another. Threads of their own (as many as the machine has
+/// processors, four at most; never the cooperative pool's) each take the next batch not yet
+/// taken, and the caller is handed the batches in order. A thread stays at most `ahead` batches
+/// in front of the caller, so what exists at once is a few batches, never the whole document's.
+/// When the caller stops early (an error), the threads finish the batch in hand and end.
 struct BatchReader: Sequence, IteratorProtocol {
     /// One batch's endpoints, and what reading them noticed (in the order a sequential read
     /// would have noticed it).
     typealias Batch = (endpoints: [OpenAPIKit.ResolvedEndpoint], findings: [DocumentNormalizer.Finding])
 
-    private let batches: [[(text: String, item: JSONValue)]]
-    private let template: OpenAPIKit.OpenAPI.Document
-    private let version: String
-    private let checked: [String: JSONValue]
-    private let info: JSONValue?
-    private let stubs: ComponentSchemas
-    private let strict: Bool
-    private let width: Int
+    private let reading: Reading
     private var position = 0
-    private var ready: [Batch] = []
-    private var reading: Window?
 
     init(
         _ batches: [[(text: String, item: JSONValue)]], template: OpenAPIKit.OpenAPI.Document, version: String,
         checked: [String: JSONValue], info: JSONValue?, stubs: ComponentSchemas, strict: Bool,
-        width: Int = Swift.min(4, Swift.max(1, ProcessInfo.processInfo.activeProcessorCount))
+        threads: Int = Swift.min(4, Swift.max(1, ProcessInfo.processInfo.activeProcessorCount))
     ) {
-        self.batches = batches.filter { !$0.isEmpty }
-        self.template = template
-        self.version = version
-        self.checked = checked
-        self.info = info
-        self.stubs = stubs
-        self.strict = strict
-        self.width = Swift.max(1, width)
+        let batches = batches.filter { !$0.isEmpty }
+        let threads = Swift.max(1, Swift.min(threads, batches.count))
+        let queue = Queue(count: batches.count, ahead: 2 * threads)
+        reading = Reading(queue: queue)
+        guard !batches.isEmpty else { return }
+        for _ in 0..<threads {
+            let thread = Thread {
+                while let index = queue.take() {
+                    var report = OpenAPIOperations.LoadReport(strict: strict)
+                    let endpoints = OpenAPIOperations.endpoints(
+                        of: batches[index], template: template, version: version, checked: checked, info: info, stubs: stubs, report: &report)
+                    queue.put(index, (endpoints, report.findings))
+                }
+            }
+            thread.name = "callsign-openapi"
+            thread.start()
+        }
     }
 
     mutating func next() -> Batch? {
-        if ready.isEmpty {
-            if reading == nil { startWindow() }
-            guard let window = reading else { return nil }
-            ready = window.batches().reversed()
-            reading = nil
-            startWindow()
-        }
-        return ready.popLast()
+        guard let batch = reading.queue.result(position) else { return nil }
+        position += 1
+        return batch
     }
 
-    /// Starts reading the next window's batches, each on a thread of its own.
-    private mutating func startWindow() {
-        guard position < batches.count else { return }
-        let part = Array(batches[position..<Swift.min(position + width, batches.count)])
-        position += part.count
-        let window = Window(count: part.count)
-        let (template, version, checked, info, stubs, strict) = (template, version, checked, info, stubs, strict)
-        DispatchQueue.global().async(group: window.group) {
-            DispatchQueue.concurrentPerform(iterations: part.count) { index in
-                var report = OpenAPIOperations.LoadReport(strict: strict)
-                let endpoints = OpenAPIOperations.endpoints(
-                    of: part[index], template: template, version: version, checked: checked, info: info, stubs: stubs, report: &report)
-                window.fill(index, with: (endpoints, report.findings))
-            }
+    /// Tells the threads to stop when the caller drops the reader, whether or not it read
+    /// every batch.
+    private final class Reading {
+        let queue: Queue
+
+        init(queue: Queue) {
+            self.queue = queue
         }
-        reading = window
+
+        deinit {
+            queue.stop()
+        }
     }
 
-    /// A window being read: slot `i` is written once, by the iteration `i` alone, and read only
-    /// after the group has finished, so no two threads ever touch one slot at once (the lock
-    /// orders the writes before the read). A window the caller stops waiting for finishes on
-    /// its own and is dropped.
-    private final class Window: @unchecked Sendable {
-        let group = DispatchGroup()
-        private let lock = NSLock()
-        private var filled: [Batch?]
+    /// The batches taken and read, under one lock. Every member is read and written with the
+    /// condition's lock held, which is what makes the class safe to share.
+    private final class Queue: @unchecked Sendable {
+        private let condition = NSCondition()
+        private let count: Int
+        private let ahead: Int
+        private var taken = 0
+        private var handedOut = 0
+        private var stopped = false
+        private var done: [Int: Batch] = [:]
 
-        init(count: Int) {
-            filled = Array(repeating: nil, count: count)
+        init(count: Int, ahead: Int) {
+            self.count = count
+            self.ahead = ahead
         }
 
-        func fill(_ index: Int, with batch: Batch) {
-            lock.withLock { filled[index] = batch }
+        /// The next batch to read, once it is no more than `ahead` in front of the caller;
+        /// `nil` when none is left or the caller has stopped.
+        func take() -> Int? {
+            condition.lock()
+            defer { condition.unlock() }
+            while !stopped, taken < count, taken - handedOut >= ahead { condition.wait() }
+            guard !stopped, taken < count else { return nil }
+            taken += 1
+            return taken - 1
         }
 
-        /// Waits for the window's batches, in order.
-        func batches() -> [Batch] {
-            group.wait()
-            return lock.withLock { filled.map { $0 ?? ([], []) } }
+        func put(_ index: Int, _ batch: Batch) {
+            condition.lock()
+            defer { condition.unlock() }
+            if !stopped { done[index] = batch }
+            condition.broadcast()
+        }
+
+        /// Batch `index`, waiting for it; `nil` past the last.
+        func result(_ index: Int) -> Batch? {
+            condition.lock()
+            defer { condition.unlock() }
+            guard index < count else { return nil }
+            while done[index] == nil { condition.wait() }
+            handedOut = index + 1
+            condition.broadcast()
+            return done.removeValue(forKey: index)
+        }
+
+        func stop() {
+            condition.lock()
+            defer { condition.unlock() }
+            stopped = true
+            done = [:]
+            condition.broadcast()
         }
     }
 }
