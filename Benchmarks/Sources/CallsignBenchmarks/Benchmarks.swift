@@ -48,6 +48,7 @@ struct Benchmarks {
         let scale = Double(ProcessInfo.processInfo.environment["CALLSIGN_BENCH_SCALE"] ?? "") ?? 1
         let body = itemJSON.jsonData()
         if CommandLine.arguments.dropFirst().first == OpenAPIBenchmark.loadArgument {
+            Pinning.unpin()
             try OpenAPIBenchmark.load(operations: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 1_000)
             return
         }

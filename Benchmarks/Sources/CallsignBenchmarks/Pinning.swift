@@ -44,16 +44,31 @@ enum Pinning {
         return "client on CPU \(cpu), server on CPU \(serverCPU)"
     }
 
+    /// Lets this process run on every core again (a child started by a pinned process inherits
+    /// its core): for measurements of work that is not a client beside a server, such as loading
+    /// an OpenAPI document, which uses every core a machine has.
+    static func unpin() {
+        #if os(Linux)
+        _ = setAffinity(cpus: Array(0..<ProcessInfo.processInfo.processorCount))
+        #endif
+    }
+
     #if os(Linux)
+    private static func setAffinity(cpu: Int) -> Bool {
+        setAffinity(cpus: [cpu])
+    }
+
     /// `sched_setaffinity(0, …)` for the calling thread. Swift's Glibc module does not export it
     /// (it needs `_GNU_SOURCE`), so it is looked up by name.
-    private static func setAffinity(cpu: Int) -> Bool {
+    private static func setAffinity(cpus: [Int]) -> Bool {
         typealias SetAffinity = @convention(c) (pid_t, Int, UnsafeRawPointer) -> Int32
         guard let symbol = dlsym(nil, "sched_setaffinity") else { return false }
         let setAffinity = unsafeBitCast(symbol, to: SetAffinity.self)
         var mask = [UInt64](repeating: 0, count: 16)  // 1024 CPUs, glibc's cpu_set_t
-        guard cpu < mask.count * 64 else { return false }
-        mask[cpu / 64] |= 1 << UInt64(cpu % 64)
+        for cpu in cpus {
+            guard cpu >= 0, cpu < mask.count * 64 else { return false }
+            mask[cpu / 64] |= 1 << UInt64(cpu % 64)
+        }
         return mask.withUnsafeBytes { bytes in
             guard let base = bytes.baseAddress else { return false }
             return setAffinity(0, bytes.count, base) == 0
