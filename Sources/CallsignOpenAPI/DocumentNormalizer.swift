@@ -41,10 +41,13 @@ struct DocumentNormalizer {
         // reader's scattered allocations go back to the system once the document as read is
         // dropped. Rebuilding only the repaired parts saved 0.2 s of 4.8 on a 20,000-operation
         // document but peaked 40 MiB higher (Benchmarks/README.md, run N).
+        var place: [String] = []
         for key in Array(root.keys) {
             guard var value = root[key] else { continue }
             root[key] = .null
-            unfollowableReferences(in: &value, place: [key], inExtension: key.hasPrefix("x-"))
+            place.append(key)
+            unfollowableReferences(in: &value, place: &place, inExtension: key.hasPrefix("x-"))
+            place.removeLast()
             root[key] = value
         }
         if case .object(let components)? = root["components"], case .object(let defined)? = components["securitySchemes"] {
@@ -85,7 +88,7 @@ struct DocumentNormalizer {
     /// Inside a vendor extension (`x-…`, which Callsign does not read) the `$ref` is replaced
     /// without a warning: a warning there would be noise (Spotify's policies name their own
     /// `#/components/x-spotify-policy/…`).
-    private mutating func unfollowableReferences(in value: inout JSONValue, place: [String], inExtension: Bool = false) {
+    private mutating func unfollowableReferences(in value: inout JSONValue, place: inout [String], inExtension: Bool = false) {
         switch value {
         case .object(var members):
             if case .string(let target)? = members["$ref"], target.hasPrefix("#"), !Self.namesComponent(target) {
@@ -104,13 +107,19 @@ struct DocumentNormalizer {
                 guard var member = members[key] else { continue }
                 members[key] = .null
                 let extends = inExtension || (key.hasPrefix("x-") && !namesProperties)
-                unfollowableReferences(in: &member, place: place + [key], inExtension: extends)
+                place.append(key)
+                unfollowableReferences(in: &member, place: &place, inExtension: extends)
+                place.removeLast()
                 members[key] = member
             }
             value = .object(members)
         case .array(var items):
             value = .null
-            for index in items.indices { unfollowableReferences(in: &items[index], place: place + [String(index)], inExtension: inExtension) }
+            for index in items.indices {
+                place.append(String(index))
+                unfollowableReferences(in: &items[index], place: &place, inExtension: inExtension)
+                place.removeLast()
+            }
             value = .array(items)
         default:
             break
