@@ -261,4 +261,31 @@ struct OpenAPILimitsTests {
         let headers = try OpenAPIOperations(data: parameters, format: .yaml).request("me", parameters: ["X-Trace": "a\r\nCookie: admin=1"])
         #expect(throws: APIError.self) { _ = try headers.headers.httpFields() }
     }
+
+    @Test("batches of paths read on several threads come back whole and in order, and a reader left early does not hold the load")
+    func batchesInOrder() async throws {
+        let perBatch = try await onOwnThread { () throws -> [[String]] in
+            let shell: [String: JSONValue] = ["openapi": "3.1.0", "info": ["title": "Batches", "version": "1"], "paths": [:]]
+            let template = try OpenAPIOperations.decode(shell, version: "3.1.0")
+            let batches: [[(text: String, item: JSONValue)]] = (0..<40).map { batch in
+                (0..<10).map { index in
+                    let number = batch * 10 + index
+                    return ("/items\(number)", ["get": ["operationId": .string("op\(number)"), "responses": ["200": ["description": "ok"]]]])
+                }
+            }
+            func reader() -> BatchReader {
+                BatchReader(
+                    batches, template: template, version: "3.1.0", checked: [:], info: shell["info"],
+                    stubs: ComponentSchemas(components: template.components), strict: false, threads: 3)
+            }
+            // Left after one batch, while its threads are still reading the next ones.
+            var early = reader()
+            #expect(early.next()?.endpoints.count == 10)
+            return reader().map { $0.endpoints.compactMap(\.operationId).sorted() }
+        }
+        #expect(perBatch.count == 40)
+        for (batch, names) in perBatch.enumerated() {
+            #expect(names == (0..<10).map { "op\(batch * 10 + $0)" }.sorted(), "batch \(batch)")
+        }
+    }
 }
