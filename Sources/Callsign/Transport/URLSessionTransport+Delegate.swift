@@ -1,12 +1,10 @@
 import Foundation
 import HTTPTypes
 import Synchronization
-#if canImport(Security)
-import Security
-#endif
-
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+#else
+import Security
 #endif
 
 /// Safe to share: its one stored property is a `let`, and the only calls made through it are
@@ -247,10 +245,20 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             return
         }
         // Authentication is Callsign's job; a 401 must reach the caller as a response.
-        #if canImport(FoundationNetworking)
-        // FoundationNetworking raises this challenge only after the whole 401 response has been
-        // delivered to this delegate (on its serial queue), and offers no way to just complete
-        // the task: so finish the call here with what arrived, then cancel the task.
+        answerServerChallenge(challenge, task: task, completionHandler: completionHandler)
+    }
+
+    // The one place where this file differs by platform: which challenges each one raises and
+    // how they are answered.
+    #if canImport(FoundationNetworking)
+    /// Answers a challenge that is not the proxy's. FoundationNetworking raises one only after a
+    /// whole 401 response has been delivered to this delegate (on its serial queue), and offers
+    /// no way to just complete the task: so the call is finished here with what arrived, then the
+    /// task is cancelled.
+    private func answerServerChallenge(
+        _ challenge: URLAuthenticationChallenge, task: URLSessionTask,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
         if let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) {
             switch entry {
             case .streaming(let head, let body):
@@ -267,7 +275,15 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             }
         }
         completionHandler(.cancelAuthenticationChallenge, nil)
-        #else
+    }
+    #else
+    /// Answers a challenge that is not the proxy's: a server-trust challenge is evaluated against
+    /// the configured trust roots and pins (the system decides when none are set); any other is
+    /// rejected, so that a 401 reaches the caller as a response.
+    private func answerServerChallenge(
+        _ challenge: URLAuthenticationChallenge, task: URLSessionTask,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
         if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust {
             guard !tls.isDefault, let trust = challenge.protectionSpace.serverTrust else {
                 completionHandler(.performDefaultHandling, nil)  // the system's decision, as configured
@@ -282,10 +298,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         } else {
             completionHandler(.rejectProtectionSpace, nil)
         }
-        #endif
     }
 
-    #if !canImport(FoundationNetworking)
     /// Checks a server's trust against ``TLSSettings/trustRoots``, then its chain against the
     /// host's pins; returns why it is refused, or `nil` to accept it.
     private static func evaluate(_ trust: SecTrust, host: String, settings: TLSSettings) -> APIError? {

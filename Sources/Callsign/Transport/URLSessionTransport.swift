@@ -1,9 +1,6 @@
 public import Foundation
 import HTTPTypes
 import Synchronization
-#if canImport(Security)
-import Security
-#endif
 
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
@@ -100,16 +97,11 @@ public final class URLSessionTransport: Transport {
                     "HTTPSEnable": 1, "HTTPSProxy": proxy.host, "HTTPSPort": proxy.port,
                 ]
             }
-            #if !canImport(FoundationNetworking)
-            let previousMinimum = configuration.tlsMinimumSupportedProtocolVersion
-            if tls.minimumVersion == .tls13 { configuration.tlsMinimumSupportedProtocolVersion = .TLSv13 }
-            #endif
+            let restoreMinimumVersion = Self.setMinimumVersion(of: tls, in: configuration)
             let delegate = SessionDelegate(proxyCredentials: proxy?.credentials, tls: tls)
             let made = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
             configuration.connectionProxyDictionary = previousProxy
-            #if !canImport(FoundationNetworking)
-            configuration.tlsMinimumSupportedProtocolVersion = previousMinimum
-            #endif
+            restoreMinimumVersion()
             state.sessions[key] = (made, delegate)
             return (made, delegate)
         }
@@ -174,21 +166,6 @@ public final class URLSessionTransport: Transport {
             }
         }
 
-        #if canImport(FoundationNetworking)
-        // FoundationNetworking ignores `connectionProxyDictionary`: refuse rather than connect
-        // around a proxy that was meant.
-        if let proxy = transportRequest.proxy {
-            throw APIError.notSent(
-                .invalidRequest,
-                "URLSessionTransport on Linux cannot go through the proxy \(proxy) (FoundationNetworking ignores proxy settings); use AsyncHTTPClientTransport, the default on Linux")
-        }
-        #else
-        if let proxy = transportRequest.proxy, proxy.alwaysTunnels, transportRequest.head.scheme?.lowercased() == "http" {
-            throw APIError.notSent(
-                .invalidRequest,
-                "URLSessionTransport cannot tunnel a plain http request through the proxy \(proxy) (Proxy.alwaysTunnels); use AsyncHTTPClientTransport")
-        }
-        #endif
         if URLScheme.isUnixSocket(transportRequest.head.scheme) {
             throw APIError.notSent(
                 .invalidRequest, "URLSessionTransport cannot reach a Unix domain socket (\(transportRequest.head.authority ?? "")); use AsyncHTTPClientTransport")
@@ -196,21 +173,7 @@ public final class URLSessionTransport: Transport {
         // URLSession negotiates HTTP/2 by itself: `allowsHTTP2` changes nothing here.
         var tls = transportRequest.head.scheme?.lowercased() == "https" ? transportRequest.tls : TLSSettings()
         tls.allowsHTTP2 = true
-        #if canImport(FoundationNetworking)
-        // FoundationNetworking (libcurl) offers no server-trust challenge and no client
-        // certificate: refuse rather than connect with weaker checks than the ones configured.
-        if !tls.isDefault {
-            throw APIError.notSent(
-                .invalidRequest,
-                "URLSessionTransport does not apply configuration.tls (trust roots, client certificates, pins, minimum version) yet; use AsyncHTTPClientTransport")
-        }
-        #else
-        if tls.clientIdentity != nil {
-            throw APIError.notSent(
-                .invalidRequest,
-                "URLSessionTransport does not send client certificates (configuration.tls.clientIdentity) on this platform yet")
-        }
-        #endif
+        if let refusal = Self.platformRefusal(proxy: transportRequest.proxy, scheme: transportRequest.head.scheme, tls: tls) { throw refusal }
         let (session, delegate) = session(through: transportRequest.proxy, tls: tls)
         let task = session.dataTask(with: urlRequest)
         let taskBox = TaskBox(task)
@@ -298,3 +261,60 @@ public final class URLSessionTransport: Transport {
         for extra in proxied.withLock({ $0.sessions.values.map(\.session) }) { extra.invalidateAndCancel() }
     }
 }
+
+// The one place where this file differs by platform: what URLSession can do on Apple platforms
+// and FoundationNetworking (libcurl) cannot on Linux.
+#if canImport(FoundationNetworking)
+extension URLSessionTransport {
+    /// Why this request cannot be sent as configured, if it cannot: FoundationNetworking ignores
+    /// `connectionProxyDictionary`, and offers no server-trust challenge and no client
+    /// certificate. Refused rather than connected around a proxy, or with weaker checks than the
+    /// ones configured.
+    static func platformRefusal(proxy: Proxy?, scheme: String?, tls: TLSSettings) -> APIError? {
+        if let proxy {
+            return APIError.notSent(
+                .invalidRequest,
+                "URLSessionTransport on Linux cannot go through the proxy \(proxy) (FoundationNetworking ignores proxy settings); use AsyncHTTPClientTransport, the default on Linux")
+        }
+        if !tls.isDefault {
+            return APIError.notSent(
+                .invalidRequest,
+                "URLSessionTransport does not apply configuration.tls (trust roots, client certificates, pins, minimum version) yet; use AsyncHTTPClientTransport")
+        }
+        return nil
+    }
+
+    /// Sets the lowest TLS version `tls` allows in `configuration`, and returns what puts the
+    /// configuration back: nothing to set here (any non-default setting is refused above).
+    static func setMinimumVersion(of tls: TLSSettings, in configuration: URLSessionConfiguration) -> () -> Void {
+        {}
+    }
+}
+#else
+extension URLSessionTransport {
+    /// Why this request cannot be sent as configured, if it cannot: URLSession cannot tunnel a
+    /// plain http request through a proxy (`Proxy.alwaysTunnels`), and Callsign does not hand it
+    /// a client certificate yet.
+    static func platformRefusal(proxy: Proxy?, scheme: String?, tls: TLSSettings) -> APIError? {
+        if let proxy, proxy.alwaysTunnels, scheme?.lowercased() == "http" {
+            return APIError.notSent(
+                .invalidRequest,
+                "URLSessionTransport cannot tunnel a plain http request through the proxy \(proxy) (Proxy.alwaysTunnels); use AsyncHTTPClientTransport")
+        }
+        if tls.clientIdentity != nil {
+            return APIError.notSent(
+                .invalidRequest,
+                "URLSessionTransport does not send client certificates (configuration.tls.clientIdentity) on this platform yet")
+        }
+        return nil
+    }
+
+    /// Sets the lowest TLS version `tls` allows in `configuration` (TLS 1.3 when asked), and
+    /// returns what puts the shared configuration back once the session is made.
+    static func setMinimumVersion(of tls: TLSSettings, in configuration: URLSessionConfiguration) -> () -> Void {
+        let previous = configuration.tlsMinimumSupportedProtocolVersion
+        if tls.minimumVersion == .tls13 { configuration.tlsMinimumSupportedProtocolVersion = .TLSv13 }
+        return { configuration.tlsMinimumSupportedProtocolVersion = previous }
+    }
+}
+#endif
