@@ -21,7 +21,7 @@ enum ChildProcess {
     /// `posix_spawn`s `command` with its output (standard output and error) in the file `output`,
     /// no input, and none of this process's other descriptors; returns its process ID.
     static func spawn(_ command: [String], output: String, environment: [String] = []) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
+        var actions = Self.noActions()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
@@ -37,7 +37,7 @@ enum ChildProcess {
         defer { for variable in variables { free(variable) } }
         // The child starts with no signal blocked and default handlers, whatever the spawning
         // thread's mask: a server that inherits a blocked SIGTERM would never stop when asked.
-        var attributes = posix_spawnattr_t()
+        var attributes = Self.noAttributes()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
         var none = sigset_t()
@@ -47,7 +47,7 @@ enum ChildProcess {
         sigemptyset(&defaults)
         for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) | Self.closesOthersByFlag)
         var pid = pid_t()
         let spawned = posix_spawn(&pid, command[0], &actions, &attributes, arguments, variables)
         guard spawned == 0 else { throw TestServerError("\(command[0]) could not be started (error \(spawned))") }
@@ -89,10 +89,27 @@ enum ChildProcess {
         return true
     }
 
+    // The one place where this file differs by platform: how `posix_spawn`'s C types are
+    // imported, and how a child is kept from inheriting this process's other descriptors.
+    #if canImport(Darwin)
+    /// Darwin's spawn types are opaque pointers, set by their `init` functions.
+    typealias Actions = posix_spawn_file_actions_t?
+    typealias Attributes = posix_spawnattr_t?
+    private static func noActions() -> Actions { nil }
+    private static func noAttributes() -> Attributes { nil }
+    /// Darwin closes in the child every descriptor the file actions do not set up.
+    private static let closesOthersByFlag = Int16(POSIX_SPAWN_CLOEXEC_DEFAULT)
+    private static func closeInheritedDescriptors(_ actions: inout Actions) {}
+    #else
+    typealias Actions = posix_spawn_file_actions_t
+    typealias Attributes = posix_spawnattr_t
+    private static func noActions() -> Actions { Actions() }
+    private static func noAttributes() -> Attributes { Attributes() }
+    private static let closesOthersByFlag: Int16 = 0
     /// Adds "close every descriptor from 3 up" to `actions`: glibc's `addclosefrom_np` (2.34 and
     /// later, looked up at run time as Swift does not import it), else one close per descriptor
     /// open now.
-    private static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+    private static func closeInheritedDescriptors(_ actions: inout Actions) {
         typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
         if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
             _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
@@ -103,4 +120,5 @@ enum ChildProcess {
             posix_spawn_file_actions_addclose(&actions, descriptor)
         }
     }
+    #endif
 }
