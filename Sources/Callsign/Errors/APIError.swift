@@ -11,9 +11,9 @@ public import Foundation
 /// ```swift
 /// do {
 ///     let user = try await client.call("UserProfile", parameters: ["user_id": 7], as: User.self)
-/// } catch where error.code == .unacceptableStatus {
-///     print("server said", error.response?.status.code ?? 0)
 /// } catch {
+///     // `error` is an APIError: the calls throw nothing else.
+///     if error.code == .unacceptableStatus { print("server said", error.response?.status.code ?? 0) }
 ///     print(error)   // one line, never contains a secret
 /// }
 /// ```
