@@ -140,22 +140,6 @@ enum ArticleSamples {
         _ = user
     }
 
-    static func mocks(definitions: APIDefinitions, fixtures: URL, harFile: URL) throws {
-        let client = APIClient(definitions: definitions, configuration: .init {
-            $0.mocks = Mocks(directory: fixtures) { request in
-                switch request.apiName {
-                case "UserProfile": .json(["id": 1, "name": "Ann"])
-                case "Flaky": .sequence([.json([:], status: 503), .json(["ok": true])])
-                default: nil                                            // a real request
-                }
-            }
-            $0.observability.recorder = HARRecorder(fileURL: URL(fileURLWithPath: "session.har"))
-        })
-        let archive = try HARReplay(contentsOf: harFile)
-        let replay = APIClient(definitions: definitions, configuration: .init { $0.mocks = Mocks(replaying: archive) })
-        _ = (client, replay)
-    }
-
     static func offlineQueue(accountID: Int) {
         var request = Request.post("accounts/\(accountID)/charges", parameters: ["amount": 1200])
         request.storePolicy = .offline
