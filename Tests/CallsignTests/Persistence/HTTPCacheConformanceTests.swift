@@ -10,10 +10,10 @@ import Testing
 /// test counts what reached the server.
 final class ScriptedOrigin: Sendable {
     let path = "/scripted/\(UUID().uuidString)"
-    private let answers: [@Sendable (ServerRequest) -> ServerResponse]
+    private let answers: [@Sendable (ServerRequest) async -> ServerResponse]
     private let seen = Mutex<[ServerRequest]>([])
 
-    init(_ answers: [@Sendable (ServerRequest) -> ServerResponse]) {
+    init(_ answers: [@Sendable (ServerRequest) async -> ServerResponse]) {
         self.answers = answers
     }
 
@@ -26,7 +26,7 @@ final class ScriptedOrigin: Sendable {
                 seen.append(request)
                 return seen.count - 1
             }
-            return answers[min(index, answers.count - 1)](request)
+            return await answers[min(index, answers.count - 1)](request)
         }
     }
 }
@@ -39,7 +39,7 @@ func answer(_ status: Int = 200, _ headers: [(name: String, value: String)], bod
 @Suite("HTTP cache: RFC 9111 and RFC 5861, case by case against a scripted origin", .hangGuard)
 struct HTTPCacheConformanceTests {
     private func withOrigin(
-        _ answers: [@Sendable (ServerRequest) -> ServerResponse], configure: (inout APIClient.Configuration) -> Void = { _ in },
+        _ answers: [@Sendable (ServerRequest) async -> ServerResponse], configure: (inout APIClient.Configuration) -> Void = { _ in },
         _ body: (ScriptedOrigin, APIClient, HTTPCache) async throws -> Void
     ) async throws {
         let cache = HTTPCache.memory()
@@ -197,16 +197,25 @@ struct HTTPCacheConformanceTests {
 
     @Test("stale-while-revalidate: stale answers at once, one background revalidation for every caller (RFC 5861 §3)")
     func staleWhileRevalidate() async throws {
+        // The origin holds its 304 until all ten callers have their answers: a revalidation that
+        // finished sooner would make the later callers' answers fresh (`.cache`), which is right
+        // but not what this case tests.
+        let (released, release) = AsyncStream<Never>.makeStream()
         try await withOrigin([
             answer(200, [("Cache-Control", "max-age=1, stale-while-revalidate=86400"), ("Age", "60"), ("ETag", "\"v1\"")]),
-            { _ in ServerResponse(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=3600")]) },
+            { _ in
+                for await _ in released {}
+                return ServerResponse(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=3600")])
+            },
         ]) { origin, client, cache in
+            defer { release.finish() }
             _ = try await client.get(origin.path).send()
             let sources = try await withThrowingTaskGroup(of: ResponseSource.self) { group in
                 for _ in 0..<10 { group.addTask { try await client.get(origin.path).send().source } }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(sources.allSatisfy { $0 == .staleWhileRevalidating })
+            release.finish()
             await cache.backgroundRevalidationsFinished()
             #expect(origin.requests.count == 2, "one revalidation for ten callers")
             #expect(origin.requests.last?.header("If-None-Match") == "\"v1\"")
