@@ -52,7 +52,7 @@ extension Response {
     @discardableResult
     func validate(checkingDeclaredJSON: Bool) throws(APIError) -> Response {
         try validateStatus()
-        if let accept = self.request.headers["Accept"], !Self.isExactly(accept, mediaTypeOf: self.headers[.contentType]) {
+        if let accept = self.request.headers["Accept"], !Self.isExactly(accept, mediaTypeOf: self.headers.value(of: .contentType)) {
             try validate(contentTypes: accept.split(separator: ",").map(Response.mediaType(of:)))
         }
         let payload = try envelopePayload()

@@ -114,7 +114,7 @@ public struct Response: BoxedFields, Sendable {
 
     /// The media type of the body, lower-cased, without parameters (`application/json`).
     public var mediaType: String? {
-        self.headers[.contentType].map { Self.mediaType(of: $0[...]) }
+        self.headers.value(of: .contentType).map { Self.mediaType(of: $0[...]) }
     }
 
     /// A media range's type without parameters and optional whitespace, lower-cased

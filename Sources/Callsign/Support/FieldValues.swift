@@ -41,6 +41,25 @@ enum AgeField {
     }
 }
 
+extension HTTPFields {
+    /// What `self[name]` reads — the values of the fields with this name, joined with `", "` —
+    /// without building a new string when there is one such field, as there almost always is.
+    /// The subscript joins even a single value through a generic sequence; a response's checks
+    /// read its `Content-Type` this way on every call.
+    ///
+    /// ```swift
+    /// let type = response.headers.value(of: .contentType)
+    /// ```
+    package func value(of name: HTTPField.Name) -> String? {
+        var found: String?
+        for field in self where field.name == name {
+            guard found == nil else { return self[name] }
+            found = field.value
+        }
+        return found
+    }
+}
+
 /// Fields that belong to one connection, not to the message (RFC 9110 §7.6.1), and the proxy
 /// fields RFC 9111 §3.1 keeps out of storage: a cache neither stores nor merges them.
 enum HopByHop {
@@ -69,19 +88,24 @@ package enum ContentLength {
     /// not digits, or do not fit in 63 bits — a sign of a confused or hostile peer, and a
     /// request-smuggling risk behind proxies.
     package static func parse(_ fields: HTTPFields) throws(APIError) -> Int64? {
-        let values = fields[values: .contentLength]
-        guard !values.isEmpty else { return nil }
+        // Read where the values lie, without an array of lines or of list members: every
+        // response's head passes here.
         var result: Int64?
-        for value in values {
-            // A list of identical values ("42, 42") is allowed; anything else is an error.
-            for item in value.split(separator: ",", omittingEmptySubsequences: false) {
-                guard let length = digits(item) else {
+        for field in fields where field.name == .contentLength {
+            let value = field.value
+            var start = value.utf8.startIndex
+            while true {
+                // A list of identical values ("42, 42") is allowed; anything else is an error.
+                let end = value.utf8[start...].firstIndex(of: UInt8(ascii: ",")) ?? value.utf8.endIndex
+                guard let length = digits(value[start..<end]) else {
                     throw APIError(.invalidResponse, localized: "the response's Content-Length \"\(Self.excerpt(value))\" is not a valid length")
                 }
                 if let result, result != length {
                     throw APIError(.invalidResponse, localized: "the response has conflicting Content-Length values (\(result) and \(length))")
                 }
                 result = length
+                guard end < value.utf8.endIndex else { break }
+                start = value.utf8.index(after: end)
             }
         }
         return result

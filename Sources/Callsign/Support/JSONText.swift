@@ -193,8 +193,15 @@ public enum JSONText {
 
         /// The index after a string's closing quote; escapes and UTF-8 checked, control characters refused.
         func stringEnd(_ bytes: Bytes, from start: Int) -> Int? {
+            guard let base = bytes.baseAddress else { return nil }
             var index = start + 1
             while index < bytes.count {
+                // A string's text is mostly plain ASCII: eight bytes at a time while there is
+                // no quote, backslash, control character or byte past ASCII among them.
+                while bytes.count - index >= 8, Self.isPlainASCII(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) {
+                    index += 8
+                }
+                guard index < bytes.count else { break }
                 let byte = bytes[index]
                 switch byte {
                 case UInt8(ascii: "\""):
@@ -228,6 +235,19 @@ public enum JSONText {
                 }
             }
             return nil
+        }
+
+        /// Whether none of the eight bytes in `word` is a quote, a backslash, a control character
+        /// (below 0x20) or past ASCII: each test finds a byte of that kind anywhere in the word
+        /// with whole-word arithmetic (a zero byte of `word ^ repeated(c)` is a byte equal to `c`).
+        static func isPlainASCII(_ word: UInt64) -> Bool {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            func anyZeroByte(_ value: UInt64) -> UInt64 { (value &- ones) & ~value & highs }
+            let control = (word &- ones &* 0x20) & ~word & highs
+            let quote = anyZeroByte(word ^ (ones &* UInt64(UInt8(ascii: "\""))))
+            let backslash = anyZeroByte(word ^ (ones &* UInt64(UInt8(ascii: "\\"))))
+            return (word & highs) | control | quote | backslash == 0
         }
 
         /// The index after a number (RFC 8259 §6: `-? int frac? exp?`).

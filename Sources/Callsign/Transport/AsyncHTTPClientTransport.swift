@@ -209,7 +209,13 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// A protocol version as HAR writes it.
     static func harVersion(_ version: HTTPVersion) -> String {
-        version.major >= 2 ? "HTTP/\(version.major)" : "HTTP/\(version.major).\(version.minor)"
+        // The usual versions as constants: no text is built per response.
+        switch (version.major, version.minor) {
+        case (1, 1): "HTTP/1.1"
+        case (2, _): "HTTP/2"
+        case (1, 0): "HTTP/1.0"
+        case (let major, let minor): major >= 2 ? "HTTP/\(major)" : "HTTP/\(major).\(minor)"
+        }
     }
 
     /// ``classify(_:authority:proxy:)``, and for a chain that did not verify, a look at why: a

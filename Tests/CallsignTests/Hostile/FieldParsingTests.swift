@@ -90,9 +90,24 @@ struct FieldParsingTests {
         #expect(try ContentLength.parse(fields(["42", "42"])) == 42)
         #expect(try ContentLength.parse(fields(["42, 42"])) == 42)
         #expect(try ContentLength.parse(fields(["9223372036854775807"])) == Int64.max)
-        for bad in [["42", "43"], ["42, 43"], ["-1"], ["+1"], ["1.0"], [""], ["9223372036854775808"], ["99999999999999999999"], ["4 2"]] {
+        for bad in [["42", "43"], ["42, 43"], ["-1"], ["+1"], ["1.0"], [""], ["9223372036854775808"], ["99999999999999999999"], ["4 2"],
+                    ["42,"], [",42"], ["42,,42"], ["4x"], ["42, 4é"], ["é"]] {
             #expect(throws: APIError.self, "\(bad)") { try ContentLength.parse(fields(bad)) }
         }
+    }
+
+    @Test("a field's value read as the subscript reads it, without joining one value")
+    func fieldValue() {
+        var fields: HTTPFields = [.contentType: "application/json"]
+        #expect(fields.value(of: .contentType) == "application/json")
+        #expect(fields.value(of: .contentEncoding) == nil)
+        fields.append(HTTPField(name: .contentType, value: "text/plain"))
+        #expect(fields.value(of: .contentType) == fields[.contentType])
+        #expect(fields.value(of: .contentType) == "application/json, text/plain")
+        var cookies = HTTPFields()
+        cookies.append(HTTPField(name: .cookie, value: "a=1"))
+        cookies.append(HTTPField(name: .cookie, value: "b=2"))
+        #expect(cookies.value(of: .cookie) == "a=1; b=2")
     }
 
     @Test("Content-Range: checked bounds")

@@ -50,6 +50,30 @@ struct JSONTextTests {
         #expect(JSONText.prettyPrinted(Data([0x22, 0xFF, 0xFE, 0x22])) == nil)
     }
 
+    @Test("a string's bytes are checked wherever they fall: a quote, backslash, control byte or bad UTF-8 at every offset of the eight-byte scan")
+    func stringBytesAtEveryOffset() {
+        // Each kind of byte, placed at every position of strings up to 24 bytes long, starting at
+        // every alignment: the eight-at-a-time scan must judge it exactly as the byte-wise one.
+        let kinds: [(bytes: [UInt8], valid: Bool)] = [
+            ([0x00], false), ([0x1F], false), ([0x20], true), ([0x21], true), ([0x7F], true), ([0x22], false),
+            ([0x5C], false), ([0x5C, 0x6E], true), ([0x80], false), ([0xFF], false), ([0xC3, 0xA9], true),
+            ([0xE2, 0x82, 0xAC], true), ([0xED, 0xA0, 0x80], false),
+        ]
+        for shift in 0..<8 {
+            for length in 0..<24 {
+                for position in 0...length {
+                    for kind in kinds {
+                        var text = [UInt8](repeating: 0x20, count: shift) + [0x22]
+                        text += [UInt8](repeating: UInt8(ascii: "a"), count: position) + kind.bytes
+                        text += [UInt8](repeating: UInt8(ascii: "c"), count: length - position) + [0x22]
+                        #expect(JSONText.isValid(Data(text)) == kind.valid, "\(kind.bytes) at \(position) of \(length), shift \(shift)")
+                    }
+                }
+            }
+        }
+        #expect(JSONText.isValid(Data(#"{"summary":"A classic single-fin longboard for small, clean waves. "}"#.utf8)))
+    }
+
     @Test("nesting deeper than the limit is refused without recursion")
     func depth() {
         let deep = String(repeating: "[", count: JSONText.maximumDepth + 1) + String(repeating: "]", count: JSONText.maximumDepth + 1)
