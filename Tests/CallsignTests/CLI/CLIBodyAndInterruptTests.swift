@@ -91,14 +91,17 @@ struct CLIBodyAndInterruptTests {
                 return ServerResponse(status: 206, headers: headers, body: .generatedRange(offset: start, count: count - start))
             }
             arrived.yield()
-            return ServerResponse(headers: headers, body: .generated(count: count)).with(.drip(chunk: 8192, every: .milliseconds(50)))
+            return ServerResponse(headers: headers, body: .generated(count: count)).with(.drip(chunk: 8192, every: .milliseconds(100)))
         }
     }
 
-    @Test("Ctrl-C stops a download promptly and leaves the partial file; --continue completes it byte for byte")
+    @Test("Ctrl-C stops a download and leaves the partial file; --continue completes it byte for byte")
     func interruptAndContinue() async throws {
         try CLIRunner.requireBuilt()
-        let count = 4_000_000  // about 25 s at the drip's pace: an interrupt that does not stop it shows
+        // About 50 s at the drip's pace: a Ctrl-C that did not stop the download would let it end
+        // with status 0 and the whole file, and one that stopped it shows as a partial file short
+        // of `count`. No wall-clock bound on the stop: a busy machine may take long to end a process.
+        let count = 4_000_000
         let arrived = AsyncStream<Void>.makeStream()
         try await TestServer.withRunning { server in
             Self.slowResumable(server, count: count, arrived: arrived.continuation)
@@ -119,18 +122,17 @@ struct CLIBodyAndInterruptTests {
                     try await Task.sleep(for: .milliseconds(20))
                 }
                 let id = try #require(processID.withLock { $0 })
-                let interrupted = clock.now
                 kill(id, SIGINT)
                 let result = try await run
-                let stopped = clock.now - interrupted
                 #expect(result.status == 130, "\(result.standardError)")
-                #expect(stopped < .seconds(15), "the download stopped \(stopped) after Ctrl-C (the transfer takes about 25 s)")
                 #expect(!FileManager.default.fileExists(atPath: output.path))
-                #expect(FileManager.default.fileExists(atPath: partial.path), "the partial file stays for --continue")
+                let kept = try #require(
+                    FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int, "the partial file stays for --continue")
+                #expect(kept > 0 && kept < count, "the download stopped part way: \(kept) of \(count) bytes")
 
                 let resumed = try await CLIRunner.run(["download", url, "-o", output.path, "--continue", "-q"])
                 #expect(resumed.status == 0, "\(resumed.standardError)")
-                #expect(server.requests.last?.header("Range")?.hasPrefix("bytes=") == true)
+                #expect(server.requests.last?.header("Range") == "bytes=\(kept)-", "--continue asks for what the partial file lacks")
                 #expect(try Data(contentsOf: output) == TestServer.expectedBytes(count: count))
             }
         }
