@@ -22,6 +22,48 @@ enum ServerThreads {
     }
 }
 
+/// Connections a listener accepted that its serving loop has not taken yet. A listener that
+/// closes drops those (swift-nio issue 2813), and an `NIOAsyncChannel` dropped before its channel
+/// became active traps ("Deinited NIOAsyncWriter without calling finish()"): a server stopped
+/// while a client connected crashed the whole test run. Each connection is held here from the
+/// moment it is made until the loop takes it; what is left when the loop ends is finished and
+/// closed.
+final class PendingConnections: Sendable {
+    private let state = Mutex<(ended: Bool, held: [ObjectIdentifier: @Sendable () async -> Void])>((false, [:]))
+
+    /// Holds `connection` until ``take(_:)``, and returns it; after ``end()``, ends it at once.
+    func hold<Inbound: Sendable, Outbound: Sendable>(
+        _ connection: NIOAsyncChannel<Inbound, Outbound>
+    ) -> NIOAsyncChannel<Inbound, Outbound> {
+        // Finishes the writer and closes the channel; the writer lives until then.
+        let finish: @Sendable () async -> Void = { try? await connection.executeThenClose { _, _ in } }
+        let ended = state.withLock { state in
+            if !state.ended { state.held[ObjectIdentifier(connection.channel)] = finish }
+            return state.ended
+        }
+        if ended { Task { await finish() } }
+        return connection
+    }
+
+    /// The serving loop has `channel`'s connection: it finishes it itself.
+    func take(_ channel: any Channel) {
+        _ = state.withLock { $0.held.removeValue(forKey: ObjectIdentifier(channel)) }
+    }
+
+    /// The serving loop has ended: every connection it did not take is finished and closed, and
+    /// so is any accepted from now on.
+    func end() async {
+        let left = state.withLock { state in
+            state.ended = true
+            defer { state.held = [:] }
+            return Array(state.held.values)
+        }
+        await withDiscardingTaskGroup { group in
+            for finish in left { group.addTask { await finish() } }
+        }
+    }
+}
+
 /// A TCP listener on 127.0.0.1 with an ephemeral port that hands each connection, as raw bytes,
 /// to a handler on a task of its own: what ``RawServer`` and ``TestProxy`` are built on.
 final class LoopbackListener: Sendable {
@@ -30,6 +72,7 @@ final class LoopbackListener: Sendable {
     /// The port the operating system chose.
     let port: Int
     private let channel: NIOAsyncChannel<Connection, Never>
+    private let pending: PendingConnections
     private let serving = Mutex<Task<Void, Never>?>(nil)
     private let accepted = Mutex(0)
 
@@ -38,12 +81,13 @@ final class LoopbackListener: Sendable {
 
     /// Binds; `what` names the server in the error when the port cannot be read.
     init(what: String) async throws {
+        let pending = PendingConnections()
         let channel = try await ServerBootstrap(group: ServerThreads.group)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .bind(host: "127.0.0.1", port: 0) { child in
                 child.eventLoop.makeCompletedFuture {
-                    try Connection(wrappingChannelSynchronously: child)
+                    pending.hold(try Connection(wrappingChannelSynchronously: child))
                 }
             }
         guard let port = channel.channel.localAddress?.port else {
@@ -52,6 +96,7 @@ final class LoopbackListener: Sendable {
         }
         self.port = port
         self.channel = channel
+        self.pending = pending
     }
 
     /// Accepts connections until ``stop()``, handing the `n`-th (0-based) to `handle`, on the
@@ -63,6 +108,7 @@ final class LoopbackListener: Sendable {
                 do {
                     try await channel.executeThenClose { inbound in
                         for try await connection in inbound {
+                            pending.take(connection.channel)
                             let current = accepted.withLock { count in
                                 defer { count += 1 }
                                 return count
@@ -73,6 +119,7 @@ final class LoopbackListener: Sendable {
                 } catch {
                     // The listening socket closed: the server is stopping.
                 }
+                await pending.end()
                 group.cancelAll()
             }
         }

@@ -45,6 +45,8 @@ public final class TestServer: Sendable {
     private let listener: any Channel
     let state: Mutex<State>
     private let serving: Mutex<Task<Void, Never>?>
+    /// Accepted connections the serving loop has not taken yet (see ``PendingConnections``).
+    private let pending: PendingConnections
 
     struct State {
         var requests: [ServerRequest] = []
@@ -75,6 +77,7 @@ public final class TestServer: Sendable {
             .serverChannelOption(.socketOption(NIOBSDSocket.Option(rawValue: SO_REUSEPORT)), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
         let server: TestServer
+        let pending = PendingConnections()
         if let tls {
             let context = try tls.context()
             let channel = try await bootstrap.bind(host: host, port: port) { child in
@@ -95,7 +98,9 @@ public final class TestServer: Sendable {
                         })
                 }
             }
-            server = try TestServer(host: host, listener: channel.channel, scheme: "https")
+            // The HTTP/1.1 connection is made after the handshake, once its channel is active: its
+            // writer is finished when the channel closes, held or not.
+            server = try TestServer(host: host, listener: channel.channel, scheme: "https", pending: pending)
             server.serve(channel) { negotiation, group in
                 switch try await negotiation.get() {
                 case .http1_1(let connection):
@@ -108,11 +113,14 @@ public final class TestServer: Sendable {
             let channel = try await bootstrap.bind(host: host, port: port) { child in
                 child.eventLoop.makeCompletedFuture {
                     try child.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    return try Connection(wrappingChannelSynchronously: child)
+                    return pending.hold(try Connection(wrappingChannelSynchronously: child))
                 }
             }
-            server = try TestServer(host: host, listener: channel.channel, scheme: "http")
-            server.serve(channel) { connection, _ in await server.handle(connection) }
+            server = try TestServer(host: host, listener: channel.channel, scheme: "http", pending: pending)
+            server.serve(channel) { connection, _ in
+                pending.take(connection.channel)
+                await server.handle(connection)
+            }
         }
         return server
     }
@@ -131,29 +139,34 @@ public final class TestServer: Sendable {
     /// let server = try await TestServer.start(unixSocketPath: folder.appendingPathComponent("api.sock").path)
     /// ```
     public static func start(unixSocketPath path: String) async throws -> TestServer {
+        let pending = PendingConnections()
         let channel = try await ServerBootstrap(group: ServerThreads.group)
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false) { child in
                 child.eventLoop.makeCompletedFuture {
                     try child.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    return try Connection(wrappingChannelSynchronously: child)
+                    return pending.hold(try Connection(wrappingChannelSynchronously: child))
                 }
             }
         let encoded = path.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? path
-        let server = try TestServer(host: path, listener: channel.channel, baseURL: "http+unix://\(encoded)/")
-        server.serve(channel) { connection, _ in await server.handle(connection) }
+        let server = try TestServer(host: path, listener: channel.channel, baseURL: "http+unix://\(encoded)/", pending: pending)
+        server.serve(channel) { connection, _ in
+            pending.take(connection.channel)
+            await server.handle(connection)
+        }
         return server
     }
 
-    private convenience init(host: String, listener: any Channel, scheme: String) throws {
+    private convenience init(host: String, listener: any Channel, scheme: String, pending: PendingConnections) throws {
         guard let port = listener.localAddress?.port else {
             listener.close(promise: nil)
             throw TestServerError("the server did not report its port")
         }
         let printableHost = host.contains(":") ? "[\(host)]" : host
-        try self.init(host: host, listener: listener, baseURL: "\(scheme)://\(printableHost):\(port)/", port: port)
+        try self.init(host: host, listener: listener, baseURL: "\(scheme)://\(printableHost):\(port)/", port: port, pending: pending)
     }
 
-    private init(host: String, listener: any Channel, baseURL: String, port: Int = 0) throws {
+    private init(host: String, listener: any Channel, baseURL: String, port: Int = 0, pending: PendingConnections) throws {
+        self.pending = pending
         self.host = host
         self.port = port
         guard let url = URL(string: baseURL) else {
@@ -189,6 +202,7 @@ public final class TestServer: Sendable {
                 } catch {
                     // The listening socket closed: the server is stopping.
                 }
+                await pending.end()
                 group.cancelAll()
             }
         }

@@ -1,6 +1,7 @@
 import Callsign
 import CallsignTesting
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("TestServer: routes behave as documented", .hangGuard)
@@ -28,6 +29,92 @@ struct TestServerTests {
         try await transport.shutdown()
         #expect(stopped?.requests.contains { $0.rawQuery == "after-stop" } == false)
         if let error { #expect(error.code == .transport) }
+    }
+
+    @Test("a server stopped while clients keep connecting stops cleanly: what it accepted but had not taken is closed, never a trap")
+    func stopWhileConnecting() async throws {
+        // The listener drops connections it accepted but its loop had not taken when it closes
+        // (swift-nio issue 2813); each used to trap when its channel became active, ending the
+        // whole test run. Thirty servers of each kind, each stopped in a stream of connects.
+        for round in 0..<30 {
+            let server: (port: Int, stop: @Sendable () async -> Void)
+            if round.isMultiple(of: 2) {
+                let http = try await TestServer.start()
+                server = (http.port, { await http.stop() })
+            } else {
+                let raw = try await RawServer.start([.bytes(Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))])
+                server = (raw.port, { await raw.stop() })
+            }
+            let connecting = Connector(port: server.port)
+            await connecting.started(connections: 20)
+            await server.stop()
+            let made = await connecting.stop()
+            #expect(made >= 20)
+        }
+    }
+
+    /// Opens and closes TCP connections to a port, on a thread of its own, until stopped.
+    private final class Connector: Sendable {
+        private final class Count: Sendable {
+            let state = Mutex<(stopped: Bool, made: Int, waiter: (count: Int, continuation: CheckedContinuation<Void, Never>)?)>((false, 0, nil))
+        }
+        private let count = Count()
+        private let done: Task<Int, Never>
+
+        init(port: Int) {
+            let count = self.count
+            done = Task {
+                (try? await onOwnThread {
+                    while !count.state.withLock({ $0.stopped }) {
+                        let socket = Connector.connect(port: port)
+                        if socket >= 0 { close(socket) }
+                        let ready = count.state.withLock { state -> CheckedContinuation<Void, Never>? in
+                            state.made += 1
+                            guard let waiter = state.waiter, state.made >= waiter.count else { return nil }
+                            state.waiter = nil
+                            return waiter.continuation
+                        }
+                        ready?.resume()
+                    }
+                    return count.state.withLock { $0.made }
+                }) ?? 0
+            }
+        }
+
+        /// Returns once `connections` attempts have been made.
+        func started(connections: Int) async {
+            await withCheckedContinuation { continuation in
+                let now = count.state.withLock { state in
+                    if state.made >= connections { return true }
+                    state.waiter = (connections, continuation)
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        }
+
+        /// Stops and returns how many attempts were made.
+        func stop() async -> Int {
+            count.state.withLock { $0.stopped = true }
+            return await done.value
+        }
+
+        private static func connect(port: Int) -> Int32 {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard descriptor >= 0 else { return -1 }
+            // A connect that meets a closing listener may wait out a SYN retransmission (a
+            // second or more): give up after 50 ms and make the next one.
+            var limit = timeval(tv_sec: 0, tv_usec: 50_000)
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(truncatingIfNeeded: port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Foundation.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            return descriptor
+        }
     }
 
     @Test("httpbin-style routes")
