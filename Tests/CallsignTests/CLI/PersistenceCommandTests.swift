@@ -59,9 +59,9 @@ struct PersistenceCommandTests {
     @Test("A queue written by processes killed with SIGKILL is replayed from a new process: all, in order, once each")
     func survivesSIGKILL() async throws {
         try CLIRunner.requireBuilt()
-        let stopped = try await TestServer.start()
-        await stopped.stop()
-        let port = stopped.port
+        let refusing = try RefusingPort()
+        defer { refusing.release() }  // held for the whole test, so no parallel test takes the port
+        let port = refusing.port
         let definitions = try definitionsFile(port: port)
         let queue = definitions.deletingLastPathComponent().appendingPathComponent("queue.sqlite")
         let script = """
@@ -82,7 +82,7 @@ struct PersistenceCommandTests {
         let reported = lines.filter { $0.contains("queued as #") }.count
         #expect(lines.filter { $0.hasPrefix("exit") }.allSatisfy { $0.hasSuffix(" 75") })
 
-        let server = try await TestServer.start(port: port)
+        let server = try await TestServer.start(port: port)  // shares the port `refusing` still holds
         let replay = try await CLIRunner.run(["queue", "replay", "--queue", queue.path])
         #expect(replay.status == 0, "\(replay.standardOutput)\(replay.standardError)")
         let numbers = server.requests.filter { $0.rawPath == "/demo/api/v2/notes" }
@@ -99,9 +99,9 @@ struct PersistenceCommandTests {
     @Test("call --queue-offline, queue list, drop and replay")
     func queueCommands() async throws {
         try CLIRunner.requireBuilt()
-        let stopped = try await TestServer.start()
-        await stopped.stop()
-        let definitions = try definitionsFile(port: stopped.port)
+        let refusing = try RefusingPort()
+        defer { refusing.release() }  // held for the whole test, so no parallel test takes the port
+        let definitions = try definitionsFile(port: refusing.port)
         let queue = definitions.deletingLastPathComponent().appendingPathComponent("queue.sqlite").path
         for text in ["first", "second"] {
             let queued = try await CLIRunner.run(["call", "CreateNote", "-D", definitions.path, "-p", "text=\(text)", "--queue-offline", "--queue", queue, "--retry", "1"])
@@ -110,7 +110,7 @@ struct PersistenceCommandTests {
             #expect(queued.standardError.contains("callsign queue replay"))
         }
         let list = try await CLIRunner.run(["queue", "list", "--queue", queue])
-        #expect(list.standardOutput.contains("#1  POST http://127.0.0.1:\(stopped.port)/demo/api/v2/notes  [CreateNote]"))
+        #expect(list.standardOutput.contains("#1  POST http://127.0.0.1:\(refusing.port)/demo/api/v2/notes  [CreateNote]"))
         #expect(list.standardOutput.contains("#2  POST"))
         let drop = try await CLIRunner.run(["queue", "drop", "#1", "--queue", queue])
         #expect(drop.standardOutput.contains("Dropped #1."))
@@ -122,7 +122,7 @@ struct PersistenceCommandTests {
         #expect(waiting.standardOutput.contains("kept         #2"))
         #expect(waiting.standardOutput.contains("0 sent, 0 dead-lettered, 1 still queued"))
 
-        let server = try await TestServer.start(port: stopped.port)
+        let server = try await TestServer.start(port: refusing.port)  // shares the port `refusing` still holds
         let replay = try await CLIRunner.run(["queue", "replay", "--queue", queue])
         #expect(replay.status == 0)
         #expect(replay.standardOutput.contains("sent         #2 POST"))
