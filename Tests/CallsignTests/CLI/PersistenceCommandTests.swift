@@ -237,13 +237,18 @@ struct QueueLeaseTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-lease-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let queuePath = folder.appendingPathComponent("queue.sqlite")
+        // A lease of 5 s renewed every 5/3 s: only a renewal more than 3 s late lets the claim lapse,
+        // which a busy machine does not make. The Retry-After wait (12 s) outlasts the lease by far, so the
+        // second process starts while the first still waits.
+        let lease = 5.0
         try await TestServer.withRunning { server in
             let deliveries = Deliveries()
+            let arrived = AsyncStream<Date>.makeStream()
             server.route("/orders") { request in
                 let key = request.header("Idempotency-Key") ?? "?"
-                // The first arrival of the first order waits 2 s: twice the lease.
                 if deliveries.firstArrival(key), key == "order-1" {
-                    return ServerResponse(status: 503, headers: [("Retry-After", "2")])
+                    arrived.continuation.yield(Date())
+                    return ServerResponse(status: 503, headers: [("Retry-After", "12")])
                 }
                 deliveries.delivered(key)
                 return ServerResponse(status: 201, headers: [])
@@ -253,11 +258,18 @@ struct QueueLeaseTests {
                 _ = try await storage.enqueue(
                     QueuedRequest(method: "POST", url: server.url("/orders").absoluteString, headers: ["Idempotency-Key": "order-\(number)"]))
             }
-            let arguments = ["queue", "replay", "--queue", queuePath.path, "--lease", "1"]
+            let arguments = ["queue", "replay", "--queue", queuePath.path, "--lease", "\(lease)"]
             async let first = CLIRunner.run(arguments)
-            // Wait until the first replayer is in its Retry-After wait, then past its original lease.
-            while server.hits("/orders") == 0 { try await Task.sleep(for: .milliseconds(20)) }
-            try await Task.sleep(for: .milliseconds(1300))
+            // The first replayer claimed order-1 before sending it: its original lease ends by
+            // `arrival + lease` (the queue's clock is the wall clock too).
+            var arrivals = arrived.stream.makeAsyncIterator()
+            let arrival = try #require(await arrivals.next())
+            let originalLeaseEnd = arrival.addingTimeInterval(lease)
+            while Date() <= originalLeaseEnd { try await Task.sleep(for: .milliseconds(100)) }
+            // Past the original lease the claim is still live — renewed — so nobody else may take
+            // order-1. (Were it lapsed, this probe would take it: the failure the test looks for.)
+            let probe = try await storage.claimNext(lease: .seconds(60), owner: "probe")
+            #expect(probe == nil, "the first replayer's claim lapsed after its original lease")
             let second = try await CLIRunner.run(arguments)
             let firstResult = try await first
             #expect(firstResult.status == 0, "\(firstResult.standardOutput)\(firstResult.standardError)")
