@@ -1,4 +1,4 @@
-import Callsign
+@testable import Callsign
 import CallsignTesting
 import Foundation
 import Synchronization
@@ -133,6 +133,10 @@ struct TaskControlTests {
             let first = client.start(Request.get("held/1").with { $0.identifier = "profile" })
             await gate.waitForArrivals(1)
             let joined = client.start(Request.get("held/2").with { $0.identifier = "profile" })
+            // start() only creates the joiner's task: held/1 must still run when it is admitted,
+            // or it would be a new call. Release once both callers wait on the one call.
+            let running = try #require(client.registry.calls { $0.identifier == "profile" }.first)
+            await running.waitUntil(waiting: 2)
             gate.release()
             let response3 = try await first.response
 
