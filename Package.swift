@@ -170,6 +170,7 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 // The generated client in OpenAPIClient/Generated (see scripts/generate-openapi-client).
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ],

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServiceLifecycle
+import ServiceLifecycleTestKit
 import Synchronization
 import Testing
 
@@ -43,15 +44,7 @@ struct OutboxWorkerTests {
     func gracefulShutdown() async throws {
         try await withPostgres { _, postgres in
             try await TestServer.withRunning { server in
-                let started = AsyncStream<Void>.makeStream()
-                let release = AsyncStream<Void>.makeStream()
-                let gate = Mutex(release.stream.makeAsyncIterator())
-                server.route("/anything/slow") { _ in
-                    started.continuation.yield()
-                    var iterator = gate.withLock { $0 }
-                    _ = await iterator.next()
-                    return ServerResponse(status: 204)
-                }
+                let gate = Gate(on: server, path: "/anything/slow")
                 let (queue, client) = try outboxClient(postgres, server: server)
                 for number in 1...3 {
                     _ = try await postgres.withTransaction(logger: postgresLogger) { connection in
@@ -59,13 +52,16 @@ struct OutboxWorkerTests {
                     }
                 }
                 let worker = OutboxWorker(client: client, concurrency: 1, pollInterval: .seconds(3600))
-                let group = ServiceGroup(services: [worker], logger: Logger(label: "tests"))
-                let running = Task { try await group.run() }
-                var startedIterator = started.stream.makeAsyncIterator()
-                _ = await startedIterator.next()  // the first request is in flight
-                await group.triggerGracefulShutdown()
-                release.continuation.yield()  // now let it finish
-                try await running.value
+                // The test kit runs the worker's shutdown handler inside triggerGracefulShutdown()
+                // (a ServiceGroup runs it later, on its own task): the request is released only
+                // once the worker has been told to stop.
+                try await testGracefulShutdown { trigger in
+                    let running = Task { try await worker.run() }
+                    await gate.waitForArrivals(1)  // the first request is in flight
+                    trigger.triggerGracefulShutdown()
+                    gate.release()  // now let it finish, and any request claimed after it through
+                    try await running.value
+                }
                 #expect(server.hits("/anything/slow") == 1, "nothing claimed after the shutdown began")
                 let pending = try await queue.list(.pending)
                 #expect(pending.count == 2, "the one in flight was completed, the others wait")
