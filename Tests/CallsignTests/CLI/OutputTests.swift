@@ -101,7 +101,7 @@ struct OutputTests {
 
     @Test("scripts can tell failures apart: refused 7, timeout 28, invalid input 65")
     func exitStatuses() async throws {
-        try await withFixture { server, file in
+        try await withFixture { _, file in
             let slow = try await CLIRunner.run(["call", "Slow", "--definitions", file.path, "--timeout", "0.2", "--retry", "1"])
             #expect(slow.status == 28)
 
@@ -114,10 +114,11 @@ struct OutputTests {
             let invalid = try await CLIRunner.run(["call", "Thing", "--definitions", broken.path])
             #expect(invalid.status == 65)
 
-            let port = server.port
-            await server.stop()
+            // A port held without listening refuses, and no parallel test can take it meanwhile.
+            let refusing = try RefusingPort()
+            defer { refusing.release() }
             let refused = try await CLIRunner.run([
-                "call", "Exact", "--definitions", file.path, "--retry", "1", "--base-url", "http://127.0.0.1:\(port)/",
+                "call", "Exact", "--definitions", file.path, "--retry", "1", "--base-url", "http://127.0.0.1:\(refusing.port)/",
             ])
             #expect(refused.status == 7)
         }

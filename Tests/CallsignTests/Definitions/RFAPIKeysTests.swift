@@ -125,7 +125,9 @@ struct RFAPIKeysTests {
 
     @Test("Offline Policy 1 serves the stored answer when the server cannot be reached; 0 fails")
     func offlinePolicyServesStale() async throws {
-        let server = try await TestServer.start()
+        let refusing = try RefusingPort()
+        defer { refusing.release() }  // held for the whole test, so no parallel test takes the port
+        let server = try await TestServer.start(port: refusing.port)  // shares the port `refusing` holds
         server.route("/plain") { request in .json(["path": .string(request.rawPath)]) }
         let definitions = try APIDefinitions(values: [
             "DEFAULT": ["Base": .string(server.baseURL.absoluteString)],

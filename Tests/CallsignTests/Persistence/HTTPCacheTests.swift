@@ -201,7 +201,9 @@ struct HTTPCacheTests {
     @Test("stale-if-error serves the stored copy while the server is stopped", arguments: CacheStorageKind.allCases)
     func staleIfError(kind: CacheStorageKind) async throws {
         let (storage, _) = kind.make()
-        let server = try await TestServer.start()
+        let refusing = try RefusingPort()
+        defer { refusing.release() }  // held for the whole test, so no parallel test takes the port
+        let server = try await TestServer.start(port: refusing.port)  // shares the port `refusing` holds
         let client = APIClient(configuration: .init {
             $0.baseURL = server.baseURL
             $0.retry = .none
@@ -215,7 +217,7 @@ struct HTTPCacheTests {
         #expect(stale.body == first.body)
         // Without stale-if-error, a stopped server is an error…
         let plain = "/cache/etag/\(UUID().uuidString)"
-        let restarted = try await TestServer.start(port: server.port)
+        let restarted = try await TestServer.start(port: refusing.port)
         _ = try await client.get(plain).send()
         await restarted.stop()
         let failure = await apiError { _ = try await client.get(plain).send() }
