@@ -93,20 +93,24 @@ public final class TestServer: Sendable {
                         http2StreamInitializer: { stream in
                             stream.eventLoop.makeCompletedFuture {
                                 try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-                                return try Connection(wrappingChannelSynchronously: stream)
+                                return pending.hold(try Connection(wrappingChannelSynchronously: stream))
                             }
                         })
                 }
             }
             // The HTTP/1.1 connection is made after the handshake, once its channel is active: its
-            // writer is finished when the channel closes, held or not.
+            // writer is finished when the channel closes, held or not. An HTTP/2 stream becomes
+            // active after it is made, so streams are held like plain connections.
             server = try TestServer(host: host, listener: channel.channel, scheme: "https", pending: pending)
             server.serve(channel) { negotiation, group in
                 switch try await negotiation.get() {
                 case .http1_1(let connection):
                     await server.handle(connection)
                 case .http2((_, let multiplexer)):
-                    for try await stream in multiplexer.inbound { group.addTask { await server.handle(stream) } }
+                    for try await stream in multiplexer.inbound {
+                        pending.take(stream.channel)
+                        group.addTask { await server.handle(stream) }
+                    }
                 }
             }
         } else {
