@@ -208,11 +208,23 @@ enum CertificateDiagnosis {
     /// (`false`) after `limit` — the call's own remaining time, so a busy machine does not turn
     /// an expired certificate into an untrusted one by giving up early.
     static func presentsCertificateOutsideValidity(host: String, port: Int, group: any EventLoopGroup, within limit: Duration) async -> Bool {
+        // A look that read no certificate (its connection failed, or closed before the server's
+        // certificates came) knows nothing: one more is made, within what is left of the time.
+        let started = ContinuousClock.now
+        if let outside = await certificatesOutsideValidity(host: host, port: port, group: group, within: limit) { return outside }
+        let left = limit - started.duration(to: .now)
+        guard left > .zero else { return false }
+        return await certificatesOutsideValidity(host: host, port: port, group: group, within: left) ?? false
+    }
+
+    /// One look: whether a certificate the server presents is outside its validity period; `nil`
+    /// when none was read.
+    private static func certificatesOutsideValidity(host: String, port: Int, group: any EventLoopGroup, within limit: Duration) async -> Bool? {
         // Whole milliseconds between 1 ms and a minute: no overflow in NIO's time amount.
         let milliseconds = min(max(limit.components.seconds, 0), 60) * 1000 + limit.components.attoseconds / 1_000_000_000_000_000
         let timeout = TimeAmount.milliseconds(max(1, min(milliseconds, 60_000)))
         let presented = NIOLockedValueBox<[NIOSSLCertificate]>([])
-        guard let context = try? NIOSSLContext(configuration: .makeClientConfiguration()) else { return false }
+        guard let context = try? NIOSSLContext(configuration: .makeClientConfiguration()) else { return nil }
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(timeout)
             .channelInitializer { channel in
@@ -232,11 +244,11 @@ enum CertificateDiagnosis {
             try? await channel.closeFuture.get()
             timer.cancel()
         } catch {
-            return false
+            return nil
         }
         let now = time_t(Date().timeIntervalSince1970.rounded(.down))
         return presented.withLockedValue { certificates in
-            certificates.contains { $0.notValidAfter < now || $0.notValidBefore > now }
+            certificates.isEmpty ? nil : certificates.contains { $0.notValidAfter < now || $0.notValidBefore > now }
         }
     }
 }
