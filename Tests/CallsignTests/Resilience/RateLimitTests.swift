@@ -67,11 +67,14 @@ struct RateLimitTests {
         let clock = TestClock()
         try await withServer(configure: { $0.clock = clock; $0.rateLimits = RateLimits() }) { server, client in
             _ = installGate(
-                on: server, path: "/limited", clock: clock, first: .json([:], status: 503, headers: [("Retry-After", "30")]))
+                on: server, path: "/limited", clock: clock, first: .json([:], status: 503, headers: [("Retry-After", "120")]))
             let unavailable = try await client.get("/limited").send()
             #expect(unavailable.status.code == 503)
             var request = Request.get("/limited")
-            request.deadline = .seconds(5)
+            // The gate is judged on the injected clock, but the deadline's own timer runs on the
+            // real one: a minute, so that a busy machine that holds the call a few seconds
+            // before the stage runs does not end it first.
+            request.deadline = .seconds(60)
             let error = await apiError { _ = try await client.send(request) }
             #expect(error?.code == .timedOut)
             #expect(error?.requestSent == false)
