@@ -107,10 +107,7 @@ public final class TestServer: Sendable {
                 case .http1_1(let connection):
                     await server.handle(connection)
                 case .http2((_, let multiplexer)):
-                    for try await stream in multiplexer.inbound {
-                        pending.take(stream.channel)
-                        group.addTask { await server.handle(stream) }
-                    }
+                    for try await stream in multiplexer.inbound { group.addTask { await server.handle(stream) } }
                 }
             }
         } else {
@@ -121,10 +118,7 @@ public final class TestServer: Sendable {
                 }
             }
             server = try TestServer(host: host, listener: channel.channel, scheme: "http", pending: pending)
-            server.serve(channel) { connection, _ in
-                pending.take(connection.channel)
-                await server.handle(connection)
-            }
+            server.serve(channel) { connection, _ in await server.handle(connection) }
         }
         return server
     }
@@ -153,10 +147,7 @@ public final class TestServer: Sendable {
             }
         let encoded = path.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? path
         let server = try TestServer(host: path, listener: channel.channel, baseURL: "http+unix://\(encoded)/", pending: pending)
-        server.serve(channel) { connection, _ in
-            pending.take(connection.channel)
-            await server.handle(connection)
-        }
+        server.serve(channel) { connection, _ in await server.handle(connection) }
         return server
     }
 
@@ -246,6 +237,8 @@ public final class TestServer: Sendable {
     // MARK: - Connections
 
     private func handle(_ connection: Connection) async {
+        // Every connection and stream is taken here, held or not (see ``PendingConnections``).
+        pending.take(connection.channel)
         do {
             let closure = ConnectionClosure(connection.channel.closeFuture)
             try await connection.executeThenClose { inbound, outbound in
