@@ -101,7 +101,7 @@ struct Pipeline: Sendable {
                 telemetry: ingredients.telemetry, recorder: ingredients.configuration.observability.recorder,
                 log: CallLogSettings(ingredients.configuration))
         }),
-        Row(kind: .request(.timeout) { TimeoutStage($0.configuration.timeouts, transportEnforcesDeadlines: $0.transport.enforcesDeadlines) }),
+        Row(kind: .request(.timeout) { TimeoutStage($0.configuration.timeouts, clock: $0.configuration.clock, transportEnforcesDeadlines: $0.transport.enforcesDeadlines) }),
         Row(kind: .request(.body) { BodyStage(limit: $0.configuration.limits.maximumResponseBodySize) }),
         Row(kind: .request(.decompression) { ingredients in
             guard !ingredients.transport.decodesContentEncoding, ingredients.configuration.responses.decompression.isEnabled else { return nil }

@@ -183,6 +183,27 @@ struct ServerSentEventTests {
         }
     }
 
+    @Test("a stream's body gets the time the client's clock says is left, however far that clock is from the real one", arguments: TransportKind.allCases)
+    func deadlineOnTheClientsClock(kind: TransportKind) async throws {
+        // A clock an hour behind the real one, as an injected clock is once real time has passed:
+        // the deadline is an instant of this clock, and the body's timer must not read it as a real one.
+        struct BehindClock: CallClock {
+            let now = ContinuousClock.now - .seconds(3600)
+            func sleep(for duration: Duration) async throws {}
+        }
+        try await withServer(transport: kind, configure: { $0.clock = BehindClock() }) { server, client in
+            server.route("/events/once") { _ in
+                ServerResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .data(Data("data: one\n\n".utf8)))
+            }
+            var request = Request.get("/events/once")
+            request.deadline = .seconds(30)
+            var received: [String] = []
+            for try await event in client.events(request, reconnecting: .never) { received.append(event.data) }
+            #expect(received == ["one"])
+            #expect(server.hits("/events/once") == 1)
+        }
+    }
+
     @Test("events are delivered as they arrive, not when the stream ends; leaving the loop ends the stream", arguments: TransportKind.allCases)
     func incremental(kind: TransportKind) async throws {
         try await withServer(transport: kind) { server, client in

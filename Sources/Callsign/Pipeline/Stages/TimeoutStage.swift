@@ -13,11 +13,14 @@ struct TimeoutStage: Middleware {
     /// The client's deadline, for the message when it ends a stream's body.
     let deadline: Duration?
     let transportEnforcesDeadlines: Bool
+    /// The clock ``MiddlewareContext/deadline`` is an instant of (the client's ``CallClock``).
+    let clock: any CallClock
 
-    init(_ timeouts: APIClient.Configuration.Timeouts, transportEnforcesDeadlines: Bool) {
+    init(_ timeouts: APIClient.Configuration.Timeouts, clock: any CallClock, transportEnforcesDeadlines: Bool) {
         attempt = timeouts.attempt
         idle = timeouts.idle
         deadline = timeouts.deadline
+        self.clock = clock
         self.transportEnforcesDeadlines = transportEnforcesDeadlines
     }
 
@@ -55,7 +58,10 @@ struct TimeoutStage: Middleware {
         if case .stream = consumer, let body = response.bodyStream {
             let deadline = request.deadline ?? deadline
             let head = response
-            response.bodyStream = body.timed(idle: idle, until: context.deadline) { error in
+            // The call's deadline is an instant of the client's clock; the body's timer runs on
+            // the real one, so it gets the same time left, as a real instant.
+            let end = context.deadline.map { ContinuousClock.now + max(.zero, clock.now.duration(to: $0)) }
+            response.bodyStream = body.timed(idle: idle, until: end) { error in
                 switch error {
                 case let error as Deadline.Idle:
                     return Self.idle(error.limit, request: head.request, response: head)
