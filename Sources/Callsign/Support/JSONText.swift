@@ -50,42 +50,94 @@ public enum JSONText {
     ///   - indent: spaces per level. Default 2.
     ///   - colors: ANSI colours per token kind; `nil` (the default) for none.
     public static func prettyPrinted(_ data: Data, indent: Int = 2, colors: Colors? = nil) -> Data? {
-        var printer = Printer(indent: max(0, min(indent, 16)), colors: colors)
+        var printer = Printer<Writing>(indent: max(0, min(indent, 16)), colors: colors)
         guard data.withUnsafeBytes({ printer.run($0.assumingMemoryBound(to: UInt8.self)) }) else { return nil }
         return Data(printer.output)
     }
 
     /// Whether `data` is exactly one JSON value in UTF-8 (RFC 8259), at most ``maximumDepth`` deep.
     public static func isValid(_ data: Data) -> Bool {
-        // Read where the bytes are (no copy), writing nothing: a validating tokenizer.
-        var printer = Printer(indent: 0, colors: nil, writes: false)
+        // Read where the bytes are (no copy), writing nothing: a validating tokenizer, compiled
+        // without any of the printing, that allocates nothing for the first 64 levels.
+        var printer = Printer<Validating>(indent: 0, colors: nil)
         return data.withUnsafeBytes { printer.run($0.assumingMemoryBound(to: UInt8.self)) }
     }
 
+    /// Whether a printer writes what it reads or only checks it: a type rather than a flag, so
+    /// that the checking printer is compiled with no output code at all.
+    private protocol Output {
+        static var writes: Bool { get }
+    }
+
+    private enum Writing: Output {
+        static var writes: Bool { true }
+    }
+
+    private enum Validating: Output {
+        static var writes: Bool { false }
+    }
+
+    private enum Container { case object, array }
+
+    /// The open containers, innermost last, one bit each (set for an object): a word holds the
+    /// first 64 levels, so checking the usual document allocates nothing.
+    private struct ContainerStack {
+        private var inline: UInt64 = 0
+        /// Levels 64 and deeper, 64 to a word.
+        private var deeper: [UInt64] = []
+        private(set) var count = 0
+
+        var isEmpty: Bool { count == 0 }
+
+        var last: Container? {
+            guard count > 0 else { return nil }
+            let level = count - 1
+            let word = level < 64 ? inline : deeper[level / 64 - 1]
+            return word & (1 << UInt64(level % 64)) != 0 ? .object : .array
+        }
+
+        mutating func append(_ container: Container) {
+            let level = count
+            let bit: UInt64 = 1 << UInt64(level % 64)
+            if level < 64 {
+                inline = container == .object ? inline | bit : inline & ~bit
+            } else {
+                if level % 64 == 0 { deeper.append(0) }
+                let word = level / 64 - 1
+                deeper[word] = container == .object ? deeper[word] | bit : deeper[word] & ~bit
+            }
+            count += 1
+        }
+
+        mutating func removeLast() {
+            precondition(count > 0, "no open container")
+            count -= 1
+            if count >= 64, count % 64 == 0 { deeper.removeLast() }
+        }
+    }
+
+    private static let trueBytes = Array("true".utf8)
+    private static let falseBytes = Array("false".utf8)
+    private static let nullBytes = Array("null".utf8)
+
     /// The printer: a validating tokenizer with a stack of open containers. It reads the text in
     /// place, where it lies, with no copy.
-    private struct Printer {
+    private struct Printer<Mode: Output> {
         typealias Bytes = UnsafeBufferPointer<UInt8>
 
-        enum Container { case object, array }
         /// What the grammar allows next.
         enum Expect { case value, key, colon, commaOrClose, end }
 
         let indent: Int
         let colors: Colors?
-        var writes = true
+        var writes: Bool { Mode.writes }
         var output: [UInt8] = []
-        var stack: [Container] = {
-            var stack: [Container] = []
-            stack.reserveCapacity(16)
-            return stack
-        }()
+        var stack = ContainerStack()
         var expect = Expect.value
 
-        init(indent: Int, colors: Colors?, writes: Bool = true) {
+        init(indent: Int, colors: Colors?) {
             self.indent = indent
             self.colors = colors
-            self.writes = writes
         }
 
         mutating func run(_ bytes: Bytes) -> Bool {
@@ -154,7 +206,7 @@ public enum JSONText {
             stack.append(isObject ? .object : .array)
             if let close = nextNonSpace(bytes, after: index), bytes[close] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                 stack.removeLast()
-                colored(colors?.punctuation, [byte, bytes[close]])
+                if writes { colored(colors?.punctuation, [byte, bytes[close]]) }
                 valueDone()
                 return close + 1
             }
@@ -168,9 +220,9 @@ public enum JSONText {
         mutating func scalar(_ bytes: Bytes, at index: Int) -> Int? {
             let literal: [UInt8]? =
                 switch bytes[index] {
-                case UInt8(ascii: "t"): Self.trueBytes
-                case UInt8(ascii: "f"): Self.falseBytes
-                case UInt8(ascii: "n"): Self.nullBytes
+                case UInt8(ascii: "t"): JSONText.trueBytes
+                case UInt8(ascii: "f"): JSONText.falseBytes
+                case UInt8(ascii: "n"): JSONText.nullBytes
                 default: nil
                 }
             if let literal {
@@ -320,10 +372,6 @@ public enum JSONText {
             }
             return unit
         }
-
-        static let trueBytes = Array("true".utf8)
-        static let falseBytes = Array("false".utf8)
-        static let nullBytes = Array("null".utf8)
 
         static func isHexDigit(_ byte: UInt8) -> Bool {
             (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)

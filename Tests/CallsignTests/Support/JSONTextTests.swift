@@ -82,6 +82,34 @@ struct JSONTextTests {
         #expect(pretty(fine) != nil)
     }
 
+    @Test("objects and arrays nested across the stack's 64-level words close in the right order, and a wrong closer is refused at any level")
+    func mixedNesting() {
+        // Level i is an object when i % 3 == 0, else an array: the pattern crosses words at 64, 128 and 192.
+        for depth in [1, 63, 64, 65, 127, 128, 129, 200, JSONText.maximumDepth] {
+            var opening = ""
+            var closing: [String] = []
+            for level in 0..<depth {
+                if level % 3 == 0 {
+                    opening += #"{"k":"#
+                    closing.append("}")
+                } else {
+                    opening += "["
+                    closing.append("]")
+                }
+            }
+            let text = opening + "1" + closing.reversed().joined()
+            #expect(JSONText.isValid(Data(text.utf8)), "depth \(depth)")
+            #expect(pretty(text) != nil, "depth \(depth)")
+            // The same with the closer of one level swapped for the other kind.
+            for wrong in Set([0, depth / 2, depth - 1]) {
+                var closers = Array(closing.reversed())
+                let index = depth - 1 - wrong
+                closers[index] = closers[index] == "}" ? "]" : "}"
+                #expect(!JSONText.isValid(Data((opening + "1" + closers.joined()).utf8)), "depth \(depth), level \(wrong)")
+            }
+        }
+    }
+
     @Test("colours wrap each token kind and nothing else")
     func colors() {
         let palette = JSONText.Colors(key: "<k>", string: "<s>", number: "<n>", literal: "<l>", punctuation: "", reset: "</>")

@@ -24,7 +24,8 @@ struct RetryStage: Middleware {
             let outcome: LocalizedMessage
             var lastResponse: Response?
             var lastError: APIError?
-            context.attempt = attempt
+            // The first attempt is the context's own: its box is shared, not copied.
+            if context.attempt != attempt { context.attempt = attempt }
             do {
                 let response = try await next(request, context: context)
                 // A stored answer is what the server said earlier: asking the cache again changes nothing.

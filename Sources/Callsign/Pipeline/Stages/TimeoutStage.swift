@@ -31,7 +31,7 @@ struct TimeoutStage: Middleware {
         var context = context
         // An attempt that must be over within the idle limit cannot stay idle for longer: no watch.
         let watch = idle.flatMap { idle in limit.map { $0 <= idle } == true ? nil : IdleWatch(limit: idle) }
-        context.idleWatch = watch
+        if watch != nil || context.idleWatch != nil { context.idleWatch = watch }
         var response: Response
         do {
             if watch == nil, let limit, transportEnforcesDeadlines, !consumer.isFile {
