@@ -49,12 +49,11 @@ struct Pipeline: Sendable {
         let telemetry: Telemetry
         let observers: CallObservers
         var wireChain: [any WireMiddleware] = []
+        /// The stages a call may or may not need that this chain has.
+        var extras: Extras = []
         /// Whether the call is logged (a logger of the client's or the request's own), traced or
         /// measured: without any of these, the observability and recording stages are left out.
-        var isObserved = false
-        /// Whether the hedging stage is in the chain even though the client does not hedge: the
-        /// chains for calls that ask for it themselves (or through their definition).
-        var hedgesEveryCall = false
+        var isObserved: Bool { extras.contains(.observed) }
         /// The latencies the hedging stage observes, one store for every chain of the client.
         let hedgeLatencies = HedgeLatencies()
     }
@@ -69,10 +68,13 @@ struct Pipeline: Sendable {
         Row(
             kind: .request(.offline) { OfflineStage(queue: $0.offlineQueue, factory: $0.factory, defaultRetry: $0.configuration.retry) },
             replayStartsBelow: true),
-        Row(kind: .request(.deadline) { DeadlineStage(clock: $0.configuration.clock, defaultDeadline: $0.configuration.timeouts.deadline) }),
+        Row(kind: .request(.deadline) { ingredients in
+            guard ingredients.extras.contains(.deadline) else { return nil }
+            return DeadlineStage(clock: ingredients.configuration.clock, defaultDeadline: ingredients.configuration.timeouts.deadline)
+        }),
         Row(kind: .request(.retry) { RetryStage(clock: $0.configuration.clock, defaultPolicy: $0.configuration.retry, log: CallLogSettings($0.configuration), observers: $0.observers) }),
         Row(kind: .request(.hedging) { ingredients in
-            guard ingredients.configuration.hedging != nil || ingredients.hedgesEveryCall else { return nil }
+            guard ingredients.extras.contains(.hedging) else { return nil }
             return HedgeStage(
                 defaultPolicy: ingredients.configuration.hedging, clock: ingredients.configuration.clock, telemetry: ingredients.telemetry,
                 latencies: ingredients.hedgeLatencies)
@@ -115,17 +117,27 @@ struct Pipeline: Sendable {
         Row(kind: .wire(.transport) { TransportStage(transport: $0.transport, configuration: $0.configuration) }),
     ]
 
-    /// The request seam's chains, built once: for calls nobody logs, traces or measures, and for
-    /// calls that are (a request with a logger of its own takes those when the client has none).
-    private let quiet: Chains
-    private let observed: Chains
-    /// The same with the hedging stage, for calls that hedge when the client does not (their
-    /// own ``Request/Fields/hedging`` or their definition's); `nil` when the client hedges, so
-    /// the chains above have the stage already.
-    private let hedged: (quiet: Chains, observed: Chains)?
-    /// Whether every call is observed (a logger, metrics or a tracer of the client's): then
-    /// nothing is decided per call.
-    private let observesEveryCall: Bool
+    /// Stages that only some calls need. A client that does not need one for every call leaves
+    /// it out of its usual chain, and a call that asks for it gets a chain with it: a feature
+    /// that is off costs nothing.
+    struct Extras: OptionSet, Sendable {
+        let rawValue: Int
+        /// The observability and recording stages: the call is logged (a logger of the client's
+        /// or the request's own), traced or measured.
+        static let observed = Extras(rawValue: 1 << 0)
+        /// The hedging stage: the client hedges, or the call (or its definition) asks to.
+        static let hedging = Extras(rawValue: 1 << 1)
+        /// The deadline stage: the client has a deadline, or the call (or its definition) has one.
+        static let deadline = Extras(rawValue: 1 << 2)
+        /// Every combination, for the table of chains.
+        static let combinations = 1 << 3
+    }
+
+    /// The request seam's chains, built once, one per combination of ``Extras`` (the index is
+    /// its raw value); combinations that differ only in what every call has share one.
+    private let chains: [Chains]
+    /// What every call of this client has.
+    private let everyCall: Extras
 
     /// One set of request chains.
     private struct Chains: Sendable {
@@ -162,21 +174,34 @@ struct Pipeline: Sendable {
             configuration: configuration, definitions: definitions, offlineQueue: offlineQueue, transport: transport, factory: factory,
             telemetry: telemetry, observers: observers)
         ingredients.wireChain = Self.wireChain(ingredients)
-        ingredients.isObserved = true
-        observed = Self.chains(ingredients)
-        ingredients.isObserved = configuration.observability.logger != nil || telemetry.isActive
-        observesEveryCall = ingredients.isObserved
-        quiet = ingredients.isObserved ? observed : Self.chains(ingredients)
-        if configuration.hedging == nil {
-            // A stage that is not configured is not in the chain; a call that asks for it gets
-            // these chains instead.
-            ingredients.hedgesEveryCall = true
-            let hedgedQuiet = Self.chains(ingredients)
-            ingredients.isObserved = true
-            hedged = (quiet: hedgedQuiet, observed: observesEveryCall ? hedgedQuiet : Self.chains(ingredients))
-        } else {
-            hedged = nil
+        var everyCall: Extras = []
+        if configuration.observability.logger != nil || telemetry.isActive { everyCall.insert(.observed) }
+        if configuration.hedging != nil { everyCall.insert(.hedging) }
+        if configuration.timeouts.deadline != nil { everyCall.insert(.deadline) }
+        // A middleware of yours above them may set a call's deadline or hedging: its calls keep
+        // both stages, as every chain had them.
+        let order = MiddlewareStage.order
+        let hedging = order.firstIndex(of: .hedging) ?? order.count
+        let yoursAbove = !configuration.middlewares.isEmpty || configuration.insertions.contains { insertion in
+            guard case .request(let stage) = insertion.stage else { return false }
+            return (order.firstIndex(of: stage) ?? order.count) <= hedging
         }
+        if yoursAbove { everyCall.formUnion([.deadline, .hedging]) }
+        self.everyCall = everyCall
+        var built: [Int: Chains] = [:]
+        var chains: [Chains] = []
+        for combination in 0..<Extras.combinations {
+            let extras = Extras(rawValue: combination).union(everyCall)
+            if let known = built[extras.rawValue] {
+                chains.append(known)
+                continue
+            }
+            ingredients.extras = extras
+            let made = Self.chains(ingredients)
+            built[extras.rawValue] = made
+            chains.append(made)
+        }
+        self.chains = chains
     }
 
     /// The middlewares placed at `stage`.
@@ -247,13 +272,17 @@ struct Pipeline: Sendable {
 
     /// The chain for one call: the client's stages around the call's own middlewares.
     func stages(for request: Request, context: MiddlewareContext) -> [any Middleware] {
+        var extras = everyCall
         // A request's own logger, or a tracer bound around the call (`withTracer`), asks for the
         // observed chain even when the client observes nothing itself.
-        let observedCall = observesEveryCall || request.logger != nil || !(InstrumentationSystem.instrument is NoOpInstrument)
-        if let hedged, request.hedging?.isEnabled == true {
-            return (observedCall ? hedged.observed : hedged.quiet).stages(for: request, isReplay: context.isReplay)
+        if !extras.contains(.observed), request.logger != nil || !(InstrumentationSystem.instrument is NoOpInstrument) {
+            extras.insert(.observed)
         }
-        return (observedCall ? observed : quiet).stages(for: request, isReplay: context.isReplay)
+        if request.hedging?.isEnabled == true { extras.insert(.hedging) }
+        // A call's own middlewares run above both stages, and may set either.
+        if request.deadline != nil || !request.middlewares.isEmpty { extras.insert(.deadline) }
+        if !request.middlewares.isEmpty { extras.insert(.hedging) }
+        return chains[extras.rawValue].stages(for: request, isReplay: context.isReplay)
     }
 
     /// The trusted origins, the only ones that may receive credentials: the configuration's base

@@ -121,6 +121,51 @@ struct MiddlewareTests {
         }
     }
 
+    @Test("the deadline stage is in a call's chain when the call, its client or a middleware above it sets a deadline, and only then")
+    func deadlineStageWhenAsked() async throws {
+        /// What a middleware below the deadline stage saw: whether the call had a deadline.
+        let seen = Mutex<[Bool]>([])
+        let probe = AnyMiddleware { request, context, next in
+            seen.withLock { $0.append(context.deadline != nil) }
+            return try await next(request)
+        }
+        let setsDeadline = AnyMiddleware { request, _, next in
+            var request = request
+            request.deadline = .seconds(600)
+            return try await next(request)
+        }
+        func observed(_ configure: @escaping (inout APIClient.Configuration) -> Void, _ make: (APIClient) -> Request) async throws -> [Bool] {
+            seen.withLock { $0 = [] }
+            try await withServer(configure: { configuration in
+                configure(&configuration)
+                // Below the hedging stage: by itself it leaves the optional stages out.
+                configuration.insert(probe, before: .timeout)
+            }) { server, client in
+                server.route("/ok") { _ in .json(["ok": true]) }
+                _ = try await client.send(make(client)).validate()
+            }
+            return seen.withLock { $0 }
+        }
+        // No deadline anywhere: the stage is left out, and nothing below has one.
+        #expect(try await observed({ _ in }) { _ in .get("/ok") } == [false])
+        // The call's own deadline.
+        #expect(try await observed({ _ in }) { _ in
+            var request = Request.get("/ok")
+            request.deadline = .seconds(600)
+            return request
+        } == [true])
+        // The client's.
+        #expect(try await observed({ $0.timeouts.deadline = .seconds(600) }) { _ in .get("/ok") } == [true])
+        // A middleware of the call's own, of the client's, or one inserted above the stage.
+        #expect(try await observed({ _ in }) { _ in
+            var request = Request.get("/ok")
+            request.middlewares = [setsDeadline]
+            return request
+        } == [true])
+        #expect(try await observed({ $0.middlewares = [setsDeadline] }) { _ in .get("/ok") } == [true])
+        #expect(try await observed({ $0.insert(setsDeadline, before: .deadline) }) { _ in .get("/ok") } == [true])
+    }
+
     @Test("an async middleware can suspend before the request, answer it itself, or reject it")
     func asyncMiddleware() async throws {
         let fetchToken = AnyMiddleware { request, _, next in
