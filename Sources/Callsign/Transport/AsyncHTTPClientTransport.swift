@@ -120,6 +120,11 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 
     /// Reads head and body in one step on the event loop, under the deadline.
+    ///
+    /// The request is handed to AsyncHTTPClient on one of its event loops, in one hop: the
+    /// deadline's timer and the callbacks on the answer are then set up on the loop where they
+    /// run. Handed over from this thread, each of the three woke the loop on its own (a write to
+    /// its wake-up descriptor, and on a busy core a thread switch), for every request.
     private func sendAndCollect(_ request: TransportRequest, limit: Int) async throws -> TransportResponse {
         let head = request.head
         let (url, headers) = Self.outbound(request)
@@ -128,14 +133,26 @@ public final class AsyncHTTPClientTransport: Transport {
             headers: headers,
             body: request.body?.inMemoryData.map { .byteBuffer(ByteBuffer(bytes: $0)) })
         let delegate = CollectingDelegate(limit: limit, progress: request.receiveProgress)
-        let task = try owner.client(for: request).execute(
-            request: outbound, delegate: delegate, deadline: Self.nioDeadline(request.deadline))
+        let client = try owner.client(for: request)
+        // No deadline, no timer: AsyncHTTPClient schedules one for any deadline it is given.
+        let deadline = request.deadline.map { Self.nioDeadline($0) }
+        let submission = Submission()
         let (responseHead, buffer): (HTTPResponseHead, ByteBuffer)
         do {
             (responseHead, buffer) = try await withTaskCancellationHandler {
-                try await task.futureResult.get()
+                try await withCheckedThrowingContinuation { (answer: CheckedContinuation<CollectingDelegate.Response, any Error>) in
+                    client.eventLoopGroup.any().execute {
+                        // On the loop, AsyncHTTPClient keeps the request on it where it can, so the
+                        // answer arrives where its callbacks are.
+                        guard let task = submission.start({ client.execute(request: outbound, delegate: delegate, deadline: deadline) }) else {
+                            answer.resume(throwing: CancellationError())
+                            return
+                        }
+                        task.futureResult.whenComplete { answer.resume(with: $0) }
+                    }
+                }
             } onCancel: {
-                task.cancel()
+                submission.cancel()
             }
         } catch let error as HTTPClientError where error == .deadlineExceeded {
             throw Deadline.Expired()
@@ -309,8 +326,46 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 }
 
+/// A request handed to an event loop to start, and its caller's cancellation: whichever comes
+/// first wins. A request cancelled before it started never starts.
+private final class Submission: Sendable {
+    private enum State {
+        case waiting
+        case started(HTTPClient.Task<CollectingDelegate.Response>)
+        case cancelled
+    }
+
+    private let state = Mutex(State.waiting)
+
+    /// Starts the request with `execute` unless the caller cancelled first (then `nil`).
+    func start(_ execute: () -> HTTPClient.Task<CollectingDelegate.Response>) -> HTTPClient.Task<CollectingDelegate.Response>? {
+        state.withLock { state in
+            guard case .waiting = state else { return nil }
+            let task = execute()
+            state = .started(task)
+            return task
+        }
+    }
+
+    /// Cancels the request: now if it started, before it starts otherwise.
+    func cancel() {
+        let started = state.withLock { state -> HTTPClient.Task<CollectingDelegate.Response>? in
+            switch state {
+            case .waiting:
+                state = .cancelled
+                return nil
+            case .started(let task):
+                return task
+            case .cancelled:
+                return nil
+            }
+        }
+        started?.cancel()
+    }
+}
+
 /// Collects a response in memory, failing past a size limit.
-private final class CollectingDelegate: HTTPClientResponseDelegate {
+private final class CollectingDelegate: HTTPClientResponseDelegate, Sendable {
     typealias Response = (HTTPResponseHead, ByteBuffer)
 
     private let limit: Int

@@ -162,6 +162,46 @@ struct TransportSuiteTests {
         }
     }
 
+    @Test("a call cancelled at any moment — before its request reaches the event loop, while it waits, in flight — ends as cancelled, and the connection is closed", arguments: TransportKind.allCases)
+    func cancellationAtAnyMoment(kind: TransportKind) async throws {
+        try await withServer(transport: kind) { server, client in
+            let closed = AsyncStream<Void>.makeStream()
+            var results: [Result<Response, any Error>] = []
+            for index in 0..<40 {
+                let arrived = AsyncStream<Void>.makeStream()
+                server.route("/held/\(index)") { request in
+                    arrived.continuation.yield()
+                    // Never answers: only the client's cancellation ends the call.
+                    await request.waitForClientToClose()
+                    closed.continuation.yield()
+                    return ServerResponse(status: 200)
+                }
+                let task = Task { try await client.get("/held/\(index)").send() }
+                // Cancelled at once, after a few turns of the executor, or once the server has it.
+                if index % 4 == 3 {
+                    var iterator = arrived.stream.makeAsyncIterator()
+                    await iterator.next()
+                } else {
+                    for _ in 0..<(index % 4) * 3 { await Task.yield() }
+                }
+                task.cancel()
+                results.append(await task.result)
+            }
+            for result in results {
+                guard case .failure(let error as APIError) = result else {
+                    Issue.record("expected a cancelled call, got \(result)")
+                    continue
+                }
+                #expect(error.code == .cancelled, "\(error)")
+            }
+            // Every request the server has seen had its connection closed.
+            let seen = (0..<40).reduce(0) { $0 + server.hits("/held/\($1)") }
+            #expect(seen >= 10)
+            var iterator = closed.stream.makeAsyncIterator()
+            for _ in 0..<seen { await iterator.next() }
+        }
+    }
+
     @Test("HEAD requests get headers and no body", arguments: TransportKind.allCases)
     func head(kind: TransportKind) async throws {
         try await withServer(transport: kind) { server, client in
