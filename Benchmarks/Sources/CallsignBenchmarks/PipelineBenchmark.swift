@@ -114,6 +114,7 @@ extension Benchmarks {
         typealias Variant = (name: String, configure: @Sendable (inout APIClient.Configuration) -> Void, storePolicy: StorePolicy?)
         let variants: [Variant] = [
             ("every optional stage off (the default)", { _ in }, nil),
+            ("+ deadline (60 s, never reached)", { $0.timeouts.deadline = .seconds(60) }, nil),
             ("+ cookies (a CookieJar)", { $0.cookies = CookieJar() }, nil),
             ("+ HTTP cache (memory; answers not storable)", { $0.cache = .memory(byteBudget: 1 << 20) }, nil),
             ("+ authentication (bearer)", { $0.authentication = .bearer("token") }, nil),
