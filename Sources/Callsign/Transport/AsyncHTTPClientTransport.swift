@@ -7,7 +7,6 @@ import NIOFoundationEssentialsCompat
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
-import Synchronization
 
 /// A transport on AsyncHTTPClient (SwiftNIO): the default on Linux.
 ///
@@ -323,99 +322,6 @@ public final class AsyncHTTPClientTransport: Transport {
     public func shutdown() async throws {
         guard owner.owned, self !== Self.shared else { return }
         try await owner.shutdown()
-    }
-}
-
-/// A request handed to an event loop to start, and its caller's cancellation: whichever comes
-/// first wins. A request cancelled before it started never starts.
-private final class Submission: Sendable {
-    private enum State {
-        case waiting
-        case started(HTTPClient.Task<CollectingDelegate.Response>)
-        case cancelled
-    }
-
-    private let state = Mutex(State.waiting)
-
-    /// Starts the request with `execute` unless the caller cancelled first (then `nil`).
-    func start(_ execute: () -> HTTPClient.Task<CollectingDelegate.Response>) -> HTTPClient.Task<CollectingDelegate.Response>? {
-        state.withLock { state in
-            guard case .waiting = state else { return nil }
-            let task = execute()
-            state = .started(task)
-            return task
-        }
-    }
-
-    /// Cancels the request: now if it started, before it starts otherwise.
-    func cancel() {
-        let started = state.withLock { state -> HTTPClient.Task<CollectingDelegate.Response>? in
-            switch state {
-            case .waiting:
-                state = .cancelled
-                return nil
-            case .started(let task):
-                return task
-            case .cancelled:
-                return nil
-            }
-        }
-        started?.cancel()
-    }
-}
-
-/// Collects a response in memory, failing past a size limit.
-private final class CollectingDelegate: HTTPClientResponseDelegate, Sendable {
-    typealias Response = (HTTPResponseHead, ByteBuffer)
-
-    private let limit: Int
-    private let progress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?
-    private let state = Mutex<(head: HTTPResponseHead?, body: ByteBuffer, expected: Int64?)>((nil, ByteBuffer(), nil))
-
-    init(limit: Int, progress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?) {
-        self.limit = limit
-        self.progress = progress
-    }
-
-    /// The response head, once it has arrived.
-    var arrivedHead: HTTPResponseHead? { state.withLock { $0.head } }
-
-    func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        // Conflicting or malformed lengths are refused later, by the client's head check.
-        let length = head.headers.first(name: "Content-Length").flatMap { ContentLength.digits($0) }
-        state.withLock {
-            $0.head = head
-            $0.expected = length
-        }
-        if let length, length > limit {
-            return task.eventLoop.makeFailedFuture(ResponseBodyStream.tooLarge(limit))
-        }
-        progress?(0, length)
-        return task.eventLoop.makeSucceededVoidFuture()
-    }
-
-    func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        let counts = state.withLock { state -> (received: Int64, expected: Int64?)? in
-            guard state.body.readableBytes + buffer.readableBytes <= limit else { return nil }
-            if state.body.readableBytes == 0, buffer.readableBytes <= 256 * 1024 {
-                // The usual small answer in one part: kept as it came, copied once, into `Data`.
-                state.body = buffer
-            } else {
-                var buffer = buffer
-                state.body.writeBuffer(&buffer)
-            }
-            return (Int64(state.body.readableBytes), state.expected)
-        }
-        guard let counts else { return task.eventLoop.makeFailedFuture(ResponseBodyStream.tooLarge(limit)) }
-        progress?(counts.received, counts.expected)
-        return task.eventLoop.makeSucceededVoidFuture()
-    }
-
-    func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
-        try state.withLock { state in
-            guard let head = state.head else { throw APIError(.invalidResponse, localized: "the response ended without a head") }
-            return (head, state.body)
-        }
     }
 }
 
