@@ -122,8 +122,8 @@ public final class AsyncHTTPClientTransport: Transport {
     ///
     /// The request is handed to AsyncHTTPClient on one of its event loops, in one hop: the
     /// deadline's timer and the callbacks on the answer are then set up on the loop where they
-    /// run. Handed over from this thread, each of the three woke the loop on its own (a write to
-    /// its wake-up descriptor, and on a busy core a thread switch), for every request.
+    /// run. Handed over from the calling thread instead, each of the three would wake the loop on
+    /// its own (a write to its wake-up descriptor, and on a busy core a thread switch).
     private func sendAndCollect(_ request: TransportRequest, limit: Int) async throws -> TransportResponse {
         let head = request.head
         let (url, headers) = Self.outbound(request)
