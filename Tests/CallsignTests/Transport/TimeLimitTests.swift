@@ -34,6 +34,45 @@ struct TimeLimitTests {
         }
     }
 
+    @Test("the deadline ends a call whose server never answers, and one held by a middleware below the deadline stage that waits a minute", arguments: TransportKind.allCases)
+    func deadlineOverSilence(kind: TransportKind) async throws {
+        // A minute per attempt: only the 1.5 s deadline can end these calls.
+        let silent: @Sendable (TestServer) -> Void = { server in
+            server.route("/silent") { request in
+                await request.waitForClientToClose()
+                return ServerResponse(status: 200)
+            }
+        }
+        // The default chain.
+        try await withServer(transport: kind, configure: { $0.timeouts = .init(attempt: .seconds(60), deadline: .milliseconds(1500)) }) { server, client in
+            silent(server)
+            let error = await apiError { _ = try await client.get("/silent").send() }
+            #expect(error?.code == .timedOut)
+            #expect(error?.message.contains("the deadline of") == true, "\(error?.message ?? "")")
+        }
+        // A middleware of yours below the deadline stage that waits a minute.
+        try await withServer(
+            transport: kind,
+            configure: { configuration in
+                configuration.timeouts = .init(attempt: .seconds(60), deadline: .milliseconds(1500))
+                configuration.insert(
+                    AnyMiddleware { request, _, next in
+                        try await Task.sleep(for: .seconds(60))
+                        return try await next(request)
+                    }, after: .retry)
+            }
+        ) { server, client in
+            silent(server)
+            let started = ContinuousClock.now
+            let error = await apiError { _ = try await client.get("/silent").send() }
+            #expect(error?.code == .timedOut)
+            #expect(error?.message.contains("the deadline of") == true, "\(error?.message ?? "")")
+            // Ended by the deadline, not after the middleware's minute (a bound generous for a busy machine).
+            #expect(ContinuousClock.now - started < .seconds(30))
+            #expect(server.hits("/silent") == 0, "the middleware was still waiting")
+        }
+    }
+
     @Test("a 1 s per-attempt timeout ends a dripping body, collected or downloaded", arguments: TransportKind.allCases)
     func attemptTimeoutWhileDripping(kind: TransportKind) async throws {
         try await withServer(transport: kind) { server, client in
