@@ -86,15 +86,18 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
 
     /// Ends a task's wait because its attempt's deadline passed: a call waiting for its head or
     /// collecting its body gets ``Deadline/Expired``; a stream whose head has arrived is left
-    /// alone (its body is read under the idle limit and the call's deadline).
-    func expire(_ identifier: Int) {
+    /// alone (its body is read under the idle limit and the call's deadline). Returns whether it
+    /// ended a wait: only then is the task to be cancelled.
+    func expire(_ identifier: Int) -> Bool {
         let entry = pending.withLock { table -> Pending? in
             switch table[identifier] {
             case .collecting, .streaming(_?, _): return table.removeValue(forKey: identifier)
             case .streaming(nil, _), nil: return nil
             }
         }
-        if let entry { Self.end(entry, throwing: Deadline.Expired()) }
+        guard let entry else { return false }
+        Self.end(entry, throwing: Deadline.Expired())
+        return true
     }
 
     /// Resumes whoever waits on `entry` with `error`. Every entry is resumed once: only by the

@@ -212,7 +212,9 @@ public final class URLSessionTransport: Transport {
         let identifier = taskBox.task.taskIdentifier
         let timer = deadline.map { deadline in
             expiry(at: deadline) {
-                delegate.expire(identifier)
+                // A stream whose head came just as the timer fired keeps its task: its body is
+                // still to be read.
+                guard delegate.expire(identifier) else { return }
                 taskBox.task.cancel()  // on a queue of dispatch's, not a thread of the concurrency pool
             }
         }

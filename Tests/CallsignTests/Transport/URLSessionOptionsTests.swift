@@ -1,4 +1,4 @@
-import Callsign
+@testable import Callsign
 import CallsignTesting
 import Foundation
 #if canImport(FoundationNetworking)
@@ -36,6 +36,39 @@ struct URLSessionOptionsTests {
             #expect(server.hits("/cache/max-age/86400/callsign-cache") == 1, "Callsign's cache answered the second call")
             let request = URLRequest(url: server.url("/cache/max-age/86400/callsign-cache"))
             #expect(urlCache.cachedResponse(for: request) == nil, "URLSession did not cache it a second time")
+        }
+    }
+
+    @Test("an attempt's time limit that passes once a stream's head has arrived leaves the stream alone: its body is still to be read")
+    func expiryAfterTheHead() async throws {
+        let delegate = SessionDelegate(proxyCredentials: nil, tls: TLSSettings())
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.invalidateAndCancel() }
+        let url = try #require(URL(string: "http://127.0.0.1:9/stream"))
+        let task = session.dataTask(with: url)  // never resumed: the delegate is told what URLSession would say
+        let (stream, body) = AsyncThrowingStream<Data, any Error>.makeStream()
+        let answer = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:]))
+        let head = try await withCheckedThrowingContinuation { (head: CheckedContinuation<HTTPURLResponse, any Error>) in
+            delegate.register(task.taskIdentifier, head: head, body: body)
+            delegate.urlSession(session, dataTask: task, didReceive: answer) { _ in }
+        }
+        #expect(head.statusCode == 200)
+        // The timer fires now: nothing to end, so the task is not to be cancelled.
+        #expect(delegate.expire(task.taskIdentifier) == false)
+        body.yield(Data("still read".utf8))
+        body.finish()
+        var received = Data()
+        for try await chunk in stream { received += chunk }
+        #expect(String(decoding: received, as: UTF8.self) == "still read")
+
+        // Before the head, the same timer ends the wait.
+        let waiting = session.dataTask(with: url)
+        let (_, waitingBody) = AsyncThrowingStream<Data, any Error>.makeStream()
+        await #expect(throws: Deadline.Expired.self) {
+            _ = try await withCheckedThrowingContinuation { (head: CheckedContinuation<HTTPURLResponse, any Error>) in
+                delegate.register(waiting.taskIdentifier, head: head, body: waitingBody)
+                #expect(delegate.expire(waiting.taskIdentifier))
+            }
         }
     }
 }
