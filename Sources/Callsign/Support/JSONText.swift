@@ -206,6 +206,7 @@ public enum JSONText {
             stack.append(isObject ? .object : .array)
             if let close = nextNonSpace(bytes, after: index), bytes[close] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                 stack.removeLast()
+                // Guarded here too: the checking printer makes no array for text it never writes.
                 if writes { colored(colors?.punctuation, [byte, bytes[close]]) }
                 valueDone()
                 return close + 1

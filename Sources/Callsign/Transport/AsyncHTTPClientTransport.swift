@@ -134,7 +134,7 @@ public final class AsyncHTTPClientTransport: Transport {
         let delegate = CollectingDelegate(limit: limit, progress: request.receiveProgress)
         let client = try owner.client(for: request)
         // No deadline, no timer: AsyncHTTPClient schedules one for any deadline it is given.
-        let deadline = request.deadline.map { Self.nioDeadline($0) }
+        let deadline = request.deadline.map(Self.nioDeadline)
         let submission = Submission()
         let (responseHead, buffer): (HTTPResponseHead, ByteBuffer)
         do {
@@ -202,9 +202,8 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 
     /// A continuous-clock instant as NIO's deadline, clamped so that no arithmetic can overflow.
-    static func nioDeadline(_ deadline: ContinuousClock.Instant?) -> NIODeadline {
-        guard let deadline else { return .distantFuture }
-        return .now() + .nanoseconds(deadline.nanosecondsFromNow)
+    static func nioDeadline(_ deadline: ContinuousClock.Instant) -> NIODeadline {
+        .now() + .nanoseconds(deadline.nanosecondsFromNow)
     }
 
     static func nioHeaders(_ fields: HTTPFields) -> NIOHTTP1.HTTPHeaders {
