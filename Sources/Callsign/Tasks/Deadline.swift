@@ -30,8 +30,9 @@ enum Deadline {
     }
 
     /// Runs `operation`, throwing ``Expired`` once `end` has passed, or ``Idle`` once `idle` has
-    /// seen no byte for its limit; either way `operation` is cancelled and awaited (one timer
-    /// task, however often the idle watch restarts). With neither, `operation` just runs.
+    /// seen no byte for its limit; either way `operation` is cancelled and awaited (one waiting
+    /// task and an entry in ``ExpiryTimers``, however often the idle watch restarts). With
+    /// neither, `operation` just runs.
     static func run<T: Sendable>(
         until end: ContinuousClock.Instant?, idle: IdleWatch?, _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
@@ -39,27 +40,12 @@ enum Deadline {
         return try await withThrowingTaskGroup(of: T.self) { group in
             group.addTask { try await operation() }
             group.addTask {
-                try await expiry(end: end, idle: idle)
-                throw CancellationError()  // not reached: expiry only returns by throwing
+                try await ExpiryTimers.shared.wait(until: end, idle: idle)
+                throw CancellationError()  // not reached: the wait only returns by throwing
             }
             defer { group.cancelAll() }
             guard let first = try await group.next() else { throw CancellationError() }
             return first
-        }
-    }
-
-    /// Sleeps until `end` or the idle watch's due instant, whichever is first, and throws which
-    /// one passed; a watch restarted meanwhile only moves the next wake-up.
-    private static func expiry(end: ContinuousClock.Instant?, idle: IdleWatch?) async throws {
-        while true {
-            let now = ContinuousClock.now
-            if let end, now >= end { throw Expired() }
-            if let idle, now >= idle.due { throw Idle(limit: idle.limit) }
-            // At most a day per sleep: a limit of any size never reaches the clock's arithmetic.
-            var wake = now + .seconds(86_400)
-            if let end { wake = min(wake, end) }
-            if let idle { wake = min(wake, idle.due) }
-            try await Task.sleep(until: wake, clock: .continuous)
         }
     }
 }

@@ -1,0 +1,130 @@
+@testable import Callsign
+import Foundation
+import Testing
+
+/// The one table of timers every deadline, attempt limit and idle limit races against. Each test
+/// has its own table, so the suite's other calls never share its driver. Times are real (the
+/// timers race real I/O): every assertion on time is a lower bound (never before its limit) or
+/// the order of events, never a measure of speed.
+@Suite("Expiry timers", .hangGuard)
+struct ExpiryTimersTests {
+    /// How a wait ended.
+    enum Ending: Equatable {
+        case expired, idle(Duration), cancelled, other(String)
+    }
+
+    static func ending(of wait: () async throws -> Void) async -> Ending {
+        do {
+            try await wait()
+            return .other("returned")
+        } catch is Deadline.Expired {
+            return .expired
+        } catch let idle as Deadline.Idle {
+            return .idle(idle.limit)
+        } catch is CancellationError {
+            return .cancelled
+        } catch {
+            return .other("\(error)")
+        }
+    }
+
+    /// Waits until the table holds `count` waits (each is added as its task first runs).
+    static func untilWaiting(_ count: Int, in timers: ExpiryTimers) async {
+        while timers.pending.waits != count { await Task.yield() }
+    }
+
+    @Test("a wait due before the driver's wake-up re-arms it: it ends at its own limit, not the later one's")
+    func earlierWaitRearms() async {
+        let timers = ExpiryTimers()
+        let late = Task { await Self.ending { try await timers.wait(until: .now + .seconds(3600), idle: nil) } }
+        await Self.untilWaiting(1, in: timers)
+        let lateWake = timers.pending.wake
+        #expect(lateWake != nil)
+
+        let end = ContinuousClock.now + .milliseconds(100)
+        let early = await Self.ending { try await timers.wait(until: end, idle: nil) }
+        #expect(early == .expired)
+        #expect(ContinuousClock.now >= end)
+        // The late wait is still there, and the driver sleeps until it again.
+        #expect(timers.pending.waits == 1)
+        #expect(timers.pending.wake == lateWake)
+
+        late.cancel()
+        #expect(await late.value == .cancelled)
+        #expect(timers.pending.waits == 0)
+    }
+
+    @Test("waits with many limits each end once their own limit has passed, none before it, and leave no entry")
+    func manyLimits() async {
+        let timers = ExpiryTimers()
+        let start = ContinuousClock.now
+        let results = await withTaskGroup(of: (Duration, Ending, ContinuousClock.Instant).self) { group in
+            for index in 0..<200 {
+                // Deliberately out of order: later waits are often due earlier.
+                let limit = Duration.milliseconds((index * 37) % 300)
+                group.addTask {
+                    let ending = await Self.ending { try await timers.wait(until: start + limit, idle: nil) }
+                    return (limit, ending, .now)
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.count == 200)
+        for (limit, ending, endedAt) in results {
+            #expect(ending == .expired)
+            #expect(endedAt >= start + limit)
+        }
+        #expect(timers.pending.waits == 0)
+        #expect(timers.pending.wake == nil)
+    }
+
+    @Test("a wait cancelled before it starts, or at any moment while it waits, ends as cancelled and leaves no entry")
+    func cancelled() async {
+        let timers = ExpiryTimers()
+        let before = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await Self.ending { try await timers.wait(until: .now + .seconds(3600), idle: nil) }
+        }
+        #expect(await before.value == .cancelled)
+
+        let waits = (0..<300).map { _ in
+            Task { await Self.ending { try await timers.wait(until: .now + .seconds(3600), idle: nil) } }
+        }
+        for (index, wait) in waits.enumerated() {
+            // Some are cancelled before their task runs, some once they wait.
+            if index % 3 == 0 { await Task.yield() }
+            wait.cancel()
+        }
+        for wait in waits { #expect(await wait.value == .cancelled) }
+        #expect(timers.pending.waits == 0)
+    }
+
+    @Test("an idle watch keeps the wait open while bytes move, and ends it with its limit once they stop")
+    func idle() async {
+        let timers = ExpiryTimers()
+        let watch = IdleWatch(limit: .milliseconds(150))
+        let touching = Task {
+            for _ in 0..<8 {
+                watch.touch()
+                try? await Task.sleep(for: .milliseconds(40))
+            }
+            watch.touch()
+        }
+        let ending = await Self.ending { try await timers.wait(until: .now + .seconds(3600), idle: watch) }
+        await touching.value
+        #expect(ending == .idle(.milliseconds(150)))
+        // Never before the limit has passed since the last byte (a busy machine may stall a
+        // touch past the limit: then the wait ends earlier, still never before its due instant).
+        #expect(ContinuousClock.now >= watch.due)
+        #expect(timers.pending.waits == 0)
+    }
+
+    @Test("the end comes before an idle limit that has passed too, and a limit already passed ends the wait at once")
+    func endFirst() async {
+        let timers = ExpiryTimers()
+        let watch = IdleWatch(limit: .zero)
+        #expect(await Self.ending { try await timers.wait(until: .now - .seconds(1), idle: watch) } == .expired)
+        #expect(await Self.ending { try await timers.wait(until: nil, idle: watch) } == .idle(.zero))
+        #expect(timers.pending.waits == 0)
+    }
+}
