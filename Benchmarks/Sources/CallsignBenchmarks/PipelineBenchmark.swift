@@ -137,10 +137,14 @@ extension Benchmarks {
             "DEFAULT": ["baseURL": "http://127.0.0.1:9/"],
             "Item": ["path": "bench/item", "responseType": "object", "needsAuthorization": true],
         ])
+        // CALLSIGN_BENCH_STAGE (a row's start, such as "+ HTTP cache") runs that row and the
+        // first alone, for `perf record`.
+        let picked = ProcessInfo.processInfo.environment["CALLSIGN_BENCH_STAGE"]
+        let measured = picked.map { name in variants.filter { $0.name == variants[0].name || $0.name.hasPrefix(name) } } ?? variants
         var costs: [String: [Double]] = [:]
         var allocations: [String: [Double]] = [:]
         for round in 0...rounds {
-            for variant in variants {
+            for variant in measured {
                 let client = APIClient(definitions: authorized, configuration: .init(variant.configure), transport: transport)
                 var request = try authorized.definition(named: "Item").request()
                 request.storePolicy = variant.storePolicy
@@ -154,7 +158,7 @@ extension Benchmarks {
         let base = median(costs[variants[0].name] ?? [])
         print("")
         print("What each stage costs when configured (instant transport, \(calls) calls per round, medians; an unconfigured stage is not in the chain):")
-        for variant in variants {
+        for variant in measured {
             let cost = median(costs[variant.name] ?? [])
             let delta = variant.name == variants[0].name ? "" : " (\(cost - base >= 0 ? "+" : "")\(format(cost - base, 1)) µs)"
             print("  \(pad(variant.name, 46)) \(pad(format(cost, 1), 6, right: true)) µs\(delta), \(format(median(allocations[variant.name] ?? []), 1)) allocations")

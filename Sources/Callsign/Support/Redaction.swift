@@ -86,8 +86,33 @@ public struct Redaction: Sendable, Hashable {
     /// is lowered once by the caller.
     private func isSecret(lowered: String, listed: Set<String>) -> Bool {
         if listed.contains(lowered) { return true }
-        guard secretNameFragments.contains(where: { lowered.contains($0) }) else { return false }
+        guard secretNameFragments.contains(where: { Self.bytes(of: lowered, contain: $0) }) else { return false }
         return !publicNames.contains(lowered)
+    }
+
+    /// Whether `fragment`'s UTF-8 bytes appear in `text`'s (an empty fragment appears nowhere).
+    /// Names are matched byte for byte rather than by Foundation's `contains`, a canonical
+    /// Unicode search that costs about 0.2 µs per fragment and runs for every header of every
+    /// call the cache, a log or a recording looks at; a name with a combining mark after a
+    /// fragment's letters now counts as containing it, which only ever hides more.
+    private static func bytes(of text: String, contain fragment: String) -> Bool {
+        var text = text
+        var fragment = fragment
+        return text.withUTF8 { haystack in
+            fragment.withUTF8 { needle in
+                guard let first = needle.first, needle.count <= haystack.count else { return false }
+                var start = 0
+                while start <= haystack.count - needle.count {
+                    if haystack[start] == first {
+                        var matched = 1
+                        while matched < needle.count, haystack[start + matched] == needle[matched] { matched += 1 }
+                        if matched == needle.count { return true }
+                    }
+                    start += 1
+                }
+                return false
+            }
+        }
     }
 
     /// Adds exact names to every kind of secret (headers, query parameters and body fields), as

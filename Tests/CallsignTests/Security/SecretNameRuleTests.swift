@@ -32,6 +32,25 @@ struct SecretNameRuleTests {
         #expect(!Redaction.none.isSecretHeader("Private-Token"))
     }
 
+    @Test("a fragment is found at the start, middle or end of a name, by its bytes: one letter short is no match, an empty fragment hides nothing, a non-ASCII one works")
+    func fragmentsByBytes() {
+        var redaction = Redaction.none
+        redaction.secretNameFragments = ["token"]
+        for name in ["token", "tokens", "x-token", "x-token-id", "xtoken", "accesstoken", "tok-token", "tootoken", "X-TOKEN"] {
+            #expect(redaction.isSecretName(name), "\(name)")
+        }
+        for name in ["toke", "oken", "t0ken", "tok-en", "", "x", "tokk-oken"] {
+            #expect(!redaction.isSecretName(name), "\(name)")
+        }
+        redaction.secretNameFragments = [""]
+        #expect(!redaction.isSecretName("anything"))
+        redaction.secretNameFragments = ["密码", "clé"]
+        #expect(redaction.isSecretName("x-密码-hash") && redaction.isSecretName("ma-clé") && !redaction.isSecretName("x-密-码"))
+        // A combining mark after a fragment's letters still counts: it only ever hides more.
+        redaction.secretNameFragments = ["key"]
+        #expect(redaction.isSecretName("x-key\u{0301}"))
+    }
+
     @Test("a response to Private-Token: A is kept for A only, and no token reaches the file", arguments: CacheStorageKind.allCases)
     func cachePartition(kind: CacheStorageKind) async throws {
         let (storage, file) = kind.make()
