@@ -18,5 +18,15 @@ public struct SystemClock: CallClock {
     /// Creates the system clock.
     public init() {}
     public var now: ContinuousClock.Instant { ContinuousClock.now }
-    public func sleep(for duration: Duration) async throws { try await Task.sleep(for: duration) }
+    /// Waits in the process's one table of timers (as deadlines do), so a wait cut short — a
+    /// hedge's delay when the answer comes first — sets and tears down no system timer.
+    public func sleep(for duration: Duration) async throws {
+        guard duration > .zero else { return try Task.checkCancellation() }
+        do {
+            // A century at most: a duration of any size never reaches the clock's arithmetic.
+            try await ExpiryTimers.shared.wait(until: .now + min(duration, .seconds(3_155_760_000)), idle: nil)
+        } catch is Deadline.Expired {
+            return
+        }
+    }
 }

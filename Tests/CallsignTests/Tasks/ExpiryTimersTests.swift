@@ -99,23 +99,22 @@ struct ExpiryTimersTests {
         #expect(timers.pending.waits == 0)
     }
 
-    @Test("an idle watch keeps the wait open while bytes move, and ends it with its limit once they stop")
+    @Test("an idle watch's touch moves its wait's end later, and the wait ends with the idle limit once bytes stop")
     func idle() async {
         let timers = ExpiryTimers()
-        let watch = IdleWatch(limit: .milliseconds(150))
-        let touching = Task {
-            for _ in 0..<8 {
-                watch.touch()
-                try? await Task.sleep(for: .milliseconds(40))
-            }
-            watch.touch()
-        }
-        let ending = await Self.ending { try await timers.wait(until: .now + .seconds(3600), idle: watch) }
-        await touching.value
-        #expect(ending == .idle(.milliseconds(150)))
-        // Never before the limit has passed since the last byte (a busy machine may stall a
-        // touch past the limit: then the wait ends earlier, still never before its due instant).
-        #expect(ContinuousClock.now >= watch.due)
+        let watch = IdleWatch(limit: .milliseconds(200))
+        let waiting = Task { await Self.ending { try await timers.wait(until: .now + .seconds(3600), idle: watch) } }
+        await Self.untilWaiting(1, in: timers)
+        try? await Task.sleep(for: .milliseconds(100))
+        let beforeTouch = ContinuousClock.now
+        watch.touch()
+        // On a machine stalled past the limit the wait may already have ended: only a wait still
+        // under way after the touch must end at least a limit after it.
+        let waitingAfterTouch = timers.pending.waits == 1
+        let ending = await waiting.value
+        let endedAt = ContinuousClock.now
+        #expect(ending == .idle(.milliseconds(200)))
+        if waitingAfterTouch { #expect(endedAt >= beforeTouch + .milliseconds(200)) }
         #expect(timers.pending.waits == 0)
     }
 
@@ -126,5 +125,26 @@ struct ExpiryTimersTests {
         #expect(await Self.ending { try await timers.wait(until: .now - .seconds(1), idle: watch) } == .expired)
         #expect(await Self.ending { try await timers.wait(until: nil, idle: watch) } == .idle(.zero))
         #expect(timers.pending.waits == 0)
+    }
+
+    @Test("the system clock's sleep waits at least its duration, ends as cancelled when cancelled, and takes any duration without trapping")
+    func systemClockSleep() async throws {
+        let clock = SystemClock()
+        let start = ContinuousClock.now
+        try await clock.sleep(for: .milliseconds(50))
+        #expect(ContinuousClock.now >= start + .milliseconds(50))
+        try await clock.sleep(for: .zero)
+        try await clock.sleep(for: .milliseconds(-5))
+
+        for duration in [Duration.seconds(3600), .seconds(Int64.max)] {
+            let sleeping = Task { await Self.ending { try await clock.sleep(for: duration) } }
+            sleeping.cancel()
+            #expect(await sleeping.value == .cancelled)
+        }
+        let cancelledFirst = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await Self.ending { try await clock.sleep(for: .zero) }
+        }
+        #expect(await cancelledFirst.value == .cancelled)
     }
 }
