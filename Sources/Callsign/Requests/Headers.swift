@@ -127,8 +127,17 @@ extension Headers {
 }
 
 extension String {
+    /// Whether the two are equal ignoring case. Header names are ASCII tokens: their bytes are
+    /// compared with A–Z folded, allocating nothing; a pair that differs past ASCII is compared
+    /// lowercased, as before.
     func caseInsensitiveEquals(_ other: String) -> Bool {
-        utf8.count == other.utf8.count && lowercased() == other.lowercased()
+        guard utf8.count == other.utf8.count else { return false }
+        for (mine, theirs) in zip(utf8, other.utf8) where mine != theirs {
+            if mine | theirs >= 0x80 { return lowercased() == other.lowercased() }
+            let folded = mine | 0x20
+            guard folded == theirs | 0x20, folded >= UInt8(ascii: "a"), folded <= UInt8(ascii: "z") else { return false }
+        }
+        return true
     }
 
     /// The string with control characters shown as escapes, for error messages.

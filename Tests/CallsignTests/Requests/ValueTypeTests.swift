@@ -34,6 +34,11 @@ struct ValueTypeTests {
         #expect(merged.contains("x-new"))
         headers["Accept"] = nil
         #expect(!headers.contains("accept"))
+        // Only letters fold: "@" and "`" differ by the same bit as "A" and "a"; past ASCII,
+        // names compare lowercased.
+        let odd: Headers = ["X-@": "at", "Überschrift": "u", "X-Z": "z"]
+        #expect(odd["x-@"] == "at" && odd["x-`"] == nil && odd["X-["] == nil && odd["x-z"] == "z")
+        #expect(odd["überschrift"] == "u" && odd["ÜBERSCHRIFT"] == "u" && odd["Uberschrift"] == nil)
     }
 
     @Test("StatusCodes from codes, ranges and text")
