@@ -181,7 +181,7 @@ struct Benchmarks {
                 for row in tableRows { samples[row.name, default: []].append(try await measure(row, requests: requests)) }
             }
             print("")
-            print("c=\(concurrency), \(requests) requests per round (medians)")
+            print("c=\(concurrency), \(requests) requests per round (medians; a ratio and Δ are the median of each round's pair)")
             print("\(pad("", 34)) \(pad("req/s", 9, right: true)) \(pad("CPU µs/req", 11, right: true)) \(pad("ratio req/s", 12, right: true)) \(pad("Δ CPU µs", 9, right: true)) \(pad("allocs/req", 11, right: true)) \(pad("server CPU µs/req", 18, right: true))")
             for row in tableRows {
                 let rps = median(samples[row.name, default: []].map(\.requestsPerSecond))
@@ -192,9 +192,14 @@ struct Benchmarks {
                 var delta = ""
                 var gate = ""
                 if let reference = row.reference {
-                    let value = rps / median(samples[reference, default: []].map(\.requestsPerSecond))
+                    // Each round's row against its reference in the same round (seconds apart),
+                    // then the median of those: a machine that slows down between rounds moves
+                    // both sides of a pair, not one side of a ratio of medians.
+                    let pairs = zip(samples[row.name, default: []], samples[reference, default: []])
+                    let value = median(pairs.map { $0.requestsPerSecond / $1.requestsPerSecond })
+                    let extra = median(pairs.map { $0.cpuPerRequest - $1.cpuPerRequest })
                     ratio = format(value, 2) + "×"
-                    delta = (cpu - median(samples[reference, default: []].map(\.cpuPerRequest)) >= 0 ? "+" : "") + format(cpu - median(samples[reference, default: []].map(\.cpuPerRequest)), 1)
+                    delta = (extra >= 0 ? "+" : "") + format(extra, 1)
                     gate = baseline.ratio("c=\(concurrency) \(row.name)", value)
                 }
                 print("\(pad(row.name, 34)) \(pad(format(rps), 9, right: true)) \(pad(format(cpu, 1), 11, right: true)) \(pad(ratio, 12, right: true)) \(pad(delta, 9, right: true)) \(pad(format(allocations, 1), 11, right: true)) \(pad(format(serverCPU, 1), 18, right: true))\(gate)")
