@@ -25,7 +25,7 @@ final class ExpiryTimers: Sendable {
             case let (end?, idle?): min(end, idle.due)
             case let (end?, nil): end
             case let (nil, idle?): idle.due
-            case (nil, nil): .now
+            case (nil, nil): .now + .seconds(86_400)  // no limit: looked at once a day, ended by cancelling
             }
         }
 

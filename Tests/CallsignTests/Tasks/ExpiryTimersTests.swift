@@ -125,6 +125,12 @@ struct ExpiryTimersTests {
         #expect(await Self.ending { try await timers.wait(until: .now - .seconds(1), idle: watch) } == .expired)
         #expect(await Self.ending { try await timers.wait(until: nil, idle: watch) } == .idle(.zero))
         #expect(timers.pending.waits == 0)
+        // A wait with no limit at all ends only when cancelled (and keeps no driver spinning).
+        let unbounded = Task { await Self.ending { try await timers.wait(until: nil, idle: nil) } }
+        await Self.untilWaiting(1, in: timers)
+        #expect(timers.pending.wake.map { $0 > .now + .seconds(3600) } == true)
+        unbounded.cancel()
+        #expect(await unbounded.value == .cancelled)
     }
 
     @Test("the system clock's sleep waits at least its duration, ends as cancelled when cancelled, and takes any duration without trapping")
