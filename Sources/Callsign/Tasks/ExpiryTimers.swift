@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
 
-/// The timers of every ``Deadline`` race in the process, kept by one sleeping task.
+/// The timers of every ``Deadline`` race, `SystemClock` wait and transport attempt limit in the
+/// process, kept by one sleeping task.
 ///
 /// A race used to start a task that slept until its limit and was cancelled, woken and ended
 /// when the work finished first: a system timer set and torn down per call (about 7 µs and a
@@ -16,7 +17,15 @@ final class ExpiryTimers: Sendable {
     private struct Waiter {
         let end: ContinuousClock.Instant?
         let idle: IdleWatch?
-        let continuation: CheckedContinuation<Void, any Error>
+        let ending: Ending
+
+        /// How a waiter is told that its limit passed.
+        enum Ending {
+            /// An awaiting task, resumed with which limit passed.
+            case resuming(CheckedContinuation<Void, any Error>)
+            /// A callback (a transport's timer), called on the driver's task.
+            case calling(@Sendable () -> Void)
+        }
 
         /// When this waiter must next be looked at: its end or its idle watch's due instant,
         /// whichever is first (a watch touched meanwhile only moves it later).
@@ -34,6 +43,14 @@ final class ExpiryTimers: Sendable {
             if let end, now >= end { return Deadline.Expired() }
             if let idle, now >= idle.due { return Deadline.Idle(limit: idle.limit) }
             return nil
+        }
+
+        /// Tells the waiter its limit passed.
+        func end(with error: any Error) {
+            switch ending {
+            case .resuming(let continuation): continuation.resume(throwing: error)
+            case .calling(let action): action()
+            }
         }
     }
 
@@ -72,7 +89,9 @@ final class ExpiryTimers: Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                add(Waiter(end: end, idle: idle, continuation: continuation), id: id)
+                if !add(Waiter(end: end, idle: idle, ending: .resuming(continuation)), id: id) {
+                    continuation.resume(throwing: CancellationError())
+                }
             }
         } onCancel: {
             let waiting: Waiter? = state.withLock { state in
@@ -81,25 +100,48 @@ final class ExpiryTimers: Sendable {
                 state.slots[id] = .cancelled
                 return nil
             }
-            waiting?.continuation.resume(throwing: CancellationError())
+            waiting?.end(with: CancellationError())
         }
     }
 
-    private func add(_ waiter: Waiter, id: UInt64) {
-        let cancelled = state.withLock { state in
-            if case .cancelled = state.slots.removeValue(forKey: id) { return true }
+    /// A callback waiting in the table (``schedule(at:_:)``).
+    struct Scheduled: Sendable {
+        fileprivate let timers: ExpiryTimers
+        fileprivate let id: UInt64
+
+        /// Takes the callback out: it is not called unless it already was.
+        func cancel() {
+            timers.state.withLock { state in _ = state.slots.removeValue(forKey: id) }
+        }
+    }
+
+    /// Calls `action` once `instant` has passed, on the driver's task (keep it short and
+    /// non-blocking), unless the returned ``Scheduled`` is cancelled first. A transport's
+    /// per-attempt timer: no system timer is set or torn down for it.
+    func schedule(at instant: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> Scheduled {
+        let id = state.withLock { state in
+            state.lastID &+= 1
+            return state.lastID
+        }
+        _ = add(Waiter(end: instant, idle: nil, ending: .calling(action)), id: id)
+        return Scheduled(timers: self, id: id)
+    }
+
+    /// Files a waiter; `false` when its task was cancelled before it was filed.
+    private func add(_ waiter: Waiter, id: UInt64) -> Bool {
+        state.withLock { state in
+            if case .cancelled = state.slots.removeValue(forKey: id) { return false }
             state.slots[id] = .waiting(waiter)
             let due = waiter.due
-            if let armed = state.armed, armed <= due { return false }
+            if let armed = state.armed, armed <= due { return true }
             // Due before the driver wakes (or no driver): a new driver, the old one retired.
             state.armed = due
             state.generation &+= 1
             state.driver?.cancel()
             let generation = state.generation
             state.driver = Task.detached { [self] in await drive(generation: generation, firstWake: due) }
-            return false
+            return true
         }
-        if cancelled { waiter.continuation.resume(throwing: CancellationError()) }
     }
 
     /// Sleeps until the earliest entry is due, ends the waits whose limit has passed, and
@@ -117,7 +159,7 @@ final class ExpiryTimers: Sendable {
                 }
             }
             let (ended, next) = expire(at: .now, generation: generation)
-            for (continuation, error) in ended { continuation.resume(throwing: error) }
+            for (waiter, error) in ended { waiter.end(with: error) }
             guard let next else { return }
             wake = next
         }
@@ -127,15 +169,15 @@ final class ExpiryTimers: Sendable {
     /// `nil` when this driver should end.
     private func expire(
         at now: ContinuousClock.Instant, generation: UInt64
-    ) -> (ended: [(CheckedContinuation<Void, any Error>, any Error)], next: ContinuousClock.Instant?) {
+    ) -> (ended: [(Waiter, any Error)], next: ContinuousClock.Instant?) {
         state.withLock { state in
             guard state.generation == generation else { return ([], nil) }
-            var ended: [(CheckedContinuation<Void, any Error>, any Error)] = []
+            var ended: [(Waiter, any Error)] = []
             var next: ContinuousClock.Instant?
             for (id, slot) in state.slots {
                 guard case .waiting(let waiter) = slot else { continue }
                 if let error = waiter.passed(at: now) {
-                    ended.append((waiter.continuation, error))
+                    ended.append((waiter, error))
                     state.slots[id] = nil
                 } else {
                     next = next.map { min($0, waiter.due) } ?? waiter.due

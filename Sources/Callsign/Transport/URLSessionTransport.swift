@@ -112,7 +112,8 @@ public final class URLSessionTransport: Transport {
     public var decodesContentEncoding: Bool { true }
 
     /// This transport ends an attempt at ``TransportRequest/deadline`` itself (the head, and a
-    /// collected body) with a timer of dispatch's: no timer task of Callsign's per attempt.
+    /// collected body) with an entry in the process's one table of timers: no timer task of its
+    /// own per attempt.
     public var enforcesDeadlines: Bool { true }
 
     deinit {
@@ -210,12 +211,14 @@ public final class URLSessionTransport: Transport {
         register: (CheckedContinuation<T, any Error>) -> Void
     ) async throws -> T {
         let identifier = taskBox.task.taskIdentifier
+        // In the process's one table of timers: no system timer set and torn down per attempt
+        // (a dispatch timer source cost two wake-ups of dispatch's manager thread).
         let timer = deadline.map { deadline in
-            expiry(at: deadline) {
+            ExpiryTimers.shared.schedule(at: deadline) {
                 // A stream whose head came just as the timer fired keeps its task: its body is
                 // still to be read.
                 guard delegate.expire(identifier) else { return }
-                taskBox.task.cancel()  // on a queue of dispatch's, not a thread of the concurrency pool
+                taskBox.cancelInBackground()
             }
         }
         defer { timer?.cancel() }
@@ -234,17 +237,6 @@ public final class URLSessionTransport: Transport {
             delegate.abandon(identifier)
             taskBox.cancelInBackground()
         }
-    }
-
-    /// A timer that calls `expire` at `deadline` on a dispatch queue, unless it is cancelled
-    /// first: cancelled, it is gone at once (a cancelled `Task.sleep` or `asyncAfter` would stay
-    /// scheduled until its instant — a minute, for the default attempt limit).
-    private static func expiry(at deadline: ContinuousClock.Instant, _ expire: @escaping @Sendable () -> Void) -> any DispatchSourceTimer {
-        let timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: .now() + .nanoseconds(Int(deadline.nanosecondsFromNow)))
-        timer.setEventHandler(handler: expire)
-        timer.activate()
-        return timer
     }
 
     /// URLSession's response head as Callsign's.

@@ -153,4 +153,20 @@ struct ExpiryTimersTests {
         }
         #expect(await cancelledFirst.value == .cancelled)
     }
+
+    @Test("a scheduled callback is called once its instant has passed, and one cancelled first never is")
+    func scheduled() async {
+        let timers = ExpiryTimers()
+        let (calls, sink) = AsyncStream.makeStream(of: (String, ContinuousClock.Instant).self)
+        let kept = ContinuousClock.now + .milliseconds(60)
+        _ = timers.schedule(at: kept) { sink.yield(("kept", .now)) }
+        // Due before the kept one: had it stayed, it would have been called first.
+        let cancelled = timers.schedule(at: .now + .milliseconds(10)) { sink.yield(("cancelled", .now)) }
+        cancelled.cancel()
+        var iterator = calls.makeAsyncIterator()
+        let first = await iterator.next()
+        #expect(first?.0 == "kept")
+        #expect(first.map { $0.1 >= kept } == true)
+        #expect(timers.pending.waits == 0)
+    }
 }
