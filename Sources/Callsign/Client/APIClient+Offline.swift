@@ -84,7 +84,7 @@ extension APIClient {
     /// For outboxes that write it themselves, inside an app's own transaction.
     package func queuedForm(of request: Request) async throws(APIError) -> QueuedRequest {
         var request = request
-        if !request.headers.contains("Idempotency-Key") { request.headers["Idempotency-Key"] = UUID().uuidString }
+        request.addIdempotencyKeyIfMissing()
         return try await OfflineStage.queuedForm(
             of: request, factory: factory, redaction: credentialRedaction)
     }

@@ -17,11 +17,9 @@ struct OfflineStage: Middleware {
         // (their own header, or the retry policy's) lets the server recognise a repeat.
         let policy = request.retry ?? defaultRetry
         let repeatable = request.isIdempotent || request.headers.contains("Idempotency-Key") || policy.addsIdempotencyKey
-        if !request.headers.contains("Idempotency-Key") {
-            // One key for the first attempts and every replay, whatever the method: a server
-            // that honours keys can recognise a request it already acted on.
-            request.headers["Idempotency-Key"] = UUID().uuidString
-        }
+        // One key for the first attempts and every replay, whatever the method: a server that
+        // honours keys can recognise a request it already acted on.
+        request.addIdempotencyKeyIfMissing()
         do {
             return try await next(request)
         } catch let error as APIError {

@@ -12,9 +12,9 @@ struct RetryStage: Middleware {
         let policy = request.retry ?? defaultPolicy
         guard policy.maximumAttempts > 1 else { return try await next(request) }
         var request = request
-        if policy.addsIdempotencyKey, !request.isIdempotent, !request.headers.contains("Idempotency-Key") {
+        if policy.addsIdempotencyKey, !request.isIdempotent {
             // One key per logical request: every attempt carries the same one.
-            request.headers["Idempotency-Key"] = UUID().uuidString
+            request.addIdempotencyKeyIfMissing()
         }
         guard request.maySendAgain else { return try await next(request) }
         var attempt = 1
