@@ -61,7 +61,6 @@ final class ExpiryTimers: Sendable {
     }
 
     private struct State {
-        var lastID: UInt64 = 0
         var slots: [UInt64: Slot] = [:]
         /// When the driver wakes next; `nil` while there is no driver.
         var armed: ContinuousClock.Instant?
@@ -71,6 +70,8 @@ final class ExpiryTimers: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The last waiter's identifier: taken without the lock, which a wait then takes once to file it.
+    private let lastID = Atomic<UInt64>(0)
 
     /// How many waits are under way, and when the driver wakes next (for tests).
     var pending: (waits: Int, wake: ContinuousClock.Instant?) {
@@ -83,10 +84,7 @@ final class ExpiryTimers: Sendable {
     /// `idle` has seen no byte for its limit, or `CancellationError` when the calling task is
     /// cancelled first (the race's work finished).
     func wait(until end: ContinuousClock.Instant?, idle: IdleWatch?) async throws {
-        let id = state.withLock { state in
-            state.lastID &+= 1
-            return state.lastID
-        }
+        let id = lastID.wrappingAdd(1, ordering: .relaxed).newValue
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 if !add(Waiter(end: end, idle: idle, ending: .resuming(continuation)), id: id) {
@@ -119,10 +117,7 @@ final class ExpiryTimers: Sendable {
     /// non-blocking), unless the returned ``Scheduled`` is cancelled first. A transport's
     /// per-attempt timer: no system timer is set or torn down for it.
     func schedule(at instant: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> Scheduled {
-        let id = state.withLock { state in
-            state.lastID &+= 1
-            return state.lastID
-        }
+        let id = lastID.wrappingAdd(1, ordering: .relaxed).newValue
         _ = add(Waiter(end: instant, idle: nil, ending: .calling(action)), id: id)
         return Scheduled(timers: self, id: id)
     }
