@@ -152,6 +152,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             collecting.progress?(0, expected)
         case .tooLarge(let collecting):
             collecting.whole.resume(returning: Collected(head: http, body: .failure(ResponseBodyStream.failureAfterHead(ResponseBodyStream.tooLarge(collecting.limit)))))
+            // FoundationNetworking ignores the disposition: the task is ended here, so that the
+            // body it would go on reading is not downloaded.
+            TaskBox(dataTask).cancelInBackground()
             completionHandler(.cancel)
             return
         case .nothing:
@@ -192,7 +195,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             } else {
                 collecting.whole.resume(throwing: ResponseBodyStream.tooLarge(collecting.limit))
             }
-            dataTask.cancel()
+            TaskBox(dataTask).cancelInBackground()
         case .nothing:
             break
         }
@@ -237,6 +240,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
+        // Answered off this thread: on Linux this runs on FoundationNetworking's work queue
+        // (`InlineOperationQueue`), and what an answer does next — `cancel()`, or `suspend()` and
+        // `resume()` to retry with a credential — waits for that queue.
+        let completionHandler: @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void = { disposition, credential in
+            DispatchQueue.global().async { completionHandler(disposition, credential) }
+        }
         // The proxy's credentials are the one challenge answered here: they go to the proxy only.
         if challenge.protectionSpace.isProxy() {
             if let credentials = proxyCredentials, challenge.previousFailureCount == 0 {

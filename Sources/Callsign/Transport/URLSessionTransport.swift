@@ -78,7 +78,7 @@ public final class URLSessionTransport: Transport {
         configuration.httpShouldSetCookies = false
         configuration.httpCookieAcceptPolicy = .never
         delegate = SessionDelegate(proxyCredentials: nil, tls: TLSSettings())
-        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: Self.delegateQueue())
         proxied = Mutex(ProxiedSessions(configuration: configuration))
     }
 
@@ -99,7 +99,7 @@ public final class URLSessionTransport: Transport {
             }
             let restoreMinimumVersion = Self.setMinimumVersion(of: tls, in: configuration)
             let delegate = SessionDelegate(proxyCredentials: proxy?.credentials, tls: tls)
-            let made = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+            let made = URLSession(configuration: configuration, delegate: delegate, delegateQueue: Self.delegateQueue())
             configuration.connectionProxyDictionary = previousProxy
             restoreMinimumVersion()
             state.sessions[key] = (made, delegate)
@@ -283,6 +283,25 @@ extension URLSessionTransport {
     static func setMinimumVersion(of tls: TLSSettings, in configuration: URLSessionConfiguration) -> () -> Void {
         {}
     }
+
+    /// The queue a session's delegate is called on: here, none. FoundationNetworking makes each
+    /// callback (a head, a chunk, the end) an `Operation` on the delegate queue, and each costs
+    /// two hops through dispatch, locks and a thread woken; `SessionDelegate` only files what
+    /// arrived and resumes a continuation, so it runs where FoundationNetworking calls from: the
+    /// session's serial work queue, in the order the callbacks are made.
+    static func delegateQueue() -> OperationQueue? { InlineOperationQueue() }
+
+    /// An operation queue that runs each block it is given at once, on the caller's thread.
+    /// FoundationNetworking adds its delegate callbacks as blocks (`addOperation(_:)`) from its
+    /// work queue, so the delegate must never wait on that queue: a task's `cancel()` and a
+    /// challenge's answer (which cancels, or suspends and resumes the task) both do, and
+    /// `SessionDelegate` makes them from another thread. `@unchecked Sendable` restates
+    /// `OperationQueue`'s own conformance; this subclass adds no state.
+    final class InlineOperationQueue: OperationQueue, @unchecked Sendable {
+        override func addOperation(_ block: @escaping @Sendable () -> Void) {
+            block()
+        }
+    }
 }
 #else
 extension URLSessionTransport {
@@ -310,5 +329,8 @@ extension URLSessionTransport {
         if tls.minimumVersion == .tls13 { configuration.tlsMinimumSupportedProtocolVersion = .TLSv13 }
         return { configuration.tlsMinimumSupportedProtocolVersion = previous }
     }
+
+    /// The queue a session's delegate is called on: URLSession's own serial queue.
+    static func delegateQueue() -> OperationQueue? { nil }
 }
 #endif
