@@ -132,10 +132,21 @@ extension String {
     /// lowercased, as before.
     func caseInsensitiveEquals(_ other: String) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
-        for (mine, theirs) in zip(utf8, other.utf8) where mine != theirs {
-            if mine | theirs >= 0x80 { return lowercased() == other.lowercased() }
-            let folded = mine | 0x20
-            guard folded == theirs | 0x20, folded >= UInt8(ascii: "a"), folded <= UInt8(ascii: "z") else { return false }
+        var mine = self
+        var theirs = other
+        // Native strings are contiguous UTF-8: compared in place, byte by byte.
+        let verdict = mine.withUTF8 { mine in theirs.withUTF8 { theirs in Self.foldedEqual(mine, theirs) } }
+        return verdict ?? (lowercased() == other.lowercased())
+    }
+
+    /// Whether two byte runs of one length are equal with A–Z folded; `nil` when a pair that
+    /// differs is past ASCII, for a Unicode comparison.
+    private static func foldedEqual(_ mine: UnsafeBufferPointer<UInt8>, _ theirs: UnsafeBufferPointer<UInt8>) -> Bool? {
+        for index in 0..<mine.count where mine[index] != theirs[index] {
+            let (a, b) = (mine[index], theirs[index])
+            if a | b >= 0x80 { return nil }
+            let folded = a | 0x20
+            guard folded == b | 0x20, folded >= UInt8(ascii: "a"), folded <= UInt8(ascii: "z") else { return false }
         }
         return true
     }
