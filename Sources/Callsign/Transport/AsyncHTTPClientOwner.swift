@@ -22,6 +22,8 @@ final class ClientOwner: Sendable {
     private let configuration: HTTPClient.Configuration?
     private let others = Mutex<[ConnectionOptions: HTTPClient]>([:])
     private let isShutDown = Mutex(false)
+    /// Collected requests under way, and the loop the last one was handed to (``handOff(_:)``).
+    private let loops = Mutex<(inFlight: Int, last: (any EventLoop)?)>((0, nil))
 
     init(client: HTTPClient, owned: Bool, configuration: HTTPClient.Configuration? = nil) {
         self.client = client
@@ -53,6 +55,29 @@ final class ClientOwner: Sendable {
             clients[options] = made
             return made
         }
+    }
+
+    /// Runs `body` on the event loop a collected request is handed to AsyncHTTPClient on, and
+    /// returns what it returns once the request is over.
+    ///
+    /// AsyncHTTPClient calls a request's delegate on that loop, and prefers a connection there.
+    /// Calls made one at a time go to the loop the previous one went to, where its connection
+    /// is: taking turns, every other answer crossed from the connection's loop to the other (a
+    /// wake-up and a thread switch each way). Calls made while others are under way take turns,
+    /// so that their connections spread over the loops; a call already on one of the loops stays
+    /// there.
+    func handOff<T>(_ body: (any EventLoop) async throws -> T) async throws -> T {
+        let group = client.eventLoopGroup
+        let loop = loops.withLock { state -> any EventLoop in
+            defer { state.inFlight += 1 }
+            let here = group.any()
+            if here.inEventLoop { return here }
+            if state.inFlight == 0, let last = state.last { return last }
+            state.last = here
+            return here
+        }
+        defer { loops.withLock { $0.inFlight -= 1 } }
+        return try await body(loop)
     }
 
     func shutdown() async throws {

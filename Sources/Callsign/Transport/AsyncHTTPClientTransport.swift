@@ -138,20 +138,22 @@ public final class AsyncHTTPClientTransport: Transport {
         let submission = Submission()
         let (responseHead, buffer): (HTTPResponseHead, ByteBuffer)
         do {
-            (responseHead, buffer) = try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (answer: CheckedContinuation<CollectingDelegate.Response, any Error>) in
-                    client.eventLoopGroup.any().execute {
-                        // On the loop, AsyncHTTPClient keeps the request on it where it can, so the
-                        // answer arrives where its callbacks are.
-                        guard let task = submission.start({ client.execute(request: outbound, delegate: delegate, deadline: deadline) }) else {
-                            answer.resume(throwing: CancellationError())
-                            return
+            (responseHead, buffer) = try await owner.handOff { loop in
+                try await withTaskCancellationHandler {
+                    try await withCheckedThrowingContinuation { (answer: CheckedContinuation<CollectingDelegate.Response, any Error>) in
+                        loop.execute {
+                            // On the loop, AsyncHTTPClient keeps the request on it where it can,
+                            // so the answer arrives where its callbacks are.
+                            guard let task = submission.start({ client.execute(request: outbound, delegate: delegate, deadline: deadline) }) else {
+                                answer.resume(throwing: CancellationError())
+                                return
+                            }
+                            task.futureResult.whenComplete { answer.resume(with: $0) }
                         }
-                        task.futureResult.whenComplete { answer.resume(with: $0) }
                     }
+                } onCancel: {
+                    submission.cancel()
                 }
-            } onCancel: {
-                submission.cancel()
             }
         } catch let error as HTTPClientError where error == .deadlineExceeded {
             throw Deadline.Expired()
