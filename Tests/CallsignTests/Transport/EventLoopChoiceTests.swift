@@ -26,13 +26,19 @@ struct EventLoopChoiceTests {
         try await group.shutdownGracefully()
     }
 
+    /// The loops `count` calls made one after another are handed to.
+    private func loops(of owner: ClientOwner, calls count: Int) async throws -> Set<ObjectIdentifier> {
+        var loops = Set<ObjectIdentifier>()
+        for _ in 0..<count {
+            loops.insert(try await owner.handOff { ObjectIdentifier($0) })
+        }
+        return loops
+    }
+
     @Test("twenty calls one after another are all handed to one loop")
     func oneAtATime() async throws {
         try await withOwner { owner in
-            var loops = Set<ObjectIdentifier>()
-            for _ in 0..<20 {
-                loops.insert(try await owner.handOff { ObjectIdentifier($0) })
-            }
+            let loops = try await loops(of: owner, calls: 20)
             #expect(loops.count == 1)
         }
     }
@@ -50,18 +56,11 @@ struct EventLoopChoiceTests {
                 }
             }
             for await _ in started { break }
-            var meanwhile = Set<ObjectIdentifier>()
-            for _ in 0..<4 {
-                meanwhile.insert(try await owner.handOff { ObjectIdentifier($0) })
-            }
+            let meanwhile = try await loops(of: owner, calls: 4)
             #expect(meanwhile.count == 2)
             releaser.yield()
             try await busy.value
-
-            var afterwards = Set<ObjectIdentifier>()
-            for _ in 0..<6 {
-                afterwards.insert(try await owner.handOff { ObjectIdentifier($0) })
-            }
+            let afterwards = try await loops(of: owner, calls: 6)
             #expect(afterwards.count == 1)
         }
     }
