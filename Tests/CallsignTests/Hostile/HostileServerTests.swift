@@ -268,7 +268,10 @@ struct HostileServerTests {
     @Test("a server that drips one byte at a time: the deadline holds", arguments: TransportKind.allCases)
     func drip(kind: TransportKind) async throws {
         let head = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\nok".utf8)
-        let outcome = try await exchange([.drip(head, interval: .milliseconds(100))], kind: kind) {
+        // A byte a second: the whole answer takes 72 s, so that even a machine whose pool is
+        // held for seconds (the full suite beside stress-ng) runs the deadline's end before the
+        // answer's; at a byte per 100 ms, one such run saw the 7 s answer win.
+        let outcome = try await exchange([.drip(head, interval: .seconds(1))], kind: kind) {
             $0.timeouts.attempt = .seconds(30)
             $0.timeouts.deadline = .milliseconds(700)
         }
