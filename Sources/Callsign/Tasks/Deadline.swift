@@ -31,8 +31,9 @@ enum Deadline {
 
     /// Runs `operation`, throwing ``Expired`` once `end` has passed, or ``Idle`` once `idle` has
     /// seen no byte for its limit; either way `operation` is cancelled and awaited (one waiting
-    /// task and an entry in ``ExpiryTimers``, however often the idle watch restarts). With
-    /// neither, `operation` just runs.
+    /// task and an entry in ``ExpiryTimers``, however often the idle watch restarts). A result
+    /// that comes back once `end` has passed is ``Expired`` too. With neither, `operation` just
+    /// runs.
     static func run<T: Sendable>(
         until end: ContinuousClock.Instant?, idle: IdleWatch?, _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
@@ -45,6 +46,10 @@ enum Deadline {
             }
             defer { group.cancelAll() }
             guard let first = try await group.next() else { throw CancellationError() }
+            // A result that comes back once the end has passed is late, whichever side was
+            // scheduled first: on a pool held for longer than the limit, the timer's turn and the
+            // work's run in the order they were queued, and the timer's has one hop more.
+            if let end, ContinuousClock.now >= end { throw Expired() }
             return first
         }
     }

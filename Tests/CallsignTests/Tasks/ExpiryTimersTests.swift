@@ -156,6 +156,19 @@ struct ExpiryTimersTests {
         #expect(await cancelledFirst.value == .cancelled)
     }
 
+    @Test("a race's work that comes back once its end has passed is late: Expired, whichever side ran first; in time, its value")
+    func lateWorkIsExpired() async throws {
+        // The work returns at its first turn, before the timer's side can take the three turns
+        // it needs (its wait filed, the driver woken, the wait resumed): only the check of the
+        // end after the race can make this late result an expiry.
+        for _ in 0..<20 {
+            let late = await Self.ending { _ = try await Deadline.run(until: .now - .milliseconds(1), idle: nil) { 42 } }
+            #expect(late == .expired)
+        }
+        let inTime = try await Deadline.run(until: .now + .seconds(3_600), idle: nil) { 42 }
+        #expect(inTime == 42)
+    }
+
     @Test("a scheduled callback is called once its instant has passed, and one cancelled first never is")
     func scheduled() async {
         let timers = ExpiryTimers()
