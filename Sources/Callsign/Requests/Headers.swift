@@ -140,8 +140,8 @@ extension String {
     }
 
     /// Whether two byte runs of one length are equal with A–Z folded; `nil` when a pair that
-    /// differs is past ASCII, for a Unicode comparison.
-    private static func foldedEqual(_ mine: UnsafeBufferPointer<UInt8>, _ theirs: UnsafeBufferPointer<UInt8>) -> Bool? {
+    /// differs is past ASCII, for a Unicode comparison. Header names and media types compare so.
+    static func foldedEqual(_ mine: UnsafeBufferPointer<UInt8>, _ theirs: UnsafeBufferPointer<UInt8>) -> Bool? {
         for index in 0..<mine.count where mine[index] != theirs[index] {
             let (a, b) = (mine[index], theirs[index])
             if a | b >= 0x80 { return nil }

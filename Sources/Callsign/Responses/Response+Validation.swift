@@ -87,14 +87,10 @@ extension Response {
         let wantedRange = trimmed(wanted, end: wanted.count)
         let givenRange = trimmed(given, end: given.firstIndex(of: UInt8(ascii: ";")) ?? given.count)
         guard wantedRange.count == givenRange.count, !wantedRange.isEmpty else { return false }
-        for offset in 0..<wantedRange.count {
-            let a = wanted[wantedRange.lowerBound + offset]
-            let b = given[givenRange.lowerBound + offset]
-            // Nothing in a list or a wildcard can match this way; letters compare without case.
-            if a == UInt8(ascii: ",") || a == UInt8(ascii: "*") { return false }
-            if a != b, !((a | 0x20) == (b | 0x20) && (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A) { return false }
-        }
-        return true
+        let wantedType = UnsafeBufferPointer(rebasing: wanted[wantedRange])
+        // Nothing in a list or a wildcard can match this way; letters compare without case.
+        guard !wantedType.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "*") }) else { return false }
+        return String.foldedEqual(wantedType, UnsafeBufferPointer(rebasing: given[givenRange])) ?? false
     }
 
     /// For definitions that say `object` or `objects`: the body must be UTF-8 JSON of that shape
