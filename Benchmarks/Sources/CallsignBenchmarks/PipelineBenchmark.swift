@@ -44,6 +44,13 @@ struct DroppingMetrics: MetricsFactory {
     func destroyTimer(_ handler: any TimerHandler) {}
 }
 
+/// A middleware that only passes the call on: what a stage's place in the chain costs.
+struct PassOn: Middleware {
+    func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
+        try await next(request)
+    }
+}
+
 /// A transport that answers at once from memory: what is left is Callsign's own CPU per call.
 struct InstantTransport: Transport {
     let head: HTTPResponse
@@ -130,6 +137,7 @@ extension Benchmarks {
             ("+ rate limit (per origin, never reached)", { $0.rateLimits = RateLimits(perOrigin: .perSecond(1_000_000)) }, nil),
             ("+ circuit breaker (per origin, closed)", { $0.circuitBreaker = CircuitBreaker() }, nil),
             ("+ hedging (after 1 s: the answer comes first)", { $0.hedging = .after(.seconds(1)) }, nil),
+            ("+ 4 middlewares of yours that pass the call on", { $0.middlewares = Array(repeating: PassOn(), count: 4) }, nil),
             ("+ HAR recording (a file per exchange)", { [folder] in $0.observability.recorder = HARRecorder(fileURL: folder.appendingPathComponent("bench.har")) }, nil),
         ]
         // The benchmark's definition, marked as needing authorization (the authentication row).
