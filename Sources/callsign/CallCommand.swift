@@ -68,7 +68,7 @@ struct CallCommand: AsyncParsableCommand {
             // An OpenAPI operation places and checks its parameters as its document says.
             var request = try loaded.openAPI.map { operations throws(APIError) in try operations.request(name, parameters: given) }
                 ?? loaded.definitions.definition(named: name).request(parameters: given)
-            request.query.merge(items.query) { _, new in new }
+            items.addQuery(to: &request)
             request.headers = request.headers.merging(items.headers)
             try await exchange.perform(
                 request, definitions: loaded.definitions, openAPI: loaded.openAPI, typedOrigins: typed, files: items.files,

@@ -23,7 +23,8 @@ struct DownloadCommand: AsyncParsableCommand {
             Without -o, the file is named as the server suggests in Content-Disposition (filename*, else
             filename), else after the URL's last path segment, else "download" (curl's -OJ, HTTPie's
             --download): always a plain name in the current folder — any path dropped, control characters
-            replaced, leading dots removed, at most 255 bytes. An existing file is never replaced without
+            replaced, leading dots removed, at most 255 bytes, never expanded ("~" is a file named "~", as
+            with curl -OJ and wget). An existing file is never replaced without
             --force (exit 73). On a terminal a progress bar shows bytes,
             percentage, speed and time left; otherwise a line is printed every second.
             """)
@@ -67,6 +68,8 @@ struct DownloadCommand: AsyncParsableCommand {
     @Option(help: .localized("One time limit in seconds for the whole download, retries included."))
     var deadline: Double?
 
+    @OptionGroup var retryWait: RetryWaitOption
+
     func validate() throws {
         if output == nil, resume {
             throw ValidationError(localized("--continue needs -o: without it the file name is only known from the answer"))
@@ -104,6 +107,8 @@ struct DownloadCommand: AsyncParsableCommand {
             let session = try sessions.open(
                 for: SessionPlace.target(of: request, definitions: loaded ?? APIDefinitions()), credentials: credentials, headers: givenHeaders)
             let jar = session?.lend(to: &request, configuration: &configuration, credentialsGiven: explicit != nil, quiet: quiet)
+            let waits = RetryWaits(maximumWait: retryWait.maximumWait, deadline: deadline, says: !quiet)
+            waits.apply(to: &request, configuration: &configuration)
             let client = APIClient(definitions: loaded ?? APIDefinitions(), configuration: configuration)
             // A download's own limits: the client's per-attempt timeout does not cover a body
             // written to a file, a request's own does (validate() bounds both values).
@@ -126,14 +131,19 @@ struct DownloadCommand: AsyncParsableCommand {
             } onCancel: {
                 task.cancel()
             }
-            if let session, let jar { try session.save(cookies: jar) }
+            if let session, let jar { try await session.save(cookies: jar) }
+            waits.explain(response, quiet: quiet)
             if named == nil, response.status.code >= 400 { try? FileManager.default.removeItem(at: destination) }
             try response.validate()
             bar.finish()
             guard named == nil else { return report(response, destination) }
             let name = ContentDisposition.downloadName(
                 field: HTTPField.Name("Content-Disposition").flatMap { response.headers[$0] }, url: response.request.url)
-            let final = URL(fileURLWithPath: name)
+            // Joined to the current folder as a path component, never read as a path: Foundation's
+            // URL(fileURLWithPath:) expands a leading "~" (even "~root") to a home folder, and the
+            // name is the server's (curl -OJ and wget --content-disposition keep "~" as it is).
+            let final = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+                .appendingPathComponent(name, isDirectory: false)
             do {
                 if force {
                     try FileWriter.renameFinished(destination, over: final)

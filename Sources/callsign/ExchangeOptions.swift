@@ -106,6 +106,8 @@ struct ExchangeOptions: ParsableArguments {
     @Option(help: .localized("One time limit in seconds for the whole call, retries included."))
     var deadline: Double?
 
+    @OptionGroup var retryWait: RetryWaitOption
+
     @Flag(name: [.short, .long], help: .localized("Show all four parts on stderr as curl -v does: each attempt's request head and body (> lines), response head (< lines), status and the wait before the next; stdout keeps the body."))
     var verbose = false
 
@@ -180,14 +182,16 @@ struct ExchangeOptions: ParsableArguments {
         var configuration = try makeConfiguration(definitions: definitions, explicit: explicit)
         if openAPI != nil { configuration.encoders.queryEncoder.arrayStyle = .repeatedKey }
         let givenHeaders = try ParameterArguments.headers(HeaderOptions.all(headers))
-        request.headers = request.headers.merging(givenHeaders)
+        request.headers = request.headers.adding(commandLine: givenHeaders, besideItems: itemHeaders)
         if explicit != nil { request.needsAuthorization = true }
         // A session lends its headers, credentials and cookies, through the client's own stages.
         let session = try sessions.open(
             for: SessionPlace.target(of: request, definitions: definitions), credentials: credentials,
-            headers: itemHeaders.merging(givenHeaders))
+            headers: Headers(itemHeaders.fields + givenHeaders.fields))
         let jar = session?.lend(to: &request, configuration: &configuration, credentialsGiven: explicit != nil, quiet: quiet)
         try adjust(&request, retryPolicy: configuration.retry)
+        let waits = RetryWaits(maximumWait: retryWait.maximumWait, deadline: deadline, says: !quiet && !verbose)
+        waits.apply(to: &request, configuration: &configuration)
         try await input.shape(&request, files: files, multipartFields: form, explicitBody: body != nil || json != nil || !form.isEmpty)
         if stream, request.headers["Accept"] == nil { request.headers["Accept"] = "text/event-stream" }
         if sendsNothing {
@@ -209,7 +213,7 @@ struct ExchangeOptions: ParsableArguments {
             let client = APIClient(definitions: definitions, configuration: configuration)
             do {
                 let response = try await client.send(request)
-                if let session, let jar { try session.save(cookies: jar) }
+                if let session, let jar { try await session.save(cookies: jar) }
                 return response
             } catch let error as APIError {
                 guard error.code == .queuedOffline else { throw error }
@@ -218,6 +222,7 @@ struct ExchangeOptions: ParsableArguments {
                 throw ExitCode(75)
             }
         }
+        waits.explain(response, quiet: quiet)
         if verbose, cache != nil { Terminal.error(localized("cache: \(CacheReport.describe(response.source))")) }
         if try selection().responseHead { ResponsePrinter.printHead(response, colors: display.headColors(on: STDOUT_FILENO)) }
         try show(response)

@@ -44,7 +44,7 @@ struct AdHocCall: ParsableArguments {
             if [.post, .put, .patch].contains(method) { definition.contentType = .json }
             definition = definition.merged(over: defaults)
             var request = definition.request(parameters: items.parameters, headers: items.headers)
-            request.query.merge(items.query) { _, new in new }
+            items.addQuery(to: &request)
             // `head` prints the response head: a HEAD answer has nothing else to show.
             var exchange = exchange
             if method == .head { exchange.include = true }
@@ -115,7 +115,10 @@ private func adHocConfiguration(_ method: String, example: String) -> CommandCon
               \(example)
 
             Items: key=value and key:=json are parameters (in the query for GET, HEAD and DELETE, in a JSON \
-            body otherwise); key==value always goes into the query; Name:value is a header. The call takes \
+            body otherwise); key==value always goes into the query; Name:value is a header. Nothing typed is \
+            dropped or reordered, as in HTTPie: key==value items are sent in the order typed, a repeated one \
+            once per item (a==1 a==2 sends ?a=1&a=2); a repeated key=value becomes a JSON array \
+            ({"a":["1","2"]}); a header given both as an item and with -H is sent twice, the item's first. The call takes \
             the same path as `callsign call`: retry, deadline, credentials, cache, HAR recording and mocks \
             all apply, and a definitions file found as `call` finds one lends its DEFAULT (base URL, headers, \
             authentication). --user and --bearer are sent to the URL you name.

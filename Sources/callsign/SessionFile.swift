@@ -16,14 +16,20 @@ import Foundation
 struct SessionFile: Codable, Equatable, Sendable {
     /// The layout of this file; another is refused.
     static let currentFormat = "callsign-session/1"
-    /// The largest session file read, in bytes.
-    static let maximumSize = 4 << 20
-    /// The most cookies a session keeps (the jar's own per-domain bound applies too).
-    static let maximumCookies = 1_000
+    /// The most cookies a session keeps: the jar's own bound (``CookieJar/maximumCookies``), so
+    /// whatever the jar holds is saved.
+    static let maximumCookies = CookieJar.maximumCookies
     /// The most headers a session keeps.
     static let maximumHeaders = 100
-    /// The longest header value, credential or cookie value kept (sealed values are longer).
+    /// The longest header value or credential kept (sealed values are longer).
     static let maximumValueBytes = 16_384
+    /// The largest session file read or written, in bytes. A session at the jar's bounds with
+    /// every cookie at its largest would be larger still (a few hundred MiB): past this size the
+    /// oldest cookies are left out on writing, as the jar itself lets its oldest go, so every
+    /// session Callsign writes reads back. One cookie the jar takes is at most ~23 KiB here (its
+    /// name and sealed value within ``CookieJar/maximumCookieSize``, a path as long as a whole
+    /// `Set-Cookie` field with each byte escaped), so hundreds of the largest still fit.
+    static let maximumSize = 16 << 20
     /// What marks a sealed value.
     static let sealedPrefix = "sealed:"
 
@@ -85,6 +91,18 @@ struct SessionFile: Codable, Equatable, Sendable {
         return (try? encoder.encode(self)) ?? Data()
     }
 
+    /// The file's bytes within ``maximumSize``: when they would be larger, the oldest cookies are
+    /// left out until they fit, as the jar lets its oldest go when it is full.
+    mutating func encodedWithinBounds() -> Data {
+        var data = encoded()
+        while data.count > Self.maximumSize, !cookies.isEmpty {
+            cookies.sort { $0.created < $1.created }
+            cookies.removeFirst(max(1, cookies.count / 8))
+            data = encoded()
+        }
+        return data
+    }
+
     /// Every field within its bounds and of its form.
     private func check(path: String) throws(APIError) {
         guard format == Self.currentFormat else {
@@ -113,16 +131,18 @@ struct SessionFile: Codable, Equatable, Sendable {
                 throw cliError(.storage, "the session file \(path) is damaged: its authentication is not basic or bearer credentials")
             }
         }
-        for cookie in cookies {
-            guard Self.isToken(cookie.name), Self.isFieldValue(cookie.value), !cookie.value.contains(";"),
-                !cookie.domain.isEmpty, cookie.domain.utf8.count <= 253, cookie.domain == cookie.domain.lowercased(),
-                cookie.domain.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F && $0 != ";" }),
-                cookie.path.hasPrefix("/"), Self.isFieldValue(cookie.path), !cookie.path.contains(";"),
-                cookie.expires.map(\.timeIntervalSince1970.isFinite) ?? true, cookie.created.timeIntervalSince1970.isFinite
-            else {
-                throw cliError(.storage, "the session file \(path) is damaged: a cookie is not valid")
-            }
-        }
+        // A cookie is judged by the jar's own rules once its value is opened (``admitted(_:now:)``):
+        // one that is not a cookie a server could set costs the session that cookie, not its
+        // credentials. Only what any cookie is read under is checked here.
+    }
+
+    /// The cookies of `cookies` the jar takes — under its rules for cookies from outside
+    /// (``CookieJar/init(_:now:)``: names, values, prefixes, public suffixes, its per-domain and
+    /// total bounds), the newest first where a bound leaves some out — oldest first, as stored.
+    /// The one judge of a session's cookies, on reading and on writing.
+    static func admitted(_ cookies: [Cookie], now: Date = Date()) -> [Cookie] {
+        let newestFirst = cookies.sorted { $0.created > $1.created }
+        return CookieJar(newestFirst, now: now).all(now: now).sorted { $0.created < $1.created }
     }
 
     /// An RFC 9110 token of at most 256 bytes.

@@ -122,31 +122,66 @@ enum SessionPlace {
 
 /// A session in use for one command: what it adds to the request and the client, and what it
 /// writes back after the answer.
+///
+/// Several commands may use one session at once. Each writes back only what it changed — the
+/// cookies its answers set, replaced or expired, the headers and credentials its command line
+/// gave — over what the file holds at that moment, read again under an exclusive lock
+/// (`flock(2)` on `.NAME.lock` beside the file, created as Callsign's own private files are:
+/// `O_NOFOLLOW`, 0600). The last to finish no longer writes its stale copy over the others' cookies.
 struct ActiveSession: Sendable {
     let file: URL
     /// The origin of the request.
     let origin: String
     /// Whether this command writes the session back (`--session`, not `--session-read-only`).
     let writes: Bool
-    /// What the file held, secrets opened; a new session when there was no file.
+    /// What the file held, secrets opened, with this command's changes; a new session when there was no file.
     private(set) var stored: SessionFile
+    /// The cookies lent to the call: what its answers changed is told from them on saving.
+    private let lentCookies: [Cookie]
+    /// The credentials the command line gave, for the session's own origin.
+    private var givenAuthentication: SessionFile.StoredAuthentication?
+    /// The headers the command line gave (kept ones only), for the session's own origin.
+    private var givenHeaders: [SessionFile.Header] = []
     /// The origin the session belongs to: its headers and credentials go only there.
     var belongsToRequest: Bool { stored.origin == origin }
+
+    /// The longest wait for another command's turn at the session file.
+    static let lockWait: Duration = .seconds(10)
 
     init(file: URL, origin: String, writes: Bool) throws {
         self.file = file
         self.origin = origin
         self.writes = writes
-        guard let data = try FileWriter.readPrivate(file, limit: SessionFile.maximumSize) else {
-            stored = SessionFile(origin: origin)
-            return
-        }
+        let (read, dropped) = try Self.read(file) ?? (SessionFile(origin: origin), [])
+        for note in dropped { Terminal.error(note) }
+        stored = read
+        lentCookies = read.cookies
+    }
+
+    /// The session file as it is now, secrets opened and cookies judged by the jar; `nil` when
+    /// there is none. The notes say which cookies were left out, and why.
+    private static func read(_ file: URL) throws -> (SessionFile, notes: [String])? {
+        guard let data = try FileWriter.readPrivate(file, limit: SessionFile.maximumSize) else { return nil }
         var read = try SessionFile.decode(data, path: file.path)
         let sealing = try SessionSealing(origin: read.origin, path: file.path)
-        try sealing.open(&read)
+        var notes = try sealing.open(&read)
+        let opened = read.cookies
+        read.cookies = SessionFile.admitted(opened)
+        let now = Date()
+        let kept = Set(read.cookies)
+        let refused = opened.filter { !kept.contains($0) && ($0.expires.map { $0 > now } ?? true) }
+        if !refused.isEmpty {
+            notes.append(localized("callsign: the session file \(file.path): \(refused.count) cookie(s) left out, not ones a server could set or past the jar's bounds: \(Self.names(refused))"))
+        }
         // Opened under the origin as written; compared (and sealed again) in one spelling.
         read.origin = URL(string: read.origin).flatMap(SessionPlace.origin) ?? read.origin
-        stored = read
+        return (read, notes)
+    }
+
+    /// Up to three cookie names, shortened, for a note (a name is not a secret; a value is).
+    static func names(_ cookies: [Cookie]) -> String {
+        let shown = cookies.prefix(3).map { $0.name.count > 40 ? String($0.name.prefix(40)) + "…" : $0.name }
+        return shown.joined(separator: ", ") + (cookies.count > 3 ? ", …" : "")
     }
 
     /// The command line's credentials and headers replace the session's (HTTPie's rule), when the
@@ -154,15 +189,21 @@ struct ActiveSession: Sendable {
     mutating func take(credentials: CredentialOptions, headers: Headers) throws {
         guard belongsToRequest else { return }
         if let user = credentials.user, let colon = user.firstIndex(of: ":") {
-            stored.authentication = .init(type: "basic", username: String(user[..<colon]), secret: String(user[user.index(after: colon)...]))
+            givenAuthentication = .init(type: "basic", username: String(user[..<colon]), secret: String(user[user.index(after: colon)...]))
         } else if let token = try credentials.bearerToken() {
-            stored.authentication = .init(type: "bearer", username: nil, secret: token)
+            givenAuthentication = .init(type: "bearer", username: nil, secret: token)
         }
-        for name in Set(headers.fields.map { $0.name.lowercased() }) where SessionFile.isKept(header: name) {
-            stored.headers.removeAll { $0.name.lowercased() == name }
-        }
-        stored.headers += headers.fields.filter { SessionFile.isKept(header: $0.name) }.map { .init(name: $0.name, value: $0.value) }
-        stored.headers = Array(stored.headers.suffix(SessionFile.maximumHeaders))
+        givenHeaders = headers.fields.filter { SessionFile.isKept(header: $0.name) }.map { .init(name: $0.name, value: $0.value) }
+        applyGiven(to: &stored)
+    }
+
+    /// Puts the command line's credentials and headers into `session`, if it belongs to the request's origin.
+    private func applyGiven(to session: inout SessionFile) {
+        guard session.origin == origin else { return }
+        if let givenAuthentication { session.authentication = givenAuthentication }
+        let names = Set(givenHeaders.map { $0.name.lowercased() })
+        session.headers.removeAll { names.contains($0.name.lowercased()) }
+        session.headers = Array((session.headers + givenHeaders).suffix(SessionFile.maximumHeaders))
     }
 
     /// The session's credentials, bound to its origin; `nil` when it has none or the request goes elsewhere.
@@ -203,15 +244,47 @@ struct ActiveSession: Sendable {
         Terminal.error(localized("callsign: the session \(file.path) belongs to \(stored.origin): its credentials and headers are not sent to \(origin)"))
     }
 
-    /// Writes the session back with the jar's cookies (`--session`); nothing for `--session-read-only`.
-    func save(cookies jar: CookieJar) throws {
+    /// The lock file beside the session: `.NAME.lock`.
+    var lockFile: URL {
+        file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).lock")
+    }
+
+    /// Writes this command's changes back (`--session`; nothing for `--session-read-only`): under
+    /// the session's lock, over the file as it is now.
+    func save(cookies jar: CookieJar) async throws {
         guard writes else { return }
-        var updated = stored
-        updated.cookies = Array(jar.all().prefix(SessionFile.maximumCookies))
+        try SessionPlace.makeFolder(file.deletingLastPathComponent())
+        // Callsign's own name beside the session: never a link, owner-only, made once and kept.
+        let lock = try FileWriter.createPrivate(lockFile) ?? FileWriter.reopenPrivate(lockFile)
+        guard try await lock.lockExclusively(waitingUpTo: Self.lockWait) else {
+            throw cliError(
+                .storage,
+                "the session file \(file.path) stayed locked by another command for \(Self.lockWait.components.seconds) s; nothing was saved — try again")
+        }
+        var updated = try Self.read(file)?.0 ?? SessionFile(origin: stored.origin)
+        applyGiven(to: &updated)
+        updated.cookies = SessionFile.admitted(Self.merged(updated.cookies, lent: lentCookies, now: jar.all()))
         let sealing = try SessionSealing(origin: updated.origin, path: file.path)
         sealing.seal(&updated)
-        try SessionPlace.makeFolder(file.deletingLastPathComponent())
-        try FileWriter.replacePrivate(file, with: updated.encoded())
+        try FileWriter.replacePrivate(file, with: updated.encodedWithinBounds())
+        try lock.close()
+    }
+
+    /// The cookies on disk (`current`) with what this command's answers did to the ones it was
+    /// lent: a cookie set or replaced (name, domain and path, RFC 6265 §5.3 step 11) is put
+    /// over the one on disk; one the jar no longer holds (expired by an answer or by time, or
+    /// let go at a bound) is taken away; any other cookie on disk — another command's — stays.
+    static func merged(_ current: [Cookie], lent: [Cookie], now: [Cookie]) -> [Cookie] {
+        struct Key: Hashable {
+            let name: String, domain: String, path: String
+            init(_ cookie: Cookie) { (name, domain, path) = (cookie.name, cookie.domain, cookie.path) }
+        }
+        let before = Dictionary(lent.map { (Key($0), $0) }, uniquingKeysWith: { first, _ in first })
+        let after = Dictionary(now.map { (Key($0), $0) }, uniquingKeysWith: { first, _ in first })
+        let removed = Set(before.keys.filter { after[$0] == nil })
+        let changed = now.filter { before[Key($0)] != $0 }
+        let changedKeys = Set(changed.map(Key.init))
+        return current.filter { !removed.contains(Key($0)) && !changedKeys.contains(Key($0)) } + changed
     }
 }
 
@@ -239,14 +312,27 @@ struct SessionSealing {
         }
     }
 
-    func open(_ file: inout SessionFile) throws(APIError) {
+    /// Opens every sealed value. A header or the credentials that do not open are an error: the
+    /// user's own secrets are never dropped in silence. A cookie that does not open is left out
+    /// with a note (returned): the server can set it again, and the rest of the session — the
+    /// credentials above all — stays usable.
+    func open(_ file: inout SessionFile) throws(APIError) -> [String] {
         for index in file.headers.indices {
             file.headers[index].value = try open(file.headers[index].value, as: "header \(file.headers[index].name.lowercased())")
         }
         if let secret = file.authentication?.secret { file.authentication?.secret = try open(secret, as: "authentication") }
-        for index in file.cookies.indices {
-            file.cookies[index].value = try open(file.cookies[index].value, as: Self.place(of: file.cookies[index]))
+        var notes: [String] = []
+        file.cookies = file.cookies.compactMap { cookie in
+            var opened = cookie
+            do throws(APIError) {
+                opened.value = try open(cookie.value, as: Self.place(of: cookie))
+                return opened
+            } catch {
+                notes.append(localized("callsign: the session file \(path): the cookie \(ActiveSession.names([cookie])) was sealed with another key or altered; it is left out"))
+                return nil
+            }
         }
+        return notes
     }
 
     private static func place(of cookie: Cookie) -> String { "cookie \(cookie.domain) \(cookie.path) \(cookie.name)" }

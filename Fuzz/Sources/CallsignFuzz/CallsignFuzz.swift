@@ -293,7 +293,15 @@ let targets: [FuzzTarget] = [
     FuzzTarget(name: "cli-session") { data in
         guard let file = try? SessionFile.decode(data, path: "session.json") else { return }
         precondition(file.headers.count <= SessionFile.maximumHeaders && file.cookies.count <= SessionFile.maximumCookies, "a session past its bounds")
-        let values = file.headers.map(\.value) + file.cookies.map(\.value) + [file.authentication?.secret ?? ""]
+        // Cookies are judged by the jar once their values are opened: only those it admits are lent.
+        let cookies = SessionFile.admitted(file.cookies)
+        let values = file.headers.map(\.value) + cookies.map(\.value) + cookies.map(\.name) + [file.authentication?.secret ?? ""]
+        var admittedOnly = file
+        admittedOnly.cookies = cookies
+        let again = try? SessionFile.decode(admittedOnly.encodedWithinBounds(), path: "session.json")
+        // Dates pass through seconds since 1970 and may move by a rounding step: compared without them.
+        let identity: ([Cookie]) -> Set<[String]> = { Set($0.map { [$0.name, $0.value, $0.domain, $0.path] }) }
+        precondition(again.map { identity(SessionFile.admitted($0.cookies)) == identity(cookies) } ?? false, "admitted cookies that do not round-trip")
         precondition(!values.contains { $0.contains("\r") || $0.contains("\n") || $0.contains("\u{0}") }, "a value that could split a field")
         precondition((try? SessionFile.decode(file.encoded(), path: "session.json")) != nil, "a session that does not read back")
     },
@@ -312,7 +320,16 @@ let targets: [FuzzTarget] = [
     FuzzTarget(name: "cli-items") { data in
         let text = String(decoding: data, as: UTF8.self)
         let arguments = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        _ = try? AdHocItems(parsing: arguments)
+        if let items = try? AdHocItems(parsing: arguments) {
+            // Query items go after the path's own query, each pair percent-encoded: a value adds no pair,
+            // no space, no control character and no fragment.
+            var request = Request.get("https://h.example/p?x=0")
+            items.addQuery(to: &request)
+            precondition(request.path.hasPrefix("https://h.example/p?x=0"), "the URL before the items changed")
+            let added = request.path.dropFirst("https://h.example/p?x=0".count)
+            precondition(added.split(separator: "&").count == items.query.count, "an item added or lost a pair")
+            precondition(!added.unicodeScalars.contains { $0.value <= 0x20 || $0.value >= 0x7F || $0 == "#" }, "an item left a raw byte")
+        }
         _ = try? ParameterArguments.parse(arguments)
         _ = try? ParameterArguments.headers(arguments)
         let (rest, headers) = HeaderOptions.extract(["get"] + arguments)

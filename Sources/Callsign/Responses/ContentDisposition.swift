@@ -68,6 +68,11 @@ package enum ContentDisposition {
     /// path before the last `/` or `\` is dropped, control and invisible formatting characters
     /// become `_`, spaces at either end and leading dots (`..`, a hidden `.name`) are removed, and
     /// the name is cut to ``maximumNameBytes`` UTF-8 bytes, keeping a short extension.
+    ///
+    /// Nothing is expanded: `~` and `~user` stay the literal names `~` and `~user`, as `curl -OJ`
+    /// and `wget --content-disposition` keep them. A caller joins the result to a folder as one
+    /// path component, never through a path parser that expands a tilde (Foundation's
+    /// `URL(fileURLWithPath:)` turns `~root` into `/root`).
     package static func safeFileName(_ suggested: String) -> String? {
         // Scalar by scalar, not by Character: a "/" or "." joined with a combining mark into one
         // Character is still a "/" or "." to the file system.

@@ -267,6 +267,34 @@ package final class FileWriter {
         guard rename(source.path, path) == 0 else { throw failure(path, errno, what: "cannot be replaced") }
     }
 
+    // MARK: - Locks
+
+    /// Takes an exclusive advisory lock (`flock(2)`) on this file, waiting up to `limit` while
+    /// another process holds it; it is released when the file is closed (``close()``, or this
+    /// writer's end — also when the process dies, so a crashed command never leaves it held).
+    ///
+    /// For a private lock file beside a file several commands read, change and write back (a
+    /// `--session`), so that their turns come one at a time. Waits in short steps rather than in a
+    /// blocking `flock(2)`, so a process that never lets go costs `limit`, never a hang.
+    ///
+    /// - Returns: `false` when the lock was still held by another after `limit`.
+    /// - Throws: ``APIError/Code/storage`` when the file cannot be locked at all, or
+    ///   ``APIError/Code/cancelled`` when the task is cancelled while waiting.
+    package func lockExclusively(waitingUpTo limit: Duration) async throws(APIError) -> Bool {
+        let clock = ContinuousClock()
+        let end = clock.now.advanced(by: limit)
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else { throw Self.failure(path, errno, what: "cannot be locked") }
+            guard clock.now < end else { return false }
+            do {
+                try await Task.sleep(for: .milliseconds(20))
+            } catch {
+                throw APIError(.cancelled, localized: "the wait for the lock on \(path) was cancelled")
+            }
+        }
+        return true
+    }
+
     // MARK: - Writing
 
     /// Writes all of `bytes`, however many `write(2)` calls it takes.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// When and how a failed attempt is tried again (APEReactiveNetworking's automatic retry, with
 /// `Retry-After`).
@@ -102,8 +102,8 @@ public struct RetryPolicy: Sendable, Hashable {
 /// Anything else — a negative or fractional number, `inf`, a date outside years 1…9999 — is
 /// not a `Retry-After` at all (`nil`), and the retry policy's own back-off applies. Values
 /// saturate at 2^31 seconds, far beyond any ``RetryPolicy/maximumRetryAfter``.
-enum RetryAfter {
-    static func parse(_ value: String, now: Date = Date()) -> Duration? {
+package enum RetryAfter {
+    package static func parse(_ value: String, now: Date = Date()) -> Duration? {
         if let seconds = DeltaSeconds.parse(value) { return .seconds(seconds) }
         if let date = HTTPDate.parse(value, now: now) {
             return .saturating(seconds: date.timeIntervalSince(now))

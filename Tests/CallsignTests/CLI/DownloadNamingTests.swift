@@ -18,6 +18,11 @@ struct DownloadNamingTests {
         "empty": "attachment; filename=\"\"",
         "dots": "attachment; filename=\"..\"",
         "long": "attachment; filename=\"" + String(repeating: "é", count: 300) + ".txt\"",
+        "tilde": "attachment; filename=\"~\"",
+        "tilde-user": "attachment; filename=\"~root\"",
+        "tilde-path": "attachment; filename=\"~/.ssh/authorized_keys\"",
+        "tilde-star": "attachment; filename*=UTF-8''%7E",
+        "tilde-dots": "attachment; filename=\"~/..\"",
     ]
 
     private func run(_ key: String, in folder: URL, server: TestServer, extra: [String] = []) async throws -> CLIRunner.Result {
@@ -108,6 +113,28 @@ struct DownloadNamingTests {
             let resumed = try await run("traversal", in: folder, server: server, extra: ["--continue"])
             #expect(resumed.status == 64)
         }
+    }
+
+    @Test("A server's ~ is never expanded: ~ and ~root stay literal names in the current folder, as with curl -OJ and wget")
+    func tildeNames() async throws {
+        try await serving { server in
+            let expected = [
+                "tilde": "~", "tilde-user": "~root", "tilde-path": "authorized_keys", "tilde-star": "~", "tilde-dots": "tilde-dots",
+                // No Content-Disposition: the URL's last segment, percent-decoded, is read the same way.
+                "~": "~", "%7Eroot": "~root",
+            ]
+            for (key, name) in expected {
+                let folder = Scratch.folder()
+                let result = try await run(key, in: folder, server: server)
+                #expect(result.status == 0, "\(key): \(result.standardError)")
+                #expect(try names(folder) == [name], "\(key)")
+                #expect(try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8) .hasPrefix("body of "))
+                #expect(result.standardOutput.contains("Saved \(name)"), "\(key): \(result.standardOutput)")
+            }
+        }
+        for name in ["~", "~root", "~user.txt"] { #expect(ContentDisposition.safeFileName(name) == name) }
+        #expect(ContentDisposition.safeFileName("~/x") == "x")
+        #expect(ContentDisposition.safeFileName("..") == nil)
     }
 
     @Test("The field reader: RFC 8187 charsets, bad escapes, bounds")
