@@ -241,7 +241,13 @@ let targets: [FuzzTarget] = [
         let split = events(splitEvery: piece)
         precondition(whole.failed == split.failed, "a split changed whether the stream was refused")
         if !whole.failed { precondition(whole.events == split.events, "a split between chunks changed the events") }
-        for event in whole.events { precondition(event.data.utf8.count <= 4096, "an event past the limit") }
+        for event in whole.events {
+            precondition(event.data.utf8.count <= 4096, "an event past the limit")
+            // Every id can be sent back: a reconnection never fails on what the server put in one.
+            if let id = event.id {
+                precondition(id.utf8.count <= ServerSentEvent.Parser.maximumIDSize && HTTPField.isValidValue(id), "an id that cannot be a Last-Event-ID")
+            }
+        }
     },
     // Link header fields (RFC 8288), as pagination follows rel="next": bounded counts, and the
     // same links however much whitespace follows the commas.

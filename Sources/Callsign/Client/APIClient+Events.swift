@@ -51,6 +51,15 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
 
     /// When a stream that ended or broke is asked for again.
     ///
+    /// The wait before each reconnection is the server's `retry:` delay, else ``delay``, and
+    /// never less than ``minimumDelay`` (500 ms). While connections keep ending quickly — within
+    /// ``maximumDelay`` of being asked for, as a server that sends one event and closes does —
+    /// the wait doubles with each, up to ``maximumDelay``, randomized by the retry policy's
+    /// jitter (never below the server's delay); one connection that stays open that long
+    /// brings it back to the server's delay. A healthy stream, whose connections last minutes,
+    /// always waits exactly the server's delay; a hostile one gets a few quick reconnections,
+    /// then no more than about two per ``maximumDelay``, whatever it sends.
+    ///
     /// ```swift
     /// client.events(.get("feed"), reconnecting: .upTo(3, after: .seconds(1)))
     /// client.events(.post("completions"), reconnecting: .never)
@@ -60,15 +69,33 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         /// 0 never reconnects.
         public var maximumAttempts: Int
         /// The wait before asking again, until the server's `retry:` field says otherwise.
+        /// Default 3 s (as Chromium's `EventSource`).
         public var delay: Duration
+        /// The longest wait that quick ends in a row grow to, and how long a connection must
+        /// stay open for the next wait to be the server's delay again. Default 30 s. A server's
+        /// `retry:` longer than it is still honoured.
+        public var maximumDelay: Duration
         /// Whether non-idempotent requests (a `POST` that starts a completion) reconnect too.
         /// Default `false`: asking again would start the work again.
         public var includesNonIdempotent: Bool
 
+        /// The shortest wait before a reconnection, whatever the server's `retry:` or ``delay``
+        /// say: 500 ms, as Firefox's `EventSource`. A `retry: 0` would otherwise ask again as
+        /// fast as the connections can be made.
+        public static let minimumDelay: Duration = .milliseconds(500)
+
         /// Creates a reconnection rule.
-        public init(maximumAttempts: Int, delay: Duration = .seconds(3), includesNonIdempotent: Bool = false) {
+        ///
+        /// - Parameters:
+        ///   - maximumAttempts: reconnections in a row without an event; 0 never reconnects.
+        ///   - delay: the wait before asking again until the server's `retry:` says otherwise
+        ///     (at least ``minimumDelay``). Default 3 s.
+        ///   - maximumDelay: the longest wait quick ends in a row grow to. Default 30 s.
+        ///   - includesNonIdempotent: whether a `POST` reconnects too. Default `false`.
+        public init(maximumAttempts: Int, delay: Duration = .seconds(3), maximumDelay: Duration = .seconds(30), includesNonIdempotent: Bool = false) {
             self.maximumAttempts = Swift.max(0, maximumAttempts)
             self.delay = Swift.max(.zero, delay)
+            self.maximumDelay = Swift.max(.zero, maximumDelay)
             self.includesNonIdempotent = includesNonIdempotent
         }
 
@@ -80,6 +107,18 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         /// Up to `attempts` reconnections in a row, `delay` apart unless the server says otherwise.
         public static func upTo(_ attempts: Int, after delay: Duration = .seconds(3)) -> Reconnection {
             Reconnection(maximumAttempts: attempts, delay: delay)
+        }
+
+        /// The wait before a reconnection: `base` (the server's `retry:` or ``delay``, raised to
+        /// ``minimumDelay``) after a connection that lasted and after the first quick end,
+        /// doubled for each further quick end in a row up to ``maximumDelay``. The doubling and
+        /// the jitter are the retry policy's own (``RetryPolicy/jitter``); the wait never drops
+        /// below `base`.
+        func wait(base: Duration, quickEnds: Int, jitter: RetryPolicy.Jitter) -> Duration {
+            let base = Swift.max(base, Self.minimumDelay)
+            guard quickEnds > 1, maximumDelay > base else { return base }
+            let backOff = RetryPolicy(baseDelay: base, maximumDelay: maximumDelay, jitter: jitter)
+            return Swift.max(base, backOff.delay(afterAttempt: quickEnds))
         }
     }
 
@@ -96,14 +135,18 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         private let client: APIClient
         private let request: Request
         private let reconnects: Bool
-        private let maximumAttempts: Int
-        private var delay: Duration
+        private let reconnection: Reconnection
+        private let jitter: RetryPolicy.Jitter
         private var parser: ServerSentEvent.Parser
         private var chunks: ResponseBodyStream.AsyncIterator?
         private var ready: [ServerSentEvent] = []
         private var readyIndex = 0
         /// Reconnections since the last event.
         private var attempts = 0
+        /// When the connection that ends next was asked for.
+        private var askedAt: ContinuousClock.Instant?
+        /// Connections in a row that ended within `maximumDelay` of being asked for (at most 64).
+        private var quickEnds = 0
         /// Whether a connection was made yet (the first failure is always the caller's).
         private var connected = false
         private var end: ContinuousClock.Instant?
@@ -113,8 +156,8 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             self.client = client
             self.request = request
             self.reconnects = reconnection.maximumAttempts > 0 && (request.isIdempotent || reconnection.includesNonIdempotent)
-            self.maximumAttempts = reconnection.maximumAttempts
-            self.delay = reconnection.delay
+            self.reconnection = reconnection
+            self.jitter = (request.retry ?? client.configuration.retry).jitter
             self.parser = ServerSentEvent.Parser(limits: client.configuration.limits)
         }
 
@@ -145,7 +188,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                     chunks = nil
                     parser.finish()
                     // The server ended the stream: asked for again, if this request may be.
-                    guard reconnects, attempts < maximumAttempts else {
+                    guard reconnects, attempts < reconnection.maximumAttempts else {
                         finished = true
                         continue
                     }
@@ -164,15 +207,25 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             default: break
             }
             if let end, client.configuration.clock.now >= end { throw error }
-            guard reconnects, attempts < maximumAttempts else { throw error }
+            guard reconnects, attempts < reconnection.maximumAttempts else { throw error }
             try await wait()
         }
 
-        /// Waits the reconnection delay (the server's `retry:`, else the rule's), within the deadline.
+        /// Waits the reconnection delay (the server's `retry:`, else the rule's, backed off while
+        /// connections end quickly), within the deadline.
         private mutating func wait() async throws(APIError) {
             attempts += 1
-            let pause = parser.retry ?? delay
-            if let end, client.configuration.clock.now + pause >= end {
+            let now = client.configuration.clock.now
+            // Measured from when the connection was asked for, so that a server slow to answer
+            // and quick to close counts as quick too. WHATWG HTML §9.2.3 lets a user agent wait
+            // longer than `retry:` after a failed attempt; a connection that ends at once is one.
+            if let askedAt, now - askedAt >= reconnection.maximumDelay {
+                quickEnds = 0
+            } else {
+                quickEnds = Swift.min(quickEnds + 1, 64)
+            }
+            let pause = reconnection.wait(base: parser.retry ?? reconnection.delay, quickEnds: quickEnds, jitter: jitter)
+            if let end, now + pause >= end {
                 throw APIError(.timedOut, localized: "the event stream's deadline passed before it could reconnect", request: request)
             }
             do {
@@ -188,6 +241,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             if request.headers["Accept"] == nil { request.headers["Accept"] = "text/event-stream" }
             if let id = parser.lastEventID { request.headers["Last-Event-ID"] = id }
             let clock = client.configuration.clock
+            askedAt = clock.now
             if end == nil, let deadline = request.deadline ?? client.configuration.timeouts.deadline { end = clock.now + deadline }
             if let end { request.deadline = end - clock.now }
             let response: StreamedResponse

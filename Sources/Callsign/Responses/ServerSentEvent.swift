@@ -1,4 +1,5 @@
 public import Foundation
+import HTTPTypes
 
 /// One event of a `text/event-stream` response: the server-sent events of the WHATWG HTML
 /// standard, as streaming APIs (completions, live feeds) send them.
@@ -60,7 +61,8 @@ extension ServerSentEvent {
     /// ```
     public struct Parser: Sendable {
         /// The ID the next reconnection sends as `Last-Event-ID` (`nil` before any `id:` field,
-        /// and after an empty one).
+        /// and after an empty one). Always a valid header value of at most ``maximumIDSize``
+        /// bytes: an `id:` field that could not be sent back is ignored and the last good one kept.
         public private(set) var lastEventID: String?
         /// The reconnection delay the server asked for with `retry:`, if it did.
         public private(set) var retry: Duration?
@@ -78,6 +80,14 @@ extension ServerSentEvent {
 
         /// The longest `retry:` delay taken from a server: a day.
         static let maximumRetry: Int64 = 86_400_000
+
+        /// The longest `id:` value kept, in bytes: 1 KiB.
+        ///
+        /// An ID is sent back as the `Last-Event-ID` header of every reconnection. Servers and
+        /// proxies commonly refuse request heads past 8 KiB, which the ID shares with cookies and
+        /// an authorization token; a longer `id:` field is ignored, as one with NUL is, and the
+        /// last good ID kept. IDs in use (counters, UUIDs, offsets, cursors) are far shorter.
+        public static let maximumIDSize = 1024
 
         /// Creates a parser bounded by `limits`.
         public init(limits: Limits = .default) {
@@ -138,8 +148,14 @@ extension ServerSentEvent {
                 data.append(contentsOf: value)
                 hasData = true
             case "id":
-                // An ID with NUL is ignored; an empty one clears the last event ID.
-                if !value.contains(0) { idBuffer = String(decoding: value, as: UTF8.self) }
+                // WHATWG HTML §9.2.6 ignores an ID with NUL. Any ID that could not be a header
+                // value (RFC 9110 §5.5: a control character, space at either end) or is past the
+                // bound is ignored likewise, so that no `id:` can make the reconnection's request
+                // invalid and end the stream. An empty one clears the last event ID.
+                // Measured again once decoded: each byte that is not UTF-8 becomes three.
+                guard value.count <= Self.maximumIDSize else { break }
+                let id = String(decoding: value, as: UTF8.self)
+                if id.utf8.count <= Self.maximumIDSize, HTTPField.isValidValue(id) { idBuffer = id }
             case "retry":
                 guard !value.isEmpty, value.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { break }
                 var milliseconds: Int64 = 0

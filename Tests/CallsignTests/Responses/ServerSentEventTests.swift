@@ -89,6 +89,29 @@ struct ServerSentEventTests {
         #expect(try parsed(String(repeating: "data: 01234\n", count: 5) + "\n", limits: small).events.count == 1)
     }
 
+    @Test("an id that could not be a Last-Event-ID header (a control character, a space at either end, past 1 KiB) is ignored and the last good one kept")
+    func unsendableIDs() throws {
+        let longest = String(repeating: "x", count: ServerSentEvent.Parser.maximumIDSize)
+        let text = [
+            "id: 1\ndata: a", "id: a\u{1}b\ndata: b", "id: a\u{7F}\ndata: c", "id:  lead\ndata: d", "id: trail \ndata: e",
+            "id: \(longest)x\ndata: f", "id: \(longest)\ndata: g", "id: a\tb\ndata: h", "id: caf\u{E9}\ndata: i",
+        ].joined(separator: "\n\n") + "\n\n"
+        for piece in [1, 7, .max] {
+            let (events, parser) = try parsed(text, piece: piece)
+            #expect(events.map(\.data) == ["a", "b", "c", "d", "e", "f", "g", "h", "i"], "pieces of \(piece)")
+            #expect(events.map(\.id) == ["1", "1", "1", "1", "1", "1", longest, "a\tb", "caf\u{E9}"], "pieces of \(piece)")
+            #expect(parser.lastEventID == "caf\u{E9}")
+        }
+        // An ignored id leaves an earlier one of the same event in force; an empty one still clears it.
+        let (events, parser) = try parsed("id: 5\nid: \u{0}\ndata: a\n\nid\nid: \u{1B}[31m\ndata: b\n\n")
+        #expect(events.map(\.id) == ["5", nil])
+        #expect(parser.lastEventID == nil)
+        // Bytes that are not UTF-8 are read as U+FFFD, three bytes each: the bound holds after that.
+        var raw = ServerSentEvent.Parser()
+        let invalid = Array("id: ".utf8) + Array(repeating: 0xFF, count: 400) + Array("\ndata: x\n\nid: \u{FF}\ndata: y\n\n".utf8)
+        #expect(try raw.feed(invalid).map(\.id) == [nil, "\u{FF}"])
+    }
+
     @Test("an event's data decodes as JSON, bounded by the nesting depth")
     func decoding() throws {
         struct Price: Decodable, Equatable { let p: Int }
@@ -104,6 +127,8 @@ struct ServerSentEventTests {
         let path = "/events/\(UUID().uuidString)"
         try await withServer(transport: kind, configure: { $0.clock = clock }) { server, client in
             server.route(path) { request in
+                // Each connection lasts a minute on the client's clock, as a live stream does.
+                clock.advance(by: .seconds(60))
                 switch request.header("Last-Event-ID") {
                 case nil:
                     let body = "retry: 1500\nid: 1\ndata: a\n\nid: 2\ndata: b\n\nid: 3\ndata: c\n\n"
@@ -133,7 +158,10 @@ struct ServerSentEventTests {
     func endsAndLimits() async throws {
         let clock = TestClock()
         let path = "/events/\(UUID().uuidString)"
-        try await withServer(configure: { $0.clock = clock }) { server, client in
+        try await withServer(configure: {
+            $0.clock = clock
+            $0.retry.jitter = .none
+        }) { server, client in
             server.route(path) { _ in
                 ServerResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .data(Data("data: once\n\n".utf8)))
             }
@@ -150,7 +178,104 @@ struct ServerSentEventTests {
             for try await _ in client.events(.get(empty), reconnecting: .upTo(2, after: .seconds(1))) { none += 1 }
             #expect(none == 0)
             #expect(server.hits(empty) == 3)
-            #expect(clock.sleeps == [.seconds(1), .seconds(1)])
+            #expect(clock.sleeps == [.seconds(1), .seconds(2)], "the second quick end in a row doubles the wait")
+        }
+    }
+
+    @Test("a stream whose id holds a control character goes on, and the reconnection sends the last good Last-Event-ID", arguments: TransportKind.allCases)
+    func unsendableIDGoesOn(kind: TransportKind) async throws {
+        let clock = TestClock()
+        let path = "/events/\(UUID().uuidString)"
+        try await withServer(transport: kind, configure: { $0.clock = clock }) { server, client in
+            server.route(path) { request in
+                switch request.header("Last-Event-ID") {
+                case nil:
+                    let body = "id: 1\ndata: a\n\nid: a\u{1}b\ndata: b\n\n"
+                    return ServerResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .data(Data(body.utf8)))
+                case "1"?:
+                    let body = "id: 2\u{0}\ndata: c\n\nid: 2\ndata: d\n\nid: 3\u{7F}\ndata: e\n\n"
+                    return ServerResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .data(Data(body.utf8)))
+                case "2"?:
+                    return ServerResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .data(Data("id: caf\u{E9}\ndata: f\n\n".utf8)))
+                default:
+                    return ServerResponse(status: 204)
+                }
+            }
+            var received: [ServerSentEvent] = []
+            for try await event in client.events(.get(path)) { received.append(event) }
+            #expect(received.map(\.data) == ["a", "b", "c", "d", "e", "f"])
+            #expect(received.map(\.id) == ["1", "1", "1", "2", "2", "caf\u{E9}"])
+            let asked = server.requests.filter { $0.rawPath == path }
+            #expect(asked.map { $0.header("Last-Event-ID") } == [nil, "1", "2", "caf\u{E9}"], "every reconnection was sent, with the last good id")
+        }
+    }
+
+    @Test("retry: 0 with one event per connection: waits of at least 500 ms that double while connections end quickly, up to 30 s", arguments: TransportKind.allCases)
+    func reconnectStorm(kind: TransportKind) async throws {
+        let clock = TestClock()
+        let path = "/events/\(UUID().uuidString)"
+        try await withServer(transport: kind, configure: {
+            $0.clock = clock
+            $0.retry.jitter = .none
+        }) { server, client in
+            server.route(path) { _ in
+                ServerResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .data(Data("retry: 0\ndata: tick\n\n".utf8)))
+            }
+            // Ten minutes of the client's clock: at 500 connections a second this was 300,000.
+            let start = clock.now
+            var events = 0
+            for try await _ in client.events(.get(path)) {
+                events += 1
+                if clock.now - start >= .seconds(600) { break }
+            }
+            let waits = clock.sleeps
+            #expect(Array(waits.prefix(8)) == [.milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(30), .seconds(30)])
+            #expect(waits.allSatisfy { $0 >= .milliseconds(500) && $0 <= .seconds(30) })
+            #expect(server.hits(path) == events)
+            #expect(server.hits(path) <= 26, "\(server.hits(path)) connections in ten minutes")
+        }
+    }
+
+    @Test("with the retry policy's jitter, a reconnection storm's waits stay between the server's delay (raised to 500 ms) and 30 s")
+    func reconnectStormJitter() async throws {
+        let clock = TestClock()
+        let path = "/events/\(UUID().uuidString)"
+        try await withServer(configure: {
+            $0.clock = clock
+            $0.retry.jitter = .full
+        }) { server, client in
+            server.route(path) { _ in
+                ServerResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .data(Data("retry: 0\ndata: tick\n\n".utf8)))
+            }
+            let start = clock.now
+            for try await _ in client.events(.get(path)) where clock.now - start >= .seconds(600) { break }
+            let waits = clock.sleeps
+            #expect(waits.allSatisfy { $0 >= .milliseconds(500) && $0 <= .seconds(30) }, "\(waits)")
+            #expect(waits.count < 150, "\(waits.count) reconnections in ten minutes")
+        }
+    }
+
+    @Test("a healthy stream whose connections last minutes reconnects after exactly the server's delay every time", arguments: TransportKind.allCases)
+    func healthyStreamUnaffected(kind: TransportKind) async throws {
+        let clock = TestClock()
+        let path = "/events/\(UUID().uuidString)"
+        try await withServer(transport: kind, configure: {
+            $0.clock = clock
+            $0.retry.jitter = .none
+        }) { server, client in
+            server.route(path) { request in
+                let last = request.header("Last-Event-ID").flatMap { Int($0) } ?? 0
+                guard last < 6 else { return ServerResponse(status: 204) }
+                // A connection a proxy cuts after five minutes on the client's clock.
+                clock.advance(by: .seconds(300))
+                let body = (last == 2 ? "retry: 1000\n" : "") + "id: \(last + 1)\ndata: \(last + 1)\n\n"
+                return ServerResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .data(Data(body.utf8)))
+            }
+            var received: [String] = []
+            for try await event in client.events(.get(path)) { received.append(event.data) }
+            #expect(received == ["1", "2", "3", "4", "5", "6"])
+            #expect(clock.sleeps == [.seconds(3), .seconds(3), .seconds(1), .seconds(1), .seconds(1), .seconds(1)])
+            #expect(server.hits(path) == 7)
         }
     }
 
