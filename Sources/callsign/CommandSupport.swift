@@ -335,7 +335,18 @@ enum MockArgument {
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {
             throw cliError(.invalidRequest, "--mock: \(path) does not exist")
         }
-        guard isFolder.boolValue else { return Mocks(replaying: try HARReplay(contentsOf: url)) }
+        guard isFolder.boolValue else {
+            let replay = try HARReplay(contentsOf: url)
+            // An archive from another tool may hold entries replay cannot serve: say which, so a
+            // missing answer later is not a mystery (the first 20; a browser's export can hold hundreds).
+            for skipped in replay.skippedEntries.prefix(20) {
+                Terminal.error(localized("callsign: --mock \(path): not replayed: \(skipped.message)"))
+            }
+            if replay.skippedEntryCount > 20 {
+                Terminal.error(localized("callsign: --mock \(path): \(replay.skippedEntryCount - 20) more entries not replayed"))
+            }
+            return Mocks(replaying: replay)
+        }
         let files = Dictionary(uniqueKeysWithValues: definitions.names.map { name in
             (name, definitions[name]?.mock ?? "\(name).json")
         })

@@ -88,8 +88,10 @@ public final class HARRecorder: Middleware {
         if let response {
             let mimeType = response.headers[.contentType] ?? "application/octet-stream"
             let redactedBody = mask.body(response.body, contentType: mimeType)
-            var content = HARFile.Content(size: response.body.count, mimeType: mimeType)
-            if let text = String(data: redactedBody.prefix(maximumBodySize), encoding: .utf8) {
+            // The size of what `text` holds once masked (HAR 1.2: the length of the content), so
+            // that it matches what a replay serves; `bodySize` stays what was received.
+            var content = HARFile.Content(size: redactedBody.count, mimeType: mimeType)
+            if let text = Self.text(redactedBody.prefix(maximumBodySize)) {
                 content.text = text
             } else {
                 content.text = redactedBody.prefix(maximumBodySize).base64EncodedString()
@@ -122,8 +124,15 @@ public final class HARRecorder: Middleware {
 
     private func textForArchive(_ body: Data) -> (String?, String?) {
         let cut = body.prefix(maximumBodySize)
-        guard let text = String(data: cut, encoding: .utf8) else { return (nil, nil) }
+        guard let text = Self.text(cut) else { return (nil, nil) }
         return (text, body.count > maximumBodySize ? "cut to \(maximumBodySize) of \(body.count) bytes" : nil)
+    }
+
+    /// The body as text when it is valid UTF-8, byte for byte: a byte-order mark and every
+    /// other scalar kept (Foundation's `String(data:encoding:)` may drop a leading mark), so
+    /// that `Data(text.utf8)` on replay gives back the same bytes. Otherwise `nil` (base64).
+    private static func text(_ body: Data) -> String? {
+        String(validating: body, as: UTF8.self)
     }
 
     /// The entries written so far, each encoded once, and where the file's closing lines start.

@@ -14,7 +14,44 @@ import Synchronization
 /// let replay = try HARReplay(contentsOf: Bundle.module.url(forResource: "session", withExtension: "har")!)
 /// let client = APIClient(definitions: definitions, configuration: .init { $0.mocks = Mocks(replaying: replay) })
 /// ```
+///
+/// Archives from browsers' developer tools, Playwright, Charles or Fiddler load as they are: only
+/// the members replay serves from are read (`request.method` and `url`, `postData.text` when there
+/// is one, `response.status`, `headers` and `content`), so what HAR 1.2 makes optional or a tool
+/// adds (`_` members, `comment`, `-1` timings, `redirectURL: null`, `postData.params` without
+/// `text`, `httpVersion: "h2"`) changes nothing. An entry that cannot be replayed — no response
+/// (status 0), a body the archive does not hold, a body that is not valid base64, more header
+/// fields than ``Limits/maximumHeaderFieldCount`` — is left out and listed in
+/// ``skippedEntries``, and the others are served:
+///
+/// ```swift
+/// let replay = try HARReplay(contentsOf: chromeExport)
+/// for skipped in replay.skippedEntries { print(skipped) }   // "entry 7 has a response body of 5120 bytes …"
+/// ```
 public final class HARReplay: Sendable {
+    /// An entry of the archive that replay leaves out, and why.
+    public struct SkippedEntry: Sendable, Hashable, CustomStringConvertible {
+        /// Where it is in the archive's `entries`, counted from 1 as a person reads the file.
+        public let number: Int
+        /// Why it cannot be replayed, as a sentence that names the entry ("entry 3 has no
+        /// response (status 0) …"), in the process's language.
+        public var message: String { text.description }
+        /// The sentence before translation.
+        let text: LocalizedMessage
+
+        /// The ``message``.
+        public var description: String { message }
+
+        public static func == (left: SkippedEntry, right: SkippedEntry) -> Bool {
+            left.number == right.number && left.message == right.message
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(number)
+            hasher.combine(message)
+        }
+    }
+
     private struct Exchange: Sendable {
         var requestBody: String?
         var status: Int
@@ -22,9 +59,28 @@ public final class HARReplay: Sendable {
         var body: Data
     }
 
+    /// Why one entry cannot be replayed.
+    private struct Unusable: Error {
+        let text: LocalizedMessage
+
+        init(localized text: LocalizedMessage) { self.text = text }
+    }
+
     private let exchanges: [String: [Exchange]]
     private let served = Mutex<[String: Int]>([:])
     private let redaction: Redaction
+
+    /// The entries left out because they cannot be replayed, in the archive's order: the first
+    /// ``maximumSkippedEntriesListed`` of them (``skippedEntryCount`` counts them all). Empty
+    /// when every entry is served.
+    public let skippedEntries: [SkippedEntry]
+
+    /// How many entries are left out, listed or not.
+    public let skippedEntryCount: Int
+
+    /// How many skipped entries ``skippedEntries`` lists: 1,000. An archive of a million broken
+    /// entries costs a count, not a million sentences.
+    public static let maximumSkippedEntriesListed = 1_000
 
     /// The largest archive file read: 256 MiB. A larger file (or a FIFO, `/dev/zero`) fails
     /// after one byte more than that, never read whole.
@@ -33,7 +89,8 @@ public final class HARReplay: Sendable {
     /// Loads an archive.
     ///
     /// - Throws: ``APIError`` (``APIError/Code/invalidDefinition``) when the file cannot be read,
-    ///   is larger than ``maximumFileSize``, or is not a HAR 1.2 archive.
+    ///   is larger than ``maximumFileSize``, is not a HAR archive, or has entries and none of them
+    ///   can be replayed.
     public convenience init(contentsOf url: URL, redaction: Redaction = .default) throws(APIError) {
         let data = try FileReader.read(url, limit: Self.maximumFileSize) { error in
             APIError(.invalidDefinition, localized: "the HAR file \"\(url.lastPathComponent)\" cannot be read", underlyingError: error)
@@ -45,12 +102,16 @@ public final class HARReplay: Sendable {
 
     /// Reads an archive from its bytes; `name` appears in error messages.
     ///
+    /// Entries that cannot be replayed are left out and listed in ``skippedEntries``.
+    ///
     /// - Throws: ``APIError`` (``APIError/Code/invalidDefinition``) when the bytes are not a HAR
-    ///   1.2 archive.
+    ///   archive (a JSON object whose `log` holds an `entries` array), or when it has entries and
+    ///   none of them can be replayed; the message names the entries and why. An archive with no
+    ///   entries at all loads, and serves nothing.
     public init(data: Data, name: String = "archive.har", redaction: Redaction = .default) throws(APIError) {
-        let file: HARFile
+        let file: HARFile.ReadArchive
         do {
-            file = try JSONDecoder().decode(HARFile.self, from: data)
+            file = try JSONDecoder().decode(HARFile.ReadArchive.self, from: data)
         } catch {
             throw APIError(
                 .invalidDefinition, localized: "\"\(name)\" is not a HAR 1.2 archive: \(Response.describe(error))",
@@ -58,41 +119,92 @@ public final class HARReplay: Sendable {
         }
         self.redaction = redaction
         var exchanges: [String: [Exchange]] = [:]
-        for (index, entry) in file.log.entries.enumerated() where entry.response.status != 0 {
-            // 0 is how a recorder writes "no response"; anything else must be a status HTTP can carry.
-            guard (100...999).contains(entry.response.status) else {
-                throw APIError(
-                    .invalidDefinition,
-                    localized: "\"\(name)\": entry \(index + 1) has status \(entry.response.status), which is not an HTTP status (100–999)")
+        var skipped: [SkippedEntry] = []
+        var skippedCount = 0
+        for (index, read) in file.log.entries.enumerated() {
+            let number = index + 1
+            do throws(Unusable) {
+                let (key, exchange) = try Self.exchange(read, number: number, redaction: redaction)
+                exchanges[key, default: []].append(exchange)
+            } catch {
+                skippedCount += 1
+                if skipped.count < Self.maximumSkippedEntriesListed { skipped.append(SkippedEntry(number: number, text: error.text)) }
             }
-            let body: Data
-            switch entry.response.content.encoding {
-            case "base64":
-                // Not valid base64 is a broken file, never an empty body replayed as a success.
-                guard let decoded = Data(base64Encoded: entry.response.content.text ?? "") else {
-                    throw APIError(
-                        .invalidDefinition, localized: "\"\(name)\": entry \(index + 1) has a body marked base64 that is not valid base64")
-                }
-                body = decoded
-            case nil, "":
-                body = Data((entry.response.content.text ?? "").utf8)
-            case let other?:
-                throw APIError(
-                    .invalidDefinition,
-                    localized: "\"\(name)\": entry \(index + 1) has a body in the encoding \"\(String(other.prefix(40)))\"; a HAR body is text or base64")
-            }
-            let headers = entry.response.headers
-                .filter { !["content-length", "transfer-encoding", "content-encoding"].contains($0.name.lowercased()) }
-                .map { ($0.name, $0.value) }
-            // Checked here, through the field door, so a file with too many fields is refused
-            // when it is loaded, naming the entry, rather than on the first replay.
-            _ = try FieldReader(direction: .response, code: .invalidDefinition)
-                .fields(headers.lazy.map { (name: $0.0, value: $0.1) }, source: "\"\(name)\": entry \(index + 1)" as LocalizedMessage, invalid: .drop)
-            let key = Self.key(method: entry.request.method, url: entry.request.url, redaction: redaction)
-            exchanges[key, default: []].append(
-                Exchange(requestBody: entry.request.postData?.text, status: entry.response.status, headers: headers, body: body))
+        }
+        if exchanges.isEmpty, let first = skipped.first {
+            guard skippedCount > 1 else { throw APIError(.invalidDefinition, localized: "\"\(name)\": \(first.text)") }
+            let shown = skipped.prefix(3).map(\.message).joined(separator: "; ")
+            throw APIError(
+                .invalidDefinition,
+                localized: "\"\(name)\": none of its \(skippedCount) entries can be replayed: \(shown)\(skippedCount > 3 ? "; …" : "")")
         }
         self.exchanges = exchanges
+        self.skippedEntries = skipped
+        self.skippedEntryCount = skippedCount
+    }
+
+    /// The exchange one entry serves, under its key; or why it cannot be replayed.
+    private static func exchange(
+        _ read: HARFile.ReadEntry, number: Int, redaction: Redaction
+    ) throws(Unusable) -> (String, Exchange) {
+        let entry: HARFile.ReplayEntry
+        switch read {
+        case .entry(let readable): entry = readable
+        case .unreadable(let reason): throw Unusable(localized: "entry \(number) cannot be read: \(reason)")
+        }
+        guard !entry.request.method.isEmpty else { throw Unusable(localized: "entry \(number) has no request method") }
+        let status = entry.response.status
+        // 0 is how recorders (Callsign's, browsers') write "no response": nothing to serve.
+        guard status != 0 else {
+            throw Unusable(localized: "entry \(number) has no response (status 0): the request failed or was blocked when it was recorded")
+        }
+        guard (100...999).contains(status) else {
+            throw Unusable(localized: "entry \(number) has status \(status), which is not an HTTP status (100–999)")
+        }
+        let content = entry.response.content
+        let body: Data
+        switch content?.encoding {
+        case "base64":
+            // Not valid base64 is a broken entry, never an empty body replayed as a success.
+            guard let decoded = Data(base64Encoded: content?.text ?? "") else {
+                throw Unusable(localized: "entry \(number) has a body marked base64 that is not valid base64")
+            }
+            body = decoded
+        case nil, "":
+            if let text = content?.text {
+                body = Data(text.utf8)
+            } else if let size = content?.size, size > 0 {
+                // HAR 1.2 lets a tool leave the text out (a body it did not keep): serving an
+                // empty body in its place would be an answer the server never gave.
+                let bytes = Int(exactly: size).map { String($0) } ?? String(size)
+                throw Unusable(
+                    localized: "entry \(number) has a response body of \(bytes) bytes that the archive does not hold (no content.text)")
+            } else {
+                body = Data()
+            }
+        case let other?:
+            throw Unusable(
+                localized: "entry \(number) has a body in the encoding \"\(String(other.prefix(40)))\"; a HAR body is text or base64")
+        }
+        // The body is served as it is; its length and transfer framing are the mock's.
+        let pairs = (entry.response.headers ?? [])
+            .filter { !["content-length", "transfer-encoding", "content-encoding"].contains($0.name.lowercased()) }
+        // Through the field door when the archive is loaded, naming the entry, rather than on the
+        // first replay; a field HTTP cannot carry (an HTTP/2 `:status` some exports list) is left out.
+        let fields: HTTPFields
+        do {
+            fields = try FieldReader(direction: .response, code: .invalidDefinition)
+                .fields(pairs.lazy.map { (name: $0.name, value: $0.value) }, source: "entry \(number)" as LocalizedMessage, invalid: .drop)
+        } catch {
+            throw Unusable(localized: error.text)
+        }
+        let key = Self.key(method: entry.request.method, url: entry.request.url, redaction: redaction)
+        return (
+            key,
+            Exchange(
+                requestBody: entry.request.postData?.text, status: status, headers: fields.map { ($0.name.rawName, $0.value) },
+                body: body)
+        )
     }
 
     /// How many recorded exchanges can be served.

@@ -6,10 +6,26 @@ public import Foundation
 /// On by default. Secrets are recognised by a *name rule*, not a short list: a header, query
 /// parameter or body field whose name contains one of ``secretNameFragments`` (`token`, `key`,
 /// `secret`, `auth`, `password`, `passwd`, `session`, `signature`, `credential`, `cookie`, in any
-/// case) is secret, unless it is one of the known non-secrets in ``publicNames`` (such as
-/// `Idempotency-Key`). So `Private-Token`, `Api-Key`, `X-Auth-Token` and `sessionid` are secret
-/// without being listed. A false positive costs a masked log line; a false negative would leak a
-/// credential.
+/// case) is secret. So `Private-Token`, `Api-Key`, `X-Auth-Token`, `apikey` and `sessionid` are
+/// secret without being listed. A false positive costs a masked log line; a false negative would
+/// leak a credential, so the rule matches fragments anywhere, even inside a longer word.
+///
+/// It has exactly two kinds of exception, each decided by a definition rather than by a list
+/// that grows whenever a name is masked by accident:
+///
+/// - **Fields a standard defines as carrying no secret** (``publicNames``, matched as whole
+///   names). A name is here only when the document that registers it says what its value is, and
+///   that value is not a credential: the CORS `Access-Control-*` fields of the Fetch standard
+///   (origins, methods, header *names*, a Boolean, an age), the challenges `WWW-Authenticate`
+///   and `Proxy-Authenticate` (RFC 9110 §11.6.1, §11.7.1), `Sec-WebSocket-Key` and
+///   `Sec-WebSocket-Accept` (a nonce and its hash, RFC 6455 §4.1, §4.2.2) and `Idempotency-Key`
+///   (a request identifier). `Authentication-Info` is not one of them: it can carry a digest
+///   response.
+/// - **Ordinary words that contain a fragment's letters** (``publicWords``, matched against the
+///   words of a name split at every character that is not a letter or digit and where a lower-case
+///   letter meets a capital): `author`, `authority`, `keyword`, `tokenizer`. A fragment inside
+///   such a word does not count, but any other fragment still does, so `author_id` and
+///   `bookAuthor` are public while `author_token` is secret.
 ///
 /// A secret's value is replaced by `REDACTED` when it is shown, is part of the cache's partition
 /// (a response to `Private-Token: A` is never served to `Private-Token: B`) and is never stored in
@@ -19,16 +35,30 @@ public import Foundation
 /// configuration.observability.redaction.secretHeaders.insert("X-Tenant")   // one more exact name
 /// configuration.observability.redaction.secretNameFragments.append("pin")  // every name with "pin"
 /// configuration.observability.redaction.publicNames.insert("sort_key")     // not a secret here
+/// configuration.observability.redaction.publicWords.insert("monkey")       // a word, not a key
 /// ```
 public struct Redaction: Sendable, Hashable {
     /// Name fragments that make a header, query parameter or body field secret (compared in
     /// lower case): `token`, `key`, `secret`, `auth`, `password`, `passwd`, `session`,
     /// `signature`, `credential`, `cookie`.
     public var secretNameFragments: [String]
-    /// Names that contain a fragment but are not secret (case-insensitive): `Idempotency-Key`,
-    /// `WWW-Authenticate` (a server's challenge), and the words `author`, `authors`, `authority`,
-    /// `keyword`, `keywords`, `tokenizer`.
+    /// Whole names that contain a fragment but are not secret (case-insensitive): the fields a
+    /// standard defines as carrying no credential. Default: `Idempotency-Key`,
+    /// `WWW-Authenticate`, `Proxy-Authenticate`, `Sec-WebSocket-Key`, `Sec-WebSocket-Accept` and
+    /// the CORS fields of the Fetch standard (`Access-Control-Allow-Credentials`,
+    /// `Access-Control-Allow-Headers`, `Access-Control-Allow-Methods`, `Access-Control-Allow-Origin`,
+    /// `Access-Control-Expose-Headers`, `Access-Control-Max-Age`, `Access-Control-Request-Headers`,
+    /// `Access-Control-Request-Method`).
     public var publicNames: Set<String>
+    /// Words in which a fragment's letters are part of another word (case-insensitive), matched
+    /// against each word of a name: a fragment inside one of them does not make the name
+    /// secret. Default: `author`, `authors`, `authority`, `keyword`, `keywords`, `tokenizer`.
+    ///
+    /// ```swift
+    /// Redaction.default.isSecretName("X-Author-Id")      // false: "auth" is inside "author"
+    /// Redaction.default.isSecretName("author_token")     // true: "token" is a word of its own
+    /// ```
+    public var publicWords: Set<String>
     /// More header names whose values are secret (case-insensitive), beside the name rule.
     /// Default: `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`, `X-Api-Key`,
     /// `X-Auth-Token` (all also caught by the rule).
@@ -54,7 +84,14 @@ public struct Redaction: Sendable, Hashable {
     /// Creates the default redaction.
     public init() {
         secretNameFragments = ["token", "key", "secret", "auth", "password", "passwd", "session", "signature", "credential", "cookie"]
-        publicNames = ["idempotency-key", "www-authenticate", "author", "authors", "authority", "keyword", "keywords", "tokenizer"]
+        // Each is registered with a definition of its value that is not a credential (see above).
+        publicNames = [
+            "idempotency-key", "www-authenticate", "proxy-authenticate", "sec-websocket-key", "sec-websocket-accept",
+            "access-control-allow-credentials", "access-control-allow-headers", "access-control-allow-methods",
+            "access-control-allow-origin", "access-control-expose-headers", "access-control-max-age",
+            "access-control-request-headers", "access-control-request-method",
+        ]
+        publicWords = ["author", "authors", "authority", "keyword", "keywords", "tokenizer"]
         secretHeaders = ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "x-auth-token"]
         secretQueryNames = [
             "token", "access_token", "refresh_token", "id_token", "api_key", "apikey", "key", "password", "secret",
@@ -74,20 +111,56 @@ public struct Redaction: Sendable, Hashable {
         return redaction
     }()
 
-    /// Whether a name is secret by the name rule: it contains a fragment and is not public.
+    /// Whether a name is secret by the name rule: it contains a fragment outside the public words,
+    /// and is not a public name.
     ///
     /// ```swift
-    /// Redaction.default.isSecretName("Private-Token")    // true
-    /// Redaction.default.isSecretName("Idempotency-Key")  // false
+    /// Redaction.default.isSecretName("Private-Token")                     // true
+    /// Redaction.default.isSecretName("Idempotency-Key")                   // false
+    /// Redaction.default.isSecretName("Access-Control-Allow-Credentials")  // false
     /// ```
-    public func isSecretName(_ name: String) -> Bool { isSecret(lowered: name.lowercased(), listed: []) }
+    public func isSecretName(_ name: String) -> Bool { isSecret(name, listed: []) }
 
-    /// The one check behind every kind of name: listed exactly, or caught by the rule. The name
-    /// is lowered once by the caller.
-    private func isSecret(lowered: String, listed: Set<String>) -> Bool {
+    /// The one check behind every kind of name: listed exactly, or caught by the rule.
+    private func isSecret(_ name: String, listed: Set<String>) -> Bool {
+        let lowered = name.lowercased()
         if listed.contains(lowered) { return true }
         guard secretNameFragments.contains(where: { Self.bytes(of: lowered, contain: $0) }) else { return false }
-        return !publicNames.contains(lowered)
+        guard !publicNames.contains(lowered) else { return false }
+        // Only a name that holds a fragment is split into words: the usual header has none.
+        guard !publicWords.isEmpty else { return true }
+        let rest = withoutPublicWords(name)
+        return secretNameFragments.contains { Self.bytes(of: rest, contain: $0) }
+    }
+
+    /// `name` in lower case with each public word replaced by a NUL, so that a fragment found in
+    /// what is left lies outside every public word (and cannot be made of the letters on both
+    /// sides of one). Words end at any character that is not a letter or a digit, and before a
+    /// capital that follows a lower-case letter (`bookAuthor` is `book` and `author`).
+    private func withoutPublicWords(_ name: String) -> String {
+        var rest = ""
+        var word = ""
+        var previousIsLowercase = false
+        func endWord() {
+            guard !word.isEmpty else { return }
+            let lowered = word.lowercased()
+            rest += publicWords.contains(lowered) ? "\u{0}" : lowered
+            word = ""
+        }
+        for scalar in name.unicodeScalars {
+            let properties = scalar.properties
+            guard properties.isAlphabetic || properties.numericType != nil else {
+                endWord()
+                rest += String(scalar).lowercased()
+                previousIsLowercase = false
+                continue
+            }
+            if properties.isUppercase, previousIsLowercase { endWord() }
+            word.unicodeScalars.append(scalar)
+            previousIsLowercase = properties.isLowercase
+        }
+        endWord()
+        return rest
     }
 
     /// Whether `fragment`'s UTF-8 bytes appear in `text`'s (an empty fragment appears nowhere).
@@ -154,7 +227,7 @@ public struct Redaction: Sendable, Hashable {
     }
 
     /// Whether a header's value is secret: by the name rule, or listed in ``secretHeaders``.
-    public func isSecretHeader(_ name: String) -> Bool { isSecret(lowered: name.lowercased(), listed: secretHeaders) }
+    public func isSecretHeader(_ name: String) -> Bool { isSecret(name, listed: secretHeaders) }
 
     /// The value to show for a header.
     public func redact(header name: String, value: String) -> String {
@@ -171,10 +244,7 @@ public struct Redaction: Sendable, Hashable {
         guard !secretBodyFields.isEmpty || !secretNameFragments.isEmpty, !body.isEmpty else { return body }
         let type = contentType?.lowercased() ?? ""
         if type.contains("json") || (type.isEmpty && body.first.map { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "[") } == true) {
-            guard let value = try? JSONValue(parsing: body) else { return body }
-            // Bytes without a secret stay as they were (spacing, key order, escapes).
-            let redacted = redact(json: value)
-            return redacted == value ? body : redacted.jsonData()
+            return Self.maskingJSONMembers(of: body, where: isSecretBodyField) ?? body
         }
         if type.hasPrefix("application/x-www-form-urlencoded") {
             let text = String(decoding: body, as: UTF8.self)
@@ -190,6 +260,62 @@ public struct Redaction: Sendable, Hashable {
             return redact(multipart: body, boundary: boundary)
         }
         return body
+    }
+
+    /// JSON text with the value of every member whose name `isSecret` replaced, in place, by the
+    /// string `"REDACTED"` (a `null` stays `null`), and every other byte as it was: the server's
+    /// spacing, key order, escapes and number text, so that a recording is the answer that was
+    /// received, secrets aside. `nil` when nothing is replaced or `data` is not JSON.
+    ///
+    /// The text is first checked by ``JSONText/isValid(_:)`` (RFC 8259, at most
+    /// ``JSONText/maximumDepth`` deep; a leading byte-order mark is allowed, as RFC 8259 §8.1 lets
+    /// a parser do). What follows only walks text already known to be JSON: it finds strings,
+    /// brackets, colons and commas, and never reads a value it does not replace. A member name
+    /// with an escape is read by ``JSONValue``, the one JSON reader. Every occurrence of a
+    /// repeated name is masked, not only the one a reader keeps.
+    static func maskingJSONMembers(of data: Data, where isSecret: (String) -> Bool) -> Data? {
+        let bytes = [UInt8](data)
+        guard let replaced = JSONScan.secretValues(in: bytes, where: isSecret) else { return nil }
+        guard !replaced.isEmpty else { return nil }
+        let placeholder = Array("\"\(Self.placeholder)\"".utf8)
+        var result = Data()
+        result.reserveCapacity(bytes.count)
+        var copied = 0
+        for range in replaced {
+            result.append(contentsOf: bytes[copied..<range.lowerBound])
+            result.append(contentsOf: placeholder)
+            copied = range.upperBound
+        }
+        result.append(contentsOf: bytes[copied...])
+        return result
+    }
+
+    /// The values of a body's secret JSON members or form fields, as they appear in it and
+    /// decoded: what a server that echoes the body would send back, so that ``SecretValues``
+    /// masks them wherever they show up again (a raw body is not in the request's parameters).
+    func secretValues(inBody body: Data, contentType: String?) -> [String] {
+        guard !body.isEmpty else { return [] }
+        let type = contentType?.lowercased() ?? ""
+        if type.contains("json") || (type.isEmpty && body.first.map { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "[") } == true) {
+            let bytes = [UInt8](body)
+            return (JSONScan.secretValues(in: bytes, where: isSecretBodyField) ?? []).flatMap { range -> [String] in
+                let token = bytes[range]
+                guard token.first == UInt8(ascii: "\"") else { return [String(decoding: token, as: UTF8.self)] }
+                let raw = String(decoding: token.dropFirst().dropLast(), as: UTF8.self)
+                let decoded = JSONScan.name(token)
+                return decoded == raw ? [raw] : [raw, decoded]
+            }
+        }
+        if type.hasPrefix("application/x-www-form-urlencoded") {
+            return String(decoding: body, as: UTF8.self).split(separator: "&").flatMap { pair -> [String] in
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                guard parts.count == 2, isSecretBodyField(String(parts[0]).removingPercentEncoding ?? String(parts[0])) else { return [] }
+                let raw = String(parts[1])
+                let decoded = raw.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? raw
+                return decoded == raw ? [raw] : [raw, decoded]
+            }
+        }
+        return []
     }
 
     /// The `boundary` parameter of a multipart media type.
@@ -262,10 +388,125 @@ public struct Redaction: Sendable, Hashable {
     func isSecret(bodyField name: String) -> Bool { isSecretBodyField(name) }
 
     private func isSecretQueryName(_ name: String) -> Bool {
-        let lowered = name.lowercased()
-        let base = lowered.hasSuffix("[]") ? String(lowered.dropLast(2)) : lowered
-        return isSecret(lowered: base, listed: secretQueryNames)
+        let base = name.hasSuffix("[]") ? String(name.dropLast(2)) : name
+        return isSecret(base, listed: secretQueryNames)
     }
 
-    private func isSecretBodyField(_ name: String) -> Bool { isSecret(lowered: name.lowercased(), listed: secretBodyFields) }
+    private func isSecretBodyField(_ name: String) -> Bool { isSecret(name, listed: secretBodyFields) }
+}
+
+/// Steps over JSON text already checked by ``JSONText/isValid(_:)``, for
+/// ``Redaction/maskingJSONMembers(of:where:)``: each step stops at the end of the bytes, so even
+/// text that is not JSON could only end a walk early, never read past it.
+private enum JSONScan {
+    /// The byte ranges of the values of members whose name `isSecret` (a `null` is left out), in
+    /// order; `nil` when `bytes` is not JSON (RFC 8259, at most ``JSONText/maximumDepth`` deep,
+    /// after an optional byte-order mark).
+    static func secretValues(in bytes: [UInt8], where isSecret: (String) -> Bool) -> [Range<Int>]? {
+        let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        guard JSONText.isValid(Data(bytes[start...])) else { return nil }
+        var replaced: [Range<Int>] = []
+        var objects: [Bool] = []  // one per open container: true for an object
+        var expectsName = false
+        var nameIsSecret = false
+        var valueIsSecret = false
+        var index = start
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "\""):
+                let end = stringEnd(bytes, from: index)
+                if expectsName {
+                    nameIsSecret = isSecret(name(bytes[index..<end]))
+                    expectsName = false
+                } else if valueIsSecret {
+                    replaced.append(index..<end)
+                    valueIsSecret = false
+                }
+                index = end
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                if valueIsSecret {
+                    let end = containerEnd(bytes, from: index)
+                    replaced.append(index..<end)
+                    valueIsSecret = false
+                    index = end
+                } else {
+                    objects.append(bytes[index] == UInt8(ascii: "{"))
+                    expectsName = bytes[index] == UInt8(ascii: "{")
+                    index += 1
+                }
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                _ = objects.popLast()
+                expectsName = false
+                index += 1
+            case UInt8(ascii: ","):
+                expectsName = objects.last == true
+                index += 1
+            case UInt8(ascii: ":"):
+                valueIsSecret = nameIsSecret
+                index += 1
+            case 0x20, 0x09, 0x0A, 0x0D:
+                index += 1
+            default:
+                // A number, `true`, `false` or `null`: it ends at the next space or punctuation.
+                var end = index + 1
+                while end < bytes.count, !endsScalar(bytes[end]) { end += 1 }
+                if valueIsSecret, !bytes[index..<end].elementsEqual("null".utf8) { replaced.append(index..<end) }
+                valueIsSecret = false
+                index = end
+            }
+        }
+        return replaced
+    }
+
+    /// The index after the string whose opening quote is at `start`.
+    static func stringEnd(_ bytes: [UInt8], from start: Int) -> Int {
+        var index = start + 1
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "\\"): index += 2
+            case UInt8(ascii: "\""): return index + 1
+            default: index += 1
+            }
+        }
+        return bytes.count
+    }
+
+    /// The index after the object or array that opens at `start`.
+    static func containerEnd(_ bytes: [UInt8], from start: Int) -> Int {
+        var depth = 0
+        var index = start
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "\""):
+                index = stringEnd(bytes, from: index)
+                continue
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                if depth == 0 { return index + 1 }
+            default:
+                break
+            }
+            index += 1
+        }
+        return bytes.count
+    }
+
+    /// Whether `byte` ends a number or a literal.
+    static func endsScalar(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"): true
+        default: false
+        }
+    }
+
+    /// A string from its token, quotes included (a member name, a secret value): its bytes when
+    /// it has no escape, else as the JSON reader decodes it.
+    static func name(_ token: ArraySlice<UInt8>) -> String {
+        guard token.count >= 2 else { return "" }
+        let inner = token.dropFirst().dropLast()
+        guard inner.contains(UInt8(ascii: "\\")) else { return String(decoding: inner, as: UTF8.self) }
+        return (try? JSONValue(parsing: Data(token)))?.stringValue ?? ""
+    }
 }

@@ -6,7 +6,8 @@ import Foundation
 ///
 /// Collected from what the client itself sends: values of secret headers (and the token or the
 /// Basic user/password inside an `Authorization`), secret query parameters and body fields as
-/// the ``Redaction`` names them, and the values it knows ahead of time (the authentication's).
+/// the ``Redaction`` names them — in the parameters, and in a JSON or form body given as bytes —
+/// and the values it knows ahead of time (the authentication's).
 struct SecretValues: Sendable {
     /// Values shorter than this are not masked: masking "1" or "yes" would shred every text.
     static let minimumLength = 4
@@ -45,6 +46,11 @@ struct SecretValues: Sendable {
             }
             for (name, value) in request.parameters.merging(request.query, uniquingKeysWith: { first, _ in first }) {
                 Self.collect(value, named: name, redaction: redaction, into: add)
+            }
+            // A body given as bytes carries its secrets in no parameter: read them from the body.
+            if let body = request.body, let data = body.content.inMemoryData {
+                let contentType = request.headers["Content-Type"] ?? body.contentType
+                for value in redaction.secretValues(inBody: data, contentType: contentType) { add(value) }
             }
         }
         for value in redaction.secretValues { addAuthorization(value) }

@@ -51,6 +51,66 @@ struct SecretNameRuleTests {
         #expect(redaction.isSecretName("x-key\u{0301}"))
     }
 
+    @Test("two kinds of exception only: fields a standard defines as carrying no secret, and ordinary words that hold a fragment's letters")
+    func principledExceptions() {
+        let redaction = Redaction.default
+        // Registered fields whose value is, by the standard's definition, not a credential.
+        for name in [
+            "Access-Control-Allow-Credentials", "access-control-allow-headers", "Access-Control-Request-Headers", "Proxy-Authenticate",
+            "WWW-Authenticate", "Sec-WebSocket-Key", "Sec-WebSocket-Accept", "Idempotency-Key",
+        ] {
+            #expect(!redaction.isSecretHeader(name), "\(name)")
+        }
+        // Words split at -, _, ., :, spaces and where a lower-case letter meets a capital.
+        for name in ["author", "X-Author-Id", "author_id", "bookAuthor", ":authority", "search.keywords", "Keyword", "tokenizer_version"] {
+            #expect(!redaction.isSecretName(name), "\(name)")
+            #expect(!redaction.isSecret(bodyField: name), "\(name)")
+        }
+        // A fragment outside the public words still counts, glued to a word or not.
+        for name in [
+            "author_token", "AuthorToken", "keyword-secret", "Authentication-Info", "Proxy-Authorization", "Access-Control-Token",
+            "apikey", "accessToken", "sessionid", "OAuthToken", "authorkey", "Sec-WebSocket-Key-Secret",
+        ] {
+            #expect(redaction.isSecretHeader(name), "\(name)")
+        }
+        // Both lists are the user's to change.
+        var custom = Redaction.default
+        custom.publicWords.insert("monkey")
+        custom.publicNames.remove("access-control-allow-credentials")
+        #expect(!custom.isSecretName("monkey_id") && Redaction.default.isSecretName("monkey_id"))
+        #expect(custom.isSecretHeader("Access-Control-Allow-Credentials"))
+        custom.publicWords = []
+        #expect(custom.isSecretName("author"))
+    }
+
+    @Test("a recording keeps Access-Control-Allow-Credentials and the challenges as the server sent them, and masks the session")
+    func corsFieldsRecorded() async throws {
+        let folder = Scratch.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let har = folder.appendingPathComponent("cors.har")
+        try await TestServer.withRunning { server in
+            server.route("/cors") { _ in
+                ServerResponse(headers: [
+                    ("Access-Control-Allow-Credentials", "true"), ("Access-Control-Allow-Headers", "Authorization, X-Api-Key"),
+                    ("Proxy-Authenticate", #"Basic realm="proxy""#), ("X-Session-Token", "SENTINEL-session-8"),
+                ])
+            }
+            let client = APIClient(configuration: .init {
+                $0.baseURL = server.baseURL
+                $0.retry = .none
+                $0.observability.recorder = HARRecorder(fileURL: har)
+            })
+            _ = try await client.get("cors").send()
+        }
+        let entries = try #require(try JSONValue(parsing: Data(contentsOf: har))["log"]?["entries"]?.arrayValue)
+        let headers = try #require(entries.first?["response"]?["headers"]?.arrayValue)
+        func value(_ name: String) -> String? { headers.first { $0["name"]?.stringValue == name }?["value"]?.stringValue }
+        #expect(value("Access-Control-Allow-Credentials") == "true")
+        #expect(value("Access-Control-Allow-Headers") == "Authorization, X-Api-Key")
+        #expect(value("Proxy-Authenticate") == #"Basic realm="proxy""#)
+        #expect(value("X-Session-Token") == "REDACTED")
+    }
+
     @Test("a response to Private-Token: A is kept for A only, and no token reaches the file", arguments: CacheStorageKind.allCases)
     func cachePartition(kind: CacheStorageKind) async throws {
         let (storage, file) = kind.make()
