@@ -79,7 +79,7 @@ extension AdHocCall {
     }
 
     /// Whether the text before the first `/`, `?` or `#` names a host: `host:port`,
-    /// `localhost`, a bracketed IPv6 literal, or a dotted name (`example.com`, `127.0.0.1`) —
+    /// `localhost`, a bracketed IPv6 literal, or a dotted name (`example.com`, `bücher.test`, `127.0.0.1`) —
     /// as curl and HTTPie read them. Such an argument is always a host, never a path under a
     /// definitions file's base URL.
     static func looksLikeHost(_ text: String) -> Bool {
@@ -96,13 +96,15 @@ extension AdHocCall {
         if host.lowercased() == "localhost" { return true }
         let labels = host.split(separator: ".", omittingEmptySubsequences: false)
         return labels.count >= 2
-            && labels.allSatisfy { label in !label.isEmpty && label.allSatisfy { $0.isASCIILetterOrDigit || $0 == "-" } }
+            && labels.allSatisfy { label in !label.isEmpty && label.allSatisfy { $0.isHostNameCharacter || $0 == "-" } }
     }
 }
 
 extension Character {
     fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
-    fileprivate var isASCIILetterOrDigit: Bool { isASCII && (isLetter || isNumber) }
+    /// A letter or digit of a host name in any script (`bücher.test` is a host: it is sent as
+    /// `xn--bcher-kva.test`).
+    fileprivate var isHostNameCharacter: Bool { isLetter || isNumber }
 }
 
 /// The ad-hoc commands' help: one text, the method's name in it.

@@ -91,8 +91,9 @@ let targets: [FuzzTarget] = [
             try inflater.finish()
         } catch {}
     },
-    // Proxy URLs, proxy environment variables with NO_PROXY lists and the hosts they are
-    // matched against, and Accept-Language tags: every line is outside input (an environment,
+    // Proxy URLs, proxy environment variables with NO_PROXY lists (names, addresses, CIDR
+    // blocks) and the hosts they are matched against, URLs through the host door, and
+    // Accept-Language tags: every line is outside input (an environment,
     // a command line, a platform's locale list).
     FuzzTarget(name: "proxy-settings") { data in
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -119,6 +120,15 @@ let targets: [FuzzTarget] = [
                     _ = settings.proxy(scheme: scheme, host: host, port: host.count % 3 == 0 ? nil : host.utf8.count)
                 }
             }
+        }
+        // The host door: whatever a URL holds, what reaches the wire is a plain ASCII name or a
+        // bracketed IPv6 address.
+        for line in lines.prefix(8) {
+            guard let components = URLComponents(string: line),
+                let host = try? HostName.wireForm(of: components, described: line)
+            else { continue }
+            precondition(!host.isEmpty && host.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "%") && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "@") })
+            if host.hasPrefix("[") { precondition(IPAddress(String(host.dropFirst().dropLast()))?.isVersion6 == true) }
         }
         let value = AcceptLanguage(lines).headerValue ?? ""
         precondition(value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }, "Accept-Language must be a valid header value")
@@ -302,14 +312,14 @@ let targets: [FuzzTarget] = [
         // Cookies are judged by the jar once their values are opened: only those it admits are lent.
         let cookies = SessionFile.admitted(file.cookies)
         let values = file.headers.map(\.value) + cookies.map(\.value) + cookies.map(\.name) + [file.authentication?.secret ?? ""]
+        precondition(!values.contains { $0.contains("\r") || $0.contains("\n") || $0.contains("\u{0}") }, "a value that could split a field")
+        precondition((try? SessionFile.decode(file.encoded(), path: "session.json")) != nil, "a session that does not read back")
         var admittedOnly = file
         admittedOnly.cookies = cookies
         let again = try? SessionFile.decode(admittedOnly.encodedWithinBounds(), path: "session.json")
         // Dates pass through seconds since 1970 and may move by a rounding step: compared without them.
         let identity: ([Cookie]) -> Set<[String]> = { Set($0.map { [$0.name, $0.value, $0.domain, $0.path] }) }
         precondition(again.map { identity(SessionFile.admitted($0.cookies)) == identity(cookies) } ?? false, "admitted cookies that do not round-trip")
-        precondition(!values.contains { $0.contains("\r") || $0.contains("\n") || $0.contains("\u{0}") }, "a value that could split a field")
-        precondition((try? SessionFile.decode(file.encoded(), path: "session.json")) != nil, "a session that does not read back")
     },
     // The default-options file (callsign/ConfigFile.swift, linked in CLI/): only options come out,
     // never a URL or an item, never one the file may not set, within the bounds.

@@ -257,8 +257,10 @@ enum BaseURLRule {
         else {
             return "the base URL \"\(url.absoluteString)\" must start with http://, https:// or http+unix://" as LocalizedMessage
         }
-        guard let host = components.percentEncodedHost, !host.isEmpty else {  // no IDNA work per request
-            return "the base URL \"\(url.absoluteString)\" has no host" as LocalizedMessage
+        do {
+            _ = try HostName.wireForm(of: components, described: url.absoluteString)
+        } catch {
+            return error.text
         }
         if components.query != nil || components.fragment != nil {
             return "the base URL \"\(url.absoluteString)\" must not have a query or a fragment" as LocalizedMessage

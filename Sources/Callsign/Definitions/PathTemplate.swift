@@ -59,10 +59,10 @@ struct PathTemplate: Sendable {
     /// Fills the placeholders, removing each used value from `parameters` (then `query`).
     func expand(consuming parameters: inout Parameters, query: inout Parameters) throws(APIError) -> String {
         var result = ""
-        for piece in pieces {
+        for (index, piece) in pieces.enumerated() {
             switch piece {
             case .literal(let text):
-                result += Self.encodeLiteral(text)
+                result += Self.encodeLiteral(text, atStart: index == 0)
             case .placeholder(let name):
                 let value: JSONValue
                 if let found = parameters.removeValue(forKey: name) {
@@ -98,8 +98,17 @@ struct PathTemplate: Sendable {
     /// Encodes the literal parts of a path written by the developer: characters allowed in a
     /// path (RFC 3986 `pchar`, `/` and `?`) and valid `%XX` escapes pass, anything else is
     /// percent-encoded.
-    static func encodeLiteral(_ text: String) -> String {
-        PercentEncoding.encode(text, keepsEscapes: true) { QueryEncoder.isUnreserved($0) || isLiteralAllowed($0) }
+    ///
+    /// When `atStart` and the text is an absolute URL, its scheme and authority are left as they
+    /// are: a host is not a path, and the host door (``HostName``) makes it ASCII (IDNA for a
+    /// name, brackets kept for an IPv6 literal) when the URL is resolved.
+    static func encodeLiteral(_ text: String, atStart: Bool = false) -> String {
+        let encode = { (part: Substring) in
+            PercentEncoding.encode(String(part), keepsEscapes: true) { QueryEncoder.isUnreserved($0) || isLiteralAllowed($0) }
+        }
+        guard atStart, APIDefinition.hasScheme(text), let separator = text.range(of: "://") else { return encode(text[...]) }
+        let authorityEnd = text[separator.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
+        return String(text[..<authorityEnd]) + encode(text[authorityEnd...])
     }
 
     /// The sub-delimiters and `:@/?`, which a path may hold as they are.

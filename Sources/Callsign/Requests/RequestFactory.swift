@@ -137,7 +137,7 @@ struct RequestFactory: Sendable {
     private func expandAndResolve(_ request: inout Request) throws(APIError) -> Target {
         // Most paths have no placeholder: nothing to parse or consume.
         if Self.isLiteral(request.path) {
-            return try resolve(PathTemplate.encodeLiteral(request.path), base: request.baseURL ?? settings.baseURL)
+            return try resolve(PathTemplate.encodeLiteral(request.path, atStart: true), base: request.baseURL ?? settings.baseURL)
         }
         let template: PathTemplate
         do {
@@ -356,10 +356,7 @@ struct RequestFactory: Sendable {
         guard let scheme = components.scheme?.lowercased(), URLScheme.isSupported(scheme) else {
             throw APIError(.invalidRequest, localized: "the URL \"\(described)\" must use http, https or http+unix")
         }
-        guard var host = components.percentEncodedHost, !host.isEmpty else {
-            throw APIError(.invalidRequest, localized: "the URL \"\(described)\" has no host")
-        }
-        if host.contains(":") && !host.hasPrefix("[") { host = "[\(host)]" }
+        let host = try HostName.wireForm(of: components, described: described)
         let authority = components.port.map { "\(host):\($0)" } ?? host
         return Target(scheme: scheme, authority: authority, path: "")
     }

@@ -152,8 +152,9 @@ public struct ProxySettings: Sendable, Hashable, CustomStringConvertible {
     /// The proxy for `https://` URLs (always through `CONNECT`); `nil` to reach them directly.
     public var https: Proxy?
     /// Hosts reached directly, as `NO_PROXY` lists them: `example.com` matches that host and its
-    /// subdomains (so does `.example.com`), an IP address matches itself, `host:port` only that
-    /// port, and `*` every host.
+    /// subdomains (so does `.example.com`), an IP address matches itself however it is spelt,
+    /// a CIDR block (`10.0.0.0/8`, `fd00::/8`) every address in it, `host:port` only that port,
+    /// and `*` every host.
     public var bypass: [String]
 
     /// Creates settings.
@@ -226,6 +227,7 @@ public struct ProxySettings: Sendable, Hashable, CustomStringConvertible {
     /// Whether `host` is reached directly, by the ``bypass`` list.
     func bypasses(host rawHost: String, port: Int) -> Bool {
         let host = Self.normalized(rawHost)
+        let hostAddress = IPAddress(host)
         for rawEntry in bypass {
             var entry = rawEntry.trimmingCharacters(in: .whitespaces).lowercased()
             if entry == "*" { return true }
@@ -235,12 +237,35 @@ public struct ProxySettings: Sendable, Hashable, CustomStringConvertible {
                 entry = String(entry[..<portSplit])
             }
             entry = Self.normalized(entry)
+            // An address or a CIDR block ("10.0.0.0/8", "::1/128") matches addresses, compared as
+            // bytes, however either is spelt; never a name by its suffix.
+            if let (network, prefixLength) = Self.addressBlock(entry) {
+                if let address = hostAddress, address.isIn(network, prefixLength: prefixLength) { return true }
+                continue
+            }
             if entry.hasPrefix("*.") { entry.removeFirst() }
             if entry.hasPrefix(".") { entry.removeFirst() }
+            // A name in another script matches its IDNA form, which is how hosts reach here.
+            if !entry.isEmpty, !entry.utf8.allSatisfy({ $0 < 0x80 }) { entry = HostName.asciiForm(entry)?.lowercased() ?? entry }
             guard !entry.isEmpty else { continue }
             if host == entry || host.hasSuffix("." + entry) { return true }
         }
         return false
+    }
+
+    /// A `NO_PROXY` entry that is an IP address (`127.0.0.1`, `::1`) or a CIDR block
+    /// (`127.0.0.0/8`, `fd00::/8`), as curl reads them; `nil` for a name or a malformed block.
+    private static func addressBlock(_ entry: String) -> (IPAddress, Int)? {
+        let parts = entry.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        var text = String(parts[0])
+        if text.hasPrefix("["), text.hasSuffix("]") { text = String(text.dropFirst().dropLast()) }
+        guard let address = IPAddress(text) else { return nil }
+        let bits = address.bytes.count * 8
+        guard parts.count == 2 else { return (address, bits) }
+        guard parts[1].count <= 3, parts[1].allSatisfy(\.isASCII), let length = Int(parts[1]), (0...bits).contains(length) else {
+            return nil
+        }
+        return (address, length)
     }
 
     /// The `:` before a port in a `NO_PROXY` entry, if there is one (not one inside an IPv6 address).

@@ -174,7 +174,7 @@ public final class URLSessionTransport: Transport {
         // URLSession negotiates HTTP/2 by itself: `allowsHTTP2` changes nothing here.
         var tls = transportRequest.head.scheme?.lowercased() == "https" ? transportRequest.tls : TLSSettings()
         tls.allowsHTTP2 = true
-        if let refusal = Self.platformRefusal(proxy: transportRequest.proxy, scheme: transportRequest.head.scheme, tls: tls) { throw refusal }
+        if let refusal = Self.platformRefusal(proxy: transportRequest.proxy, head: transportRequest.head, tls: tls) { throw refusal }
         let (session, delegate) = session(through: transportRequest.proxy, tls: tls)
         let task = session.dataTask(with: urlRequest)
         let taskBox = TaskBox(task)
@@ -263,8 +263,14 @@ extension URLSessionTransport {
     /// Why this request cannot be sent as configured, if it cannot: FoundationNetworking ignores
     /// `connectionProxyDictionary`, and offers no server-trust challenge and no client
     /// certificate. Refused rather than connected around a proxy, or with weaker checks than the
-    /// ones configured.
-    static func platformRefusal(proxy: Proxy?, scheme: String?, tls: TLSSettings) -> APIError? {
+    /// ones configured. Its URL parsing also refuses IPv6 literal hosts (`http://[::1]/`) as a bad
+    /// URL: said plainly, with the way out.
+    static func platformRefusal(proxy: Proxy?, head: HTTPRequest, tls: TLSSettings) -> APIError? {
+        if head.authority?.hasPrefix("[") == true {
+            return APIError.notSent(
+                .invalidRequest,
+                "URLSessionTransport on Linux cannot reach an IPv6 literal host (FoundationNetworking refuses the URL); use AsyncHTTPClientTransport, the default on Linux")
+        }
         if let proxy {
             return APIError.notSent(
                 .invalidRequest,
@@ -308,8 +314,8 @@ extension URLSessionTransport {
     /// Why this request cannot be sent as configured, if it cannot: URLSession cannot tunnel a
     /// plain http request through a proxy (`Proxy.alwaysTunnels`), and Callsign does not hand it
     /// a client certificate yet.
-    static func platformRefusal(proxy: Proxy?, scheme: String?, tls: TLSSettings) -> APIError? {
-        if let proxy, proxy.alwaysTunnels, scheme?.lowercased() == "http" {
+    static func platformRefusal(proxy: Proxy?, head: HTTPRequest, tls: TLSSettings) -> APIError? {
+        if let proxy, proxy.alwaysTunnels, head.scheme?.lowercased() == "http" {
             return APIError.notSent(
                 .invalidRequest,
                 "URLSessionTransport cannot tunnel a plain http request through the proxy \(proxy) (Proxy.alwaysTunnels); use AsyncHTTPClientTransport")
