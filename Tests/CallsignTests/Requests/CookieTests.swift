@@ -117,4 +117,180 @@ struct CookieTests {
             #expect(server.requests.last?.header("Cookie") == "session=bob")
         }
     }
+    @Test("__Secure- and __Host- cookies, in any case, are refused over plain http and kept over https only when well-formed")
+    func namePrefixes() throws {
+        let jar = CookieJar()
+        let fromPlainHTTP = [
+            "__Secure-a=1; Secure; Path=/", "__Host-b=2; Secure; Path=/; Domain=example.com", "__Host-d=4", "__Host-d2=4; Path=/",
+            "__Secure-e=5", "__secure-f=6; Secure", "__HOST-g=7; Secure; Path=/",
+        ]
+        jar.store(setCookie: fromPlainHTTP, from: try url("http://www.example.com/"), now: now)
+        #expect(jar.all(now: now).isEmpty, "\(jar.all(now: now).map(\.name))")
+        jar.store(
+            setCookie: [
+                "__Secure-a=1; Secure", "__secure-e=5; Secure; Domain=example.com", "__Host-d=4; Secure; Path=/", "__HOST-f=6; Secure; Path=/",
+                "__Secure-no=1", "__SECURE-no2=1; Path=/",  // no Secure attribute
+                "__Host-b=2; Secure; Path=/; Domain=www.example.com",  // a Domain attribute, even the host's own
+                "__Host-nopath=1; Secure",  // no Path attribute, though the default path is / here
+                "__Host-deep=1; Secure; Path=/api",  // a path other than /
+                "__Host-insecure=1; Path=/",  // no Secure attribute
+                "__Hostile=1; Path=/", "_Secure-x=1",  // not prefixes
+            ], from: try url("https://www.example.com/login"), now: now)
+        #expect(Set(jar.all(now: now).map(\.name)) == ["__Secure-a", "__secure-e", "__Host-d", "__HOST-f", "__Hostile", "_Secure-x"])
+        #expect(jar.all(now: now).first { $0.name == "__Host-d" }?.isHostOnly == true)
+        let plain = try #require(jar.cookieHeader(for: try url("http://www.example.com/"), now: now))
+        #expect(Set(plain.components(separatedBy: "; ")) == ["__Hostile=1", "_Secure-x=1"])
+    }
+
+    @Test("plain http cannot replace, delete or shadow a Secure cookie of the same name; https can")
+    func secureCookiesLeftAlone() throws {
+        let jar = CookieJar()
+        jar.store(
+            setCookie: ["sid=good; Secure; Path=/; Domain=example.com", "admin=s; Secure; Path=/admin", "plain=1; Path=/"],
+            from: try url("https://www.example.com/"), now: now)
+        jar.store(
+            setCookie: [
+                "sid=evil; Path=/",  // host-only for www.example.com, under the Secure one's domain
+                "sid=evil2; Path=/account; Domain=example.com",  // a path under the Secure one's
+                "sid=gone; Path=/; Domain=example.com; Max-Age=0",  // deleting it
+                "admin=p; Path=/",  // a wider path than the Secure one's: allowed, it shadows nothing
+                "plain=2; Path=/",
+            ], from: try url("http://www.example.com/"), now: now)
+        // From a sibling host: its host-only domain and the Secure one's match one way.
+        jar.store(setCookie: ["sid=evil3; Path=/"], from: try url("http://api.example.com/"), now: now)
+        let sent = try #require(jar.cookieHeader(for: try url("https://www.example.com/account"), now: now))
+        #expect(Set(sent.components(separatedBy: "; ")) == ["sid=good", "admin=p", "plain=2"])
+        #expect(jar.all(now: now).filter { $0.name == "sid" }.map(\.value) == ["good"])
+        #expect(jar.cookieHeader(for: try url("https://api.example.com/"), now: now) == "sid=good")
+        // Another host's Secure cookie does not stop this one's plain cookie.
+        jar.store(setCookie: ["sid=other; Path=/"], from: try url("http://other.test/"), now: now)
+        #expect(jar.cookieHeader(for: try url("http://other.test/"), now: now) == "sid=other")
+        // The https side replaces and deletes its own.
+        jar.store(setCookie: ["sid=new; Secure; Path=/; Domain=example.com"], from: try url("https://www.example.com/"), now: now)
+        #expect(jar.all(now: now).filter { $0.name == "sid" && $0.domain == "example.com" }.map(\.value) == ["new"])
+        jar.store(setCookie: ["sid=; Secure; Path=/; Domain=example.com; Max-Age=0"], from: try url("https://www.example.com/"), now: now)
+        #expect(!jar.all(now: now).contains { $0.name == "sid" && $0.domain == "example.com" })
+    }
+
+    @Test("Domain=co.uk is refused from a.co.uk and host-only from co.uk itself; wildcard, exception, international and IP hosts")
+    func publicSuffixes() throws {
+        let jar = CookieJar()
+        jar.store(
+            setCookie: ["wide=1; Domain=co.uk", "dot=2; Domain=.CO.UK", "tld=3; Domain=uk", "own=4; Domain=a.co.uk"],
+            from: try url("http://a.co.uk/"), now: now)
+        #expect(jar.all(now: now).map(\.name) == ["own"])
+        #expect(jar.cookieHeader(for: try url("http://b.co.uk/"), now: now) == nil)
+        #expect(jar.cookieHeader(for: try url("http://x.a.co.uk/"), now: now) == "own=4")
+        // The host that is the suffix keeps the cookie, for itself only.
+        jar.store(setCookie: ["suffix=5; Domain=co.uk"], from: try url("http://co.uk/"), now: now)
+        let suffix = try #require(jar.all(now: now).first { $0.name == "suffix" })
+        #expect(suffix.domain == "co.uk" && suffix.isHostOnly)
+        #expect(jar.cookieHeader(for: try url("http://co.uk/"), now: now) == "suffix=5")
+        #expect(jar.cookieHeader(for: try url("http://b.co.uk/"), now: now) == nil)
+        // `*.ck` makes foo.ck a suffix; `!www.ck` makes www.ck a site.
+        jar.store(setCookie: ["w=1; Domain=foo.ck"], from: try url("http://www.foo.ck/"), now: now)
+        jar.store(setCookie: ["e=1; Domain=www.ck"], from: try url("http://a.www.ck/"), now: now)
+        #expect(jar.cookieHeader(for: try url("http://other.foo.ck/"), now: now) == nil)
+        #expect(jar.cookieHeader(for: try url("http://b.www.ck/"), now: now) == "e=1")
+        // A suffix of the private section, and one written in Unicode in the list (公司.cn).
+        jar.store(setCookie: ["gh=1; Domain=github.io"], from: try url("http://someone.github.io/"), now: now)
+        jar.store(
+            setCookie: ["cn=1; Domain=xn--55qx5d.cn", "shop=1; Domain=shop.xn--55qx5d.cn"], from: try url("http://www.shop.xn--55qx5d.cn/"), now: now)
+        #expect(jar.cookieHeader(for: try url("http://other.github.io/"), now: now) == nil)
+        #expect(jar.cookieHeader(for: try url("http://other.xn--55qx5d.cn/"), now: now) == nil)
+        #expect(jar.cookieHeader(for: try url("http://shop.xn--55qx5d.cn/"), now: now) == "shop=1")
+        // An IP address: a Domain naming itself is ignored (host-only), any other refuses the cookie.
+        jar.store(setCookie: ["ip=1; Domain=127.0.0.1", "ip2=2; Domain=0.0.1", "ip3=3; Domain=1"], from: try url("http://127.0.0.1:8080/"), now: now)
+        let ip = jar.all(now: now).filter { $0.domain == "127.0.0.1" }
+        #expect(ip.map(\.name) == ["ip"] && ip.allSatisfy(\.isHostOnly))
+    }
+
+    @Test("cookies from a session or a cookie file pass the same rules: a prefixed or public-suffix cookie is dropped")
+    func loadedCookies() async throws {
+        let expires = Date().addingTimeInterval(86_400)
+        func cookie(_ name: String, _ domain: String, path: String = "/", secure: Bool = false, hostOnly: Bool = true) -> Cookie {
+            Cookie(name: name, value: "v", domain: domain, path: path, expires: expires, isSecure: secure, isHostOnly: hostOnly, created: expires - 86_400)
+        }
+        let cookies = [
+            cookie("ok", "example.com", hostOnly: false), cookie("__Secure-ok", "example.com", secure: true),
+            cookie("__Host-ok", "www.example.com", secure: true), cookie("suffixhost", "co.uk"),
+            cookie("__Secure-bad", "example.com"), cookie("__host-bad", "example.com", secure: true, hostOnly: false),
+            cookie("__Host-deep", "example.com", path: "/x", secure: true), cookie("wide", "co.uk", hostOnly: false),
+            cookie("io", "github.io", hostOnly: false), cookie("cn", "xn--55qx5d.cn", hostOnly: false),
+        ]
+        let expected: Set = ["ok", "__Secure-ok", "__Host-ok", "suffixhost"]
+        #expect(Set(CookieJar(cookies).all().map(\.name)) == expected)
+        try await withTemporaryFolder("cookie-rules") { folder in
+            let file = folder.appendingPathComponent("cookies.json")
+            try JSONEncoder().encode(cookies).write(to: file)
+            #expect(Set(try CookieJar(fileURL: file).all().map(\.name)) == expected)
+        }
+    }
+
+    /// Routes `/set?c=…` to an answer that sets the cookie `c`: one `Set-Cookie` per answer, since
+    /// URLSession joins repeated fields into one.
+    private func settingCookies(_ server: TestServer) {
+        server.route("/set") { request in ServerResponse(headers: [("Set-Cookie", request.query("c") ?? "")]) }
+    }
+
+    @Test("over plain http the real server's prefixed and Secure cookies are not kept, on both transports", arguments: TransportKind.allCases)
+    func plainHTTPThroughTheChain(kind: TransportKind) async throws {
+        try await TestServer.withRunning { server in
+            settingCookies(server)
+            let jar = CookieJar()
+            let client = APIClient(configuration: .init {
+                $0.baseURL = server.baseURL
+                $0.cookies = jar
+            }, transport: kind.make())
+            for cookie in [
+                "__Secure-a=1; Secure; Path=/", "__Host-b=2; Secure; Path=/; Domain=127.0.0.1", "__Host-d=4; Path=/", "__secure-e=5; Path=/",
+                "sid=x; Secure; Path=/", "ip=6; Domain=0.0.1", "plain=7; Path=/",
+            ] {
+                _ = try await client.get("/set").query(["c": .string(cookie)]).send()
+            }
+            _ = try await client.get("/anything/next").send()
+            #expect(server.requests.last?.header("Cookie") == "plain=7")
+            #expect(jar.all().map(\.name) == ["plain"])
+        }
+    }
+
+    @Test(
+        "over https (the TLS test server) well-formed prefixed cookies are kept and sent back, and plain http on the same host cannot replace the Secure sid",
+        arguments: TransportKind.allCases)
+    func secureOriginThroughTheChain(plainTransport kind: TransportKind) async throws {
+        let certificates = try #require(TLSTests.certificates)
+        let authority = try TLSCertificate.load(pem: certificates.authority.certificatePEM)
+        try await TestServer.withRunning(tls: .init(identity: certificates.localhost)) { secure in
+            try await TestServer.withRunning { plain in
+                settingCookies(secure)
+                settingCookies(plain)
+                // Cookies do not tell ports apart: both servers are the host 127.0.0.1 to the jar.
+                let jar = CookieJar()
+                let https = APIClient(configuration: .init {
+                    $0.baseURL = secure.baseURL
+                    $0.tls.trustRoots = .adding(authority)
+                    $0.cookies = jar
+                }, transport: TransportKind.asyncHTTPClient.make())
+                let http = APIClient(configuration: .init {
+                    $0.baseURL = plain.baseURL
+                    $0.cookies = jar
+                }, transport: kind.make())
+                for cookie in [
+                    "__Host-sid=good; Secure; Path=/", "__Secure-pref=1; Secure; Path=/", "sid=good; Secure; Path=/",
+                    "__Host-wide=1; Secure; Path=/; Domain=127.0.0.1", "__Host-deep=1; Secure; Path=/set", "__Secure-bare=1; Path=/",
+                ] {
+                    _ = try await https.get("/set").query(["c": .string(cookie)]).send()
+                }
+                #expect(Set(jar.all().map(\.name)) == ["__Host-sid", "__Secure-pref", "sid"])
+                for cookie in ["sid=evil; Path=/", "__Host-sid=evil; Path=/", "sid=gone; Path=/; Max-Age=0", "note=plain; Path=/"] {
+                    _ = try await http.get("/set").query(["c": .string(cookie)]).send()
+                }
+                _ = try await https.get("/anything/account").send()
+                let sent = try #require(secure.requests.last?.header("Cookie"))
+                #expect(Set(sent.components(separatedBy: "; ")) == ["__Host-sid=good", "__Secure-pref=1", "sid=good", "note=plain"])
+                _ = try await http.get("/anything/page").send()
+                #expect(plain.requests.last?.header("Cookie") == "note=plain", "a Secure cookie never goes over plain http")
+            }
+        }
+    }
 }
