@@ -101,8 +101,32 @@ extension HARFile {
     }
 
     struct ReadLog: Decodable {
-        /// The entries in the file's order; each read on its own.
-        var entries: [ReadEntry]
+        /// The entries that could be read, with their number (counted from 1), in the file's order.
+        var entries: [(number: Int, entry: ReplayEntry)] = []
+        /// Why entries could not be read, with their number: the first `listed` of them only, so
+        /// that a file of a million broken entries costs a count, not a million sentences.
+        var unreadable: [(number: Int, reason: String)] = []
+        /// How many entries could not be read, listed or not.
+        var unreadableCount = 0
+        /// How many reasons ``unreadable`` keeps.
+        static let listed = HARReplay.maximumSkippedEntriesListed
+
+        private enum CodingKeys: String, CodingKey { case entries }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            var list = try container.nestedUnkeyedContainer(forKey: .entries)
+            while !list.isAtEnd {
+                let number = list.currentIndex + 1
+                switch try list.decode(ReadEntry.self) {
+                case .entry(let entry):
+                    entries.append((number, entry))
+                case .unreadable(let reason):
+                    unreadableCount += 1
+                    if unreadable.count < Self.listed { unreadable.append((number, reason)) }
+                }
+            }
+        }
     }
 
     /// One entry, or why it cannot be read.

@@ -42,10 +42,12 @@ public final class HARReplay: Sendable {
         /// The ``message``.
         public var description: String { message }
 
+        /// Whether both are the same entry, skipped for the same reason.
         public static func == (left: SkippedEntry, right: SkippedEntry) -> Bool {
             left.number == right.number && left.message == right.message
         }
 
+        /// Hashes the number and the message, as ``==`` compares them.
         public func hash(into hasher: inout Hasher) {
             hasher.combine(number)
             hasher.combine(message)
@@ -119,18 +121,23 @@ public final class HARReplay: Sendable {
         }
         self.redaction = redaction
         var exchanges: [String: [Exchange]] = [:]
-        var skipped: [SkippedEntry] = []
-        var skippedCount = 0
-        for (index, read) in file.log.entries.enumerated() {
-            let number = index + 1
+        var unusable: [SkippedEntry] = []
+        var unusableCount = 0
+        for (number, entry) in file.log.entries {
             do throws(Unusable) {
-                let (key, exchange) = try Self.exchange(read, number: number, redaction: redaction)
+                let (key, exchange) = try Self.exchange(entry, number: number, redaction: redaction)
                 exchanges[key, default: []].append(exchange)
             } catch {
-                skippedCount += 1
-                if skipped.count < Self.maximumSkippedEntriesListed { skipped.append(SkippedEntry(number: number, text: error.text)) }
+                unusableCount += 1
+                if unusable.count < Self.maximumSkippedEntriesListed { unusable.append(SkippedEntry(number: number, text: error.text)) }
             }
         }
+        // Each list holds the first of its kind, so the first of both together are among them.
+        let unreadable = file.log.unreadable.map { unreadable in
+            SkippedEntry(number: unreadable.number, text: "entry \(unreadable.number) cannot be read: \(unreadable.reason)" as LocalizedMessage)
+        }
+        let skipped = Array((unusable + unreadable).sorted { $0.number < $1.number }.prefix(Self.maximumSkippedEntriesListed))
+        let skippedCount = unusableCount + file.log.unreadableCount
         if exchanges.isEmpty, let first = skipped.first {
             guard skippedCount > 1 else { throw APIError(.invalidDefinition, localized: "\"\(name)\": \(first.text)") }
             let shown = skipped.prefix(3).map(\.message).joined(separator: "; ")
@@ -145,13 +152,8 @@ public final class HARReplay: Sendable {
 
     /// The exchange one entry serves, under its key; or why it cannot be replayed.
     private static func exchange(
-        _ read: HARFile.ReadEntry, number: Int, redaction: Redaction
+        _ entry: HARFile.ReplayEntry, number: Int, redaction: Redaction
     ) throws(Unusable) -> (String, Exchange) {
-        let entry: HARFile.ReplayEntry
-        switch read {
-        case .entry(let readable): entry = readable
-        case .unreadable(let reason): throw Unusable(localized: "entry \(number) cannot be read: \(reason)")
-        }
         guard !entry.request.method.isEmpty else { throw Unusable(localized: "entry \(number) has no request method") }
         let status = entry.response.status
         // 0 is how recorders (Callsign's, browsers') write "no response": nothing to serve.

@@ -182,12 +182,14 @@ struct HARInteropTests {
     func manySkipped() throws {
         let bad = #"{"request": {"method": "GET", "url": "https://a.test/"}, "response": {"status": 0}}"#
         let good = harEntry("https://a.test/ok")
-        let count = HARReplay.maximumSkippedEntriesListed + 500
-        let replay = try HARReplay(data: archive(Array(repeating: bad, count: count) + [good]))
+        let listed = HARReplay.maximumSkippedEntriesListed
+        // Entries without a response, then entries that are not even objects: both kinds counted.
+        let replay = try HARReplay(data: archive(Array(repeating: bad, count: 700) + Array(repeating: "1", count: listed) + [good]))
         #expect(replay.count == 1)
-        #expect(replay.skippedEntryCount == count)
-        #expect(replay.skippedEntries.count == HARReplay.maximumSkippedEntriesListed)
-        #expect(replay.skippedEntries.last?.number == HARReplay.maximumSkippedEntriesListed)
+        #expect(replay.skippedEntryCount == 700 + listed)
+        #expect(replay.skippedEntries.map(\.number) == Array(1...listed))
+        #expect(replay.skippedEntries[699].message.hasPrefix("entry 700 has no response"))
+        #expect(replay.skippedEntries[700].message.hasPrefix("entry 701 cannot be read: expected"), "\(replay.skippedEntries[700])")
     }
 
     @Test("an archive that starts with a byte-order mark loads, as HAR 1.2 asks of readers")
