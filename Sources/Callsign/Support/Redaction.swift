@@ -300,7 +300,11 @@ public struct Redaction: Sendable, Hashable {
             let bytes = [UInt8](body)
             return (JSONScan.secretValues(in: bytes, where: isSecretBodyField) ?? []).flatMap { range -> [String] in
                 let token = bytes[range]
-                guard token.first == UInt8(ascii: "\"") else { return [String(decoding: token, as: UTF8.self)] }
+                guard token.first == UInt8(ascii: "\"") else {
+                    // `true` and `false` are in every JSON text: masking them would hide nothing and shred the rest.
+                    let text = String(decoding: token, as: UTF8.self)
+                    return text == "true" || text == "false" ? [] : [text]
+                }
                 let raw = String(decoding: token.dropFirst().dropLast(), as: UTF8.self)
                 let decoded = JSONScan.name(token)
                 return decoded == raw ? [raw] : [raw, decoded]

@@ -22,7 +22,7 @@ struct HARFidelityTests {
         let recorder = HARRecorder(fileURL: file)
         let binary = Data((0...255).map { UInt8($0) } + [0xFF, 0xFE, 0x00, 0xC3])
         let bom = Data([0xEF, 0xBB, 0xBF]) + Data("hello, wörld\r\n".utf8)
-        let requestJSON = Data("{\"name\" :\"ann\",  \"client_secret\": \"cs-SECRET-9\"}\n".utf8)
+        let requestJSON = Data("{\"name\" :\"ann\",  \"client_secret\": \"cs-SECRET-9\", \"session\": true}\n".utf8)
         var received: [String: Response] = [:]
         let paths = ["/fidelity/json", "/fidelity/binary", "/fidelity/bom", "/gzip"]
         try await withServer(transport: kind, configure: { $0.observability.recorder = recorder }) { server, client in
@@ -73,9 +73,13 @@ struct HARFidelityTests {
         #expect(responseField(json, "WWW-Authenticate") == #"Bearer realm="api""#)
         // The request body: masked in place too, and still matched on replay.
         let post = try #require(entries.last)
-        #expect(post["request"]?["postData"]?["text"] == "{\"name\" :\"ann\",  \"client_secret\": \"REDACTED\"}\n")
+        #expect(post["request"]?["postData"]?["text"] == "{\"name\" :\"ann\",  \"client_secret\": \"REDACTED\", \"session\": \"REDACTED\"}\n")
         let echoed = try await offline.post("/anything/fidelity").body(requestJSON, contentType: "application/json").send()
         #expect(echoed.body.count == post["response"]?["content"]?["size"]?.intValue)
+        // The raw body the server echoed as text: its secret value masked there too, and only it
+        // (`true` is a secret member's value, but masking it would shred every JSON text).
+        let data = try #require(try JSONValue(parsing: echoed.body)["data"]?.stringValue)
+        #expect(data == "{\"name\" :\"ann\",  \"client_secret\": \"REDACTED\", \"session\": true}\n")
         let text = String(decoding: try Data(contentsOf: file), as: UTF8.self)
         for secret in ["tok-SECRET-1234", "12345", "hdr-SECRET-5678", "cs-SECRET-9"] {
             #expect(!text.contains(secret), "the archive holds \(secret)")
