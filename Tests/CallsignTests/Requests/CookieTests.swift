@@ -293,4 +293,40 @@ struct CookieTests {
             }
         }
     }
+
+    @Test("several Set-Cookie fields in one answer all reach the jar, Expires dates and all, on both transports", arguments: TransportKind.allCases)
+    func severalCookiesInOneAnswer(kind: TransportKind) async throws {
+        try await TestServer.withRunning { server in
+            server.route("/many") { _ in
+                ServerResponse(headers: [
+                    ("Set-Cookie", "a=1; Path=/; Expires=Wed, 21 Oct 2099 07:28:00 GMT"),
+                    ("Set-Cookie", "b=2, still-b; Path=/"),
+                    ("Set-Cookie", "c=3; Max-Age=600"),
+                ])
+            }
+            let jar = CookieJar()
+            let transport = kind.make()
+            let client = APIClient(configuration: .init {
+                $0.baseURL = server.baseURL
+                $0.cookies = jar
+            }, transport: transport)
+            _ = try await client.get("/many").send()
+            try await transport.shutdown()
+            let kept = Dictionary(uniqueKeysWithValues: jar.all().map { ($0.name, $0.value) })
+            #expect(kept == ["a": "1", "b": "2, still-b", "c": "3"])
+            #expect(jar.all().first { $0.name == "a" }?.expires != nil)
+        }
+    }
+
+    @Test("URLSession's joined Set-Cookie is split only where a cookie's name= follows a comma")
+    func joinedSetCookieIsSplit() {
+        let split = URLSessionTransport.splitJoinedSetCookie
+        #expect(split("a=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT, b=2; Path=/") == ["a=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT", "b=2; Path=/"])
+        #expect(split("a=1,b=2,  __Host-c=3") == ["a=1", "b=2", "__Host-c=3"])
+        #expect(split("a=x, y") == ["a=x, y"])
+        #expect(split(", , a=1,") == [",", "a=1,"])  // what is left is the jar's to refuse
+        #expect(split("") == [])
+        // Linear: a field of a million commas is split quickly and into one piece.
+        #expect(split(String(repeating: ",", count: 1_000_000)).count == 1)
+    }
 }
