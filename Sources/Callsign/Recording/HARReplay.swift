@@ -156,9 +156,10 @@ public final class HARReplay: Sendable {
     ) throws(Unusable) -> (String, Exchange) {
         guard !entry.request.method.isEmpty else { throw Unusable(localized: "entry \(number) has no request method") }
         let status = entry.response.status
-        // 0 is how recorders (Callsign's, browsers') write "no response": nothing to serve.
-        guard status != 0 else {
-            throw Unusable(localized: "entry \(number) has no response (status 0): the request failed or was blocked when it was recorded")
+        // 0 is how recorders (Callsign's, browsers') write "no response", -1 how Playwright does: nothing to serve.
+        guard status > 0 else {
+            throw Unusable(
+                localized: "entry \(number) has no response (status \(status)): the request failed or was blocked when it was recorded")
         }
         guard (100...999).contains(status) else {
             throw Unusable(localized: "entry \(number) has status \(status), which is not an HTTP status (100–999)")

@@ -141,12 +141,13 @@ struct HARInteropTests {
             #"{"request": {"method": "GET", "url": "https://api.example.test/e"}, "response": {"status": "200"}}"#,
             harEntry("https://api.example.test/f", headers: "[" + (0..<600).map { #"{"name": "X-\#($0)", "value": "v"}"# }.joined(separator: ",") + "]"),
             harEntry("https://api.example.test/g"),
+            harEntry("https://api.example.test/aborted", status: -1, content: #"{"size": -1, "mimeType": "x-unknown"}"#),
         ]
         let replay = try HARReplay(data: archive(entries), name: "mixed.har")
         #expect(replay.count == 2)
-        #expect(replay.skippedEntryCount == 7)
+        #expect(replay.skippedEntryCount == 8)
         let messages = replay.skippedEntries.map(\.message)
-        #expect(replay.skippedEntries.map(\.number) == [2, 3, 4, 5, 6, 7, 8])
+        #expect(replay.skippedEntries.map(\.number) == [2, 3, 4, 5, 6, 7, 8, 10])
         #expect(messages[0] == "entry 2 has a response body of 5120 bytes that the archive does not hold (no content.text)")
         #expect(messages[1] == "entry 3 has a body marked base64 that is not valid base64")
         #expect(messages[2] == "entry 4 has status 5000, which is not an HTTP status (100–999)")
@@ -154,6 +155,8 @@ struct HARInteropTests {
         #expect(messages[4].hasPrefix("entry 6 cannot be read: the key \"url\" is missing at .request"), "\(messages[4])")
         #expect(messages[5].hasPrefix("entry 7 cannot be read: expected Int at .response.status"), "\(messages[5])")
         #expect(messages[6].hasPrefix("entry 8 has more than 500 header fields"), "\(messages[6])")
+        // Playwright writes -1 for a request that got no answer.
+        #expect(messages[7] == "entry 10 has no response (status -1): the request failed or was blocked when it was recorded")
         let client = replaying(replay)
         #expect(try await client.get("https://api.example.test/a").send().body == Data(#"{"ok":true}"#.utf8))
         #expect(try await client.get("https://api.example.test/g").send().body == Data(#"{"ok":true}"#.utf8))
