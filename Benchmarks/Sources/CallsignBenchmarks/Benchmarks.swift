@@ -159,7 +159,7 @@ struct Benchmarks {
             Row(name: "Callsign, no extra headers", reference: "raw AsyncHTTPClient", call: { _ = try await bare.call("Item") }),
             Row(name: "Callsign's AHC transport alone", reference: "raw AsyncHTTPClient", call: {
                 _ = try await ahcTransport.send(
-                    TransportRequest(head: transportRequest, bodyReading: .collect(limit: 1 << 20), deadline: .now + .seconds(30)))
+                    TransportRequest(head: transportRequest, bodyReading: .collect(limit: 1 << 20), attemptDeadline: .now + .seconds(30)))
             }),
             Row(name: "Callsign start(), on the loops (opt-in)", reference: "raw AsyncHTTPClient", call: {
                 _ = try await onLoops.start("Item").response

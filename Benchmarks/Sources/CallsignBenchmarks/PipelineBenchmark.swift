@@ -61,7 +61,7 @@ struct InstantTransport: Transport {
     }
 
     /// It answers at once: no deadline can pass.
-    var enforcesDeadlines: Bool { true }
+    var enforcesAttemptDeadlines: Bool { true }
 }
 
 extension Benchmarks {

@@ -242,7 +242,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             if let id = parser.lastEventID { request.headers["Last-Event-ID"] = id }
             let clock = client.configuration.clock
             askedAt = clock.now
-            if end == nil, let deadline = request.deadline ?? client.configuration.timeouts.deadline { end = clock.now + deadline }
+            if end == nil, let deadline = client.configuration.timeouts.deadline(for: request) { end = clock.now + deadline }
             if let end { request.deadline = end - clock.now }
             let response: StreamedResponse
             do {

@@ -85,7 +85,7 @@ public struct Pages: AsyncSequence, Sendable {
             if Task.isCancelled { throw APIError(.cancelled, localized: "the call was cancelled", request: request) }
             if fetched == 0 { request = try Pages.first(request, pagination: pagination) }
             let clock = client.configuration.clock
-            if end == nil, let deadline = request.deadline ?? client.configuration.timeouts.deadline { end = clock.now + deadline }
+            if end == nil, let deadline = client.configuration.timeouts.deadline(for: request) { end = clock.now + deadline }
             if let end {
                 guard clock.now < end else {
                     throw APIError(.timedOut, localized: "the deadline passed before page \(fetched + 1) could be fetched", request: request)

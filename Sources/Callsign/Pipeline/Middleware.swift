@@ -47,11 +47,12 @@ public struct MiddlewareNext: Sendable {
     }
 
     /// Sends `request` through the rest of the chain with changed facts: the stages below see
-    /// `context`, the stages above keep theirs.
+    /// `context`, the stages above keep theirs. A ``MiddlewareContext/deadline`` moved earlier
+    /// is enforced from here on: the call ends with ``APIError/Code/timedOut`` once it passes.
     ///
     /// ```swift
     /// var context = context
-    /// context.deadline = min(context.deadline ?? .now + .seconds(5), .now + .seconds(5))
+    /// context.tightenDeadline(within: .seconds(5))   // at most 5 s more; never later than the call's deadline
     /// return try await next(request, context: context)
     /// ```
     public func callAsFunction(_ request: Request, context: MiddlewareContext) async throws -> Response {
@@ -59,7 +60,10 @@ public struct MiddlewareNext: Sendable {
             // The encoding stage ends every request chain and never calls on: only a broken chain gets here.
             throw APIError(.invalidRequest, localized: "the middleware chain ended without a transport", request: request)
         }
-        return try await stages[index].intercept(request, context: context, next: MiddlewareNext(stages, at: index + 1, context: context))
+        let stage = stages[index]
+        let next = MiddlewareNext(stages, at: index + 1, context: context)
+        guard context.tightensDeadline(of: self.context) else { return try await stage.intercept(request, context: context, next: next) }
+        return try await context.enforcingDeadline(request: request) { try await stage.intercept(request, context: context, next: next) }
     }
 }
 

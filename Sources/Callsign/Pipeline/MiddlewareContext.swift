@@ -45,6 +45,10 @@ public struct MiddlewareContext: Sendable {
         var isReplay = false
         var attempt = 1
         var deadline: ContinuousClock.Instant?
+        /// How long the call had when its deadline was last moved: what the message says when it passes.
+        var deadlineLimit: Duration = .zero
+        /// The client's clock, when it is not the system's (``APIClient/Configuration/clock``).
+        var clock: (any CallClock)?
         var attemptDeadline: ContinuousClock.Instant?
         var idleWatch: IdleWatch?
         var progress: ProgressReporter?
@@ -104,16 +108,71 @@ public struct MiddlewareContext: Sendable {
         set { facts.value.attempt = newValue }
     }
 
-    /// When the call's overall deadline passes, if it has one (set by the
-    /// ``MiddlewareStage/deadline`` stage). A stage that waits — a retry's back-off, a rate
-    /// limit — must not wait past it.
-    public var deadline: ContinuousClock.Instant? {
-        get { facts.value.deadline }
-        set { facts.value.deadline = newValue }
+    /// When the call must be over, if it has a deadline: an instant of the client's
+    /// ``APIClient/Configuration/clock``. The ``MiddlewareStage/deadline`` stage sets it from the
+    /// request's ``Request/Fields/deadline`` (its call's, definition's or `DEFAULT`'s), else the
+    /// client's ``APIClient/Configuration/Timeouts/deadline``; a middleware may move it earlier
+    /// with ``tightenDeadline(to:)``. A stage that waits — a retry's back-off, a rate limit — does
+    /// not wait past it.
+    ///
+    /// It is the call's one deadline, and it is enforced: once it passes, the call ends with
+    /// ``APIError/Code/timedOut``, whatever the stages below are doing. It can only move earlier;
+    /// the per-attempt limit is ``attemptDeadline``.
+    public var deadline: ContinuousClock.Instant? { facts.value.deadline }
+
+    /// Moves the call's deadline earlier, to `instant` (of the client's
+    /// ``APIClient/Configuration/clock``), for everything this context is passed to: the stages
+    /// below end the call with ``APIError/Code/timedOut`` once it passes.
+    ///
+    /// An instant later than the call's ``deadline`` changes nothing: no middleware can give a
+    /// call more time than its deadline (a middleware above the ``MiddlewareStage/deadline``
+    /// stage keeps its earlier instant too). The stages below see the change; the stages above
+    /// keep theirs.
+    ///
+    /// ```swift
+    /// let hurry = AnyMiddleware { request, context, next in
+    ///     var context = context
+    ///     context.tightenDeadline(within: .milliseconds(300))
+    ///     return try await next(request, context: context)   // over in 300 ms, or .timedOut
+    /// }
+    /// ```
+    ///
+    /// A stream's body, read after the call returns, is bounded by the deadline the
+    /// ``MiddlewareStage/timeout`` stage saw: tighten it above that stage to bound the body too.
+    public mutating func tightenDeadline(to instant: ContinuousClock.Instant) {
+        if let deadline, deadline <= instant { return }
+        let limit = clock.now.duration(to: instant)
+        facts.value.deadline = instant
+        facts.value.deadlineLimit = max(.zero, limit)
     }
 
-    /// When this attempt must be over, for a transport that enforces deadlines itself (set by
-    /// the ``MiddlewareStage/timeout`` stage).
+    /// Moves the call's deadline earlier, to `limit` from now on the client's
+    /// ``APIClient/Configuration/clock``; a later instant than the call's ``deadline`` changes
+    /// nothing (see ``tightenDeadline(to:)``).
+    ///
+    /// ```swift
+    /// var context = context
+    /// context.tightenDeadline(within: .seconds(5))
+    /// return try await next(request, context: context)
+    /// ```
+    public mutating func tightenDeadline(within limit: Duration) {
+        // A century at most: a limit of any size never reaches the clock's arithmetic.
+        let limit = min(max(.zero, limit), .seconds(3_155_760_000))
+        let instant = clock.now + limit
+        if let deadline, deadline <= instant { return }
+        facts.value.deadline = instant
+        facts.value.deadlineLimit = limit
+    }
+
+    /// The clock ``deadline`` is an instant of: the client's (set when the call starts).
+    var clock: any CallClock {
+        get { facts.value.clock ?? SystemClock() }
+        set { facts.value.clock = newValue is SystemClock ? nil : newValue }
+    }
+
+    /// When this attempt must be over — the per-attempt limit, not the call's ``deadline`` — for
+    /// a transport that enforces it itself (``TransportRequest/attemptDeadline``; set by the
+    /// ``MiddlewareStage/timeout`` stage).
     public var attemptDeadline: ContinuousClock.Instant? {
         get { facts.value.attemptDeadline }
         set { facts.value.attemptDeadline = newValue }
@@ -174,5 +233,46 @@ public struct MiddlewareContext: Sendable {
     public var observedCall: ObservedCall? {
         get { facts.value.observedCall }
         set { facts.value.observedCall = newValue }
+    }
+}
+
+extension MiddlewareContext {
+    /// Whether this context's ``deadline`` is earlier than `given`'s: a stage moved it, and the
+    /// rest of the chain runs under it. Two loads and a comparison on every `next` that passes a
+    /// changed context; nothing for one that passes its own.
+    func tightensDeadline(of given: MiddlewareContext) -> Bool {
+        guard let deadline else { return false }
+        guard let outer = given.deadline else { return true }
+        return deadline < outer
+    }
+
+    /// Runs the rest of a chain under this context's ``deadline``, the one place the call's
+    /// deadline is enforced (for the ``MiddlewareStage/deadline`` stage and every middleware that
+    /// tightens it, on both seams): once it passes, `operation` is cancelled and the call ends
+    /// with ``APIError/Code/timedOut`` naming the limit.
+    func enforcingDeadline<T: Sendable>(request: Request?, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        guard let end = deadlineOnTheRealClock else { return try await operation() }
+        do {
+            return try await Deadline.run(until: end, operation)
+        } catch let expired as Deadline.Expired {
+            throw deadlinePassed(request: request, underlyingError: expired)
+        }
+    }
+
+    /// ``deadline`` as an instant of the real clock, for the timers that enforce it. The
+    /// deadline is an instant of the client's clock; the timers race real I/O on the real one, so
+    /// they get the same time left, as a real instant (a test clock's time does not run).
+    var deadlineOnTheRealClock: ContinuousClock.Instant? {
+        guard let deadline else { return nil }
+        guard let clock = facts.value.clock else { return deadline }
+        return ContinuousClock.now + max(.zero, clock.now.duration(to: deadline))
+    }
+
+    /// The error of a call whose deadline passed. Its underlying error is ``Deadline/Expired``, so
+    /// that the timeout stage does not take it for a transport's own attempt timeout.
+    func deadlinePassed(request: Request?, underlyingError: Deadline.Expired) -> APIError {
+        APIError(
+            .timedOut, localized: "the deadline of \(APIClient.describe(facts.value.deadlineLimit)) passed before the call completed",
+            request: request, underlyingError: underlyingError)
     }
 }

@@ -70,7 +70,7 @@ struct Pipeline: Sendable {
             replayStartsBelow: true),
         Row(kind: .request(.deadline) { ingredients in
             guard ingredients.extras.contains(.deadline) else { return nil }
-            return DeadlineStage(clock: ingredients.configuration.clock, defaultDeadline: ingredients.configuration.timeouts.deadline)
+            return DeadlineStage(timeouts: ingredients.configuration.timeouts)
         }),
         Row(kind: .request(.retry) { RetryStage(clock: $0.configuration.clock, defaultPolicy: $0.configuration.retry, log: CallLogSettings($0.configuration), observers: $0.observers) }),
         Row(kind: .request(.hedging) { ingredients in
@@ -103,7 +103,7 @@ struct Pipeline: Sendable {
                 telemetry: ingredients.telemetry, recorder: ingredients.configuration.observability.recorder,
                 log: CallLogSettings(ingredients.configuration))
         }),
-        Row(kind: .request(.timeout) { TimeoutStage($0.configuration.timeouts, clock: $0.configuration.clock, transportEnforcesDeadlines: $0.transport.enforcesDeadlines) }),
+        Row(kind: .request(.timeout) { TimeoutStage($0.configuration.timeouts, transportEnforcesAttemptDeadlines: $0.transport.enforcesAttemptDeadlines) }),
         Row(kind: .request(.body) { BodyStage(limit: $0.configuration.limits.maximumResponseBodySize) }),
         Row(kind: .request(.decompression) { ingredients in
             guard !ingredients.transport.decodesContentEncoding, ingredients.configuration.responses.decompression.isEnabled else { return nil }

@@ -73,13 +73,19 @@ public struct WireNext: Sendable {
         try await callAsFunction(request, context: context)
     }
 
-    /// Sends `request` through the rest of the chain with changed facts.
+    /// Sends `request` through the rest of the chain with changed facts. A
+    /// ``MiddlewareContext/deadline`` moved earlier is enforced from here on, as in the request
+    /// seam (``MiddlewareNext/callAsFunction(_:context:)``).
     public func callAsFunction(_ request: WireRequest, context: MiddlewareContext) async throws -> TransportResponse {
         guard index < stages.count else {
             // The transport stage ends every wire chain and never calls on: only a broken chain gets here.
             throw APIError(.invalidRequest, localized: "the middleware chain ended without a transport")
         }
-        return try await stages[index].intercept(request, context: context, next: WireNext(stages, at: index + 1, context: context))
+        let stage = stages[index]
+        let next = WireNext(stages, at: index + 1, context: context)
+        guard context.tightensDeadline(of: self.context) else { return try await stage.intercept(request, context: context, next: next) }
+        // The encoding stage names the request in the error.
+        return try await context.enforcingDeadline(request: nil) { try await stage.intercept(request, context: context, next: next) }
     }
 }
 

@@ -84,12 +84,12 @@ public final class AsyncHTTPClientTransport: Transport {
         if case .collect(let limit) = request.bodyReading, request.body?.inMemoryData != nil || request.body == nil {
             return try await sendAndCollect(request, limit: limit)
         }
-        guard let deadline = request.deadline else { return try await stream(request) }
+        guard let deadline = request.attemptDeadline else { return try await stream(request) }
         return try await Deadline.run(until: deadline) { try await self.stream(request) }
     }
 
-    /// This transport enforces ``TransportRequest/deadline``: no timer task of Callsign's per attempt.
-    public var enforcesDeadlines: Bool { true }
+    /// This transport enforces ``TransportRequest/attemptDeadline``: no timer task of Callsign's per attempt.
+    public var enforcesAttemptDeadlines: Bool { true }
 
     private func stream(_ request: TransportRequest) async throws -> TransportResponse {
         let head = request.head
@@ -134,7 +134,7 @@ public final class AsyncHTTPClientTransport: Transport {
         let delegate = CollectingDelegate(limit: limit, progress: request.receiveProgress)
         let client = try owner.client(for: request)
         // No deadline, no timer: AsyncHTTPClient schedules one for any deadline it is given.
-        let deadline = request.deadline.map(Self.nioDeadline)
+        let deadline = request.attemptDeadline.map(Self.nioDeadline)
         let submission = Submission()
         let (responseHead, buffer): (HTTPResponseHead, ByteBuffer)
         do {
@@ -244,7 +244,7 @@ public final class AsyncHTTPClientTransport: Transport {
             let (host, port) = ConnectionOptions.hostAndPort(of: authority, defaultPort: 443),
             await CertificateDiagnosis.presentsCertificateOutsideValidity(
                 host: host, port: port, group: owner.client.eventLoopGroup,
-                within: request.deadline.map { ContinuousClock.now.duration(to: $0) } ?? .seconds(60))
+                within: request.attemptDeadline.map { ContinuousClock.now.duration(to: $0) } ?? .seconds(60))
         {
             classified.code = .certificateExpired
             classified.text = "the certificate of \(authority) has expired or is not valid yet" as LocalizedMessage

@@ -39,11 +39,11 @@ public protocol Transport: Sendable {
     /// when it is created.
     var decodesContentEncoding: Bool { get }
 
-    /// Whether the transport enforces ``TransportRequest/deadline`` itself, throwing an
+    /// Whether the transport enforces ``TransportRequest/attemptDeadline`` itself, throwing an
     /// ``APIError`` with code ``APIError/Code/timedOut`` once it passes (over the head and, for a
     /// collected body, the body too). When `false` (the default), the timeout stage races the
     /// attempt against a timer instead. A client reads it once, when it is created.
-    var enforcesDeadlines: Bool { get }
+    var enforcesAttemptDeadlines: Bool { get }
 
     /// Where a task that mostly waits on this transport runs best: the threads that do its I/O,
     /// so a response resumes the waiting task without waking another thread. `nil` (the
@@ -62,7 +62,7 @@ extension Transport {
 
     public var decodesContentEncoding: Bool { false }
 
-    public var enforcesDeadlines: Bool { false }
+    public var enforcesAttemptDeadlines: Bool { false }
 
     public var preferredTaskExecutor: (any TaskExecutor)? { nil }
 }
@@ -93,9 +93,12 @@ public struct TransportRequest: Sendable {
     public var body: TransportBody?
     /// How the caller reads the response body. Default ``BodyReading/stream``.
     public var bodyReading: BodyReading
-    /// When this attempt must be over: the head, and a collected body. `nil` for none. Only a
-    /// transport whose ``Transport/enforcesDeadlines`` is `true` needs to look at it.
-    public var deadline: ContinuousClock.Instant?
+    /// When this attempt must be over — the per-attempt limit (``APIClient/Configuration/Timeouts/attempt``,
+    /// or the request's ``Request/Fields/timeout``), not the call's deadline
+    /// (``MiddlewareContext/deadline``, which the stages above enforce): the head, and a
+    /// collected body. `nil` for none. Only a transport whose ``Transport/enforcesAttemptDeadlines`` is
+    /// `true` needs to look at it.
+    public var attemptDeadline: ContinuousClock.Instant?
     /// Told the body bytes received so far and the expected total (`Content-Length`), by a
     /// transport that collects the body itself; `nil` when nobody watches. A streamed body is
     /// counted by its reader instead.
@@ -116,14 +119,14 @@ public struct TransportRequest: Sendable {
     /// Creates a request.
     public init(
         head: HTTPRequest, body: TransportBody? = nil, bodyReading: BodyReading = .stream,
-        deadline: ContinuousClock.Instant? = nil,
+        attemptDeadline: ContinuousClock.Instant? = nil,
         receiveProgress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)? = nil,
         proxy: Proxy? = nil, tls: TLSSettings = TLSSettings(), clientCaches: Bool = false
     ) {
         self.head = head
         self.body = body
         self.bodyReading = bodyReading
-        self.deadline = deadline
+        self.attemptDeadline = attemptDeadline
         self.receiveProgress = receiveProgress
         self.proxy = proxy
         self.tls = tls

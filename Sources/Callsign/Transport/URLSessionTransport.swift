@@ -111,10 +111,10 @@ public final class URLSessionTransport: Transport {
     /// the headers); Callsign's decompression limits do not apply to it, the body cap does.
     public var decodesContentEncoding: Bool { true }
 
-    /// This transport ends an attempt at ``TransportRequest/deadline`` itself (the head, and a
+    /// This transport ends an attempt at ``TransportRequest/attemptDeadline`` itself (the head, and a
     /// collected body) with an entry in the process's one table of timers: no timer task of its
     /// own per attempt.
-    public var enforcesDeadlines: Bool { true }
+    public var enforcesAttemptDeadlines: Bool { true }
 
     deinit {
         // A session holds its delegate until invalidated; without this both would leak.
@@ -159,7 +159,7 @@ public final class URLSessionTransport: Transport {
                 let spool = try await SpooledBody.write(body, in: spoolDirectory)
                 spooled = spool
                 // The attempt's time limit covers the spooling too.
-                if let deadline = transportRequest.deadline, ContinuousClock.now >= deadline { throw Deadline.Expired() }
+                if let deadline = transportRequest.attemptDeadline, ContinuousClock.now >= deadline { throw Deadline.Expired() }
                 guard let stream = InputStream(url: spool.url) else {
                     throw APIError(.storage, localized: "the spooled request body at \(spool.url.path) cannot be read")
                 }
@@ -181,7 +181,7 @@ public final class URLSessionTransport: Transport {
         let identifier = task.taskIdentifier
         if case .collect(let limit) = transportRequest.bodyReading {
             // Read whole on the session's queue: the calling task resumes once, with everything.
-            let collected = try await Self.run(taskBox, on: delegate, until: transportRequest.deadline) { (whole: CheckedContinuation<SessionDelegate.Collected, any Error>) in
+            let collected = try await Self.run(taskBox, on: delegate, until: transportRequest.attemptDeadline) { (whole: CheckedContinuation<SessionDelegate.Collected, any Error>) in
                 delegate.register(identifier, collecting: whole, limit: limit, progress: transportRequest.receiveProgress)
             }
             let head = try Self.head(of: collected.head)
@@ -194,7 +194,7 @@ public final class URLSessionTransport: Transport {
         continuation.onTermination = { termination in
             if case .cancelled = termination { taskBox.cancelInBackground() }
         }
-        let response = try await Self.run(taskBox, on: delegate, until: transportRequest.deadline) { (head: CheckedContinuation<HTTPURLResponse, any Error>) in
+        let response = try await Self.run(taskBox, on: delegate, until: transportRequest.attemptDeadline) { (head: CheckedContinuation<HTTPURLResponse, any Error>) in
             delegate.register(identifier, head: head, body: continuation)
         }
         return TransportResponse(head: try Self.head(of: response), body: ResponseBodyStream(stream))

@@ -154,7 +154,12 @@ enum ArticleSamples {
         })
         var configuration = APIClient.Configuration()
         configuration.timeouts.idle = .seconds(300)   // a feed that may be quiet for minutes
-        _ = (client, configuration)
+        let suggestions = AnyMiddleware { request, context, next in
+            var context = context
+            context.tightenDeadline(within: .milliseconds(300))   // never later than the call's own deadline
+            return try await next(request, context: context)
+        }
+        _ = (client, configuration, suggestions)
     }
 
     static func credentials(definitions: APIDefinitions, token: String) {

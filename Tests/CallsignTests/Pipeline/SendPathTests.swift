@@ -23,12 +23,12 @@ final class Witness: Transport {
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         let ask = TransportAsk(
-            path: request.head.path ?? "", bodyReading: request.bodyReading, deadline: request.deadline, sentAt: .now)
+            path: request.head.path ?? "", bodyReading: request.bodyReading, deadline: request.attemptDeadline, sentAt: .now)
         asks.withLock { $0.append(ask) }
         return try await base.send(request)
     }
 
-    var enforcesDeadlines: Bool { base.enforcesDeadlines }
+    var enforcesAttemptDeadlines: Bool { base.enforcesAttemptDeadlines }
     var decodesContentEncoding: Bool { base.decodesContentEncoding }
 }
 

@@ -1,21 +1,26 @@
 import Foundation
 
 /// Gives a call one overall time limit — attempts, waits, redirects and body reading together
-/// (``MiddlewareStage/deadline``); sets ``MiddlewareContext/deadline`` for the stages below.
+/// (``MiddlewareStage/deadline``): it tightens ``MiddlewareContext/deadline`` to the call's
+/// limit, and the chain enforces it below (``MiddlewareNext/callAsFunction(_:context:)``). A
+/// middleware above that set an earlier deadline keeps it.
 struct DeadlineStage: Middleware {
-    let clock: any CallClock
-    let defaultDeadline: Duration?
+    let timeouts: APIClient.Configuration.Timeouts
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
-        guard let limit = request.deadline ?? defaultDeadline else { return try await next(request) }
+        guard let limit = timeouts.deadline(for: request) else { return try await next(request) }
         var context = context
-        context.deadline = clock.now + limit
-        let bounded = context
-        do {
-            return try await Deadline.run(within: limit) { try await next(request, context: bounded) }
-        } catch is Deadline.Expired {
-            throw APIError(
-                .timedOut, localized: "the deadline of \(APIClient.describe(limit)) passed before the call completed", request: request)
-        }
+        context.tightenDeadline(within: limit)
+        return try await next(request, context: context)
+    }
+}
+
+extension APIClient.Configuration.Timeouts {
+    /// A call's deadline, the one rule: the request's own ``Request/Fields/deadline`` (its
+    /// call's, its definition's or `DEFAULT`'s), else the client's ``deadline``; `nil` for none.
+    /// Read by the deadline stage for one call, and by walks of several calls (pages, an event
+    /// stream's reconnections), which spend one deadline over all of them.
+    func deadline(for request: Request) -> Duration? {
+        request.deadline ?? deadline
     }
 }

@@ -2,26 +2,21 @@ import Foundation
 
 /// The per-attempt time limits (``MiddlewareStage/timeout``): a request's own ``Request/Fields/timeout``,
 /// else the client's ``APIClient/Configuration/Timeouts/attempt``, and the idle limit
-/// (``APIClient/Configuration/Timeouts/idle``). A transport that enforces deadlines itself is
-/// handed the instant; any other attempt, and any attempt the idle limit can end sooner, is
-/// raced against one timer. A stream's body, read after the attempt, waits for each chunk under
-/// the idle limit and the call's deadline.
+/// (``APIClient/Configuration/Timeouts/idle``). A transport that enforces attempt deadlines
+/// itself is handed the instant (``TransportRequest/attemptDeadline``); any other attempt, and
+/// any attempt the idle limit can end sooner, is raced against one timer. A stream's body, read after the attempt, waits for each chunk under
+/// the idle limit and the call's deadline (``MiddlewareContext/deadline``).
 struct TimeoutStage: Middleware {
     let attempt: Duration
     /// No byte for this long ends the call; `nil` for no idle limit.
     let idle: Duration?
-    /// The client's deadline, for the message when it ends a stream's body.
-    let deadline: Duration?
-    let transportEnforcesDeadlines: Bool
-    /// The clock ``MiddlewareContext/deadline`` is an instant of (the client's ``CallClock``).
-    let clock: any CallClock
+    /// Whether the transport ends an attempt at ``TransportRequest/attemptDeadline`` itself.
+    let transportEnforcesAttemptDeadlines: Bool
 
-    init(_ timeouts: APIClient.Configuration.Timeouts, clock: any CallClock, transportEnforcesDeadlines: Bool) {
+    init(_ timeouts: APIClient.Configuration.Timeouts, transportEnforcesAttemptDeadlines: Bool) {
         attempt = timeouts.attempt
         idle = timeouts.idle
-        deadline = timeouts.deadline
-        self.clock = clock
-        self.transportEnforcesDeadlines = transportEnforcesDeadlines
+        self.transportEnforcesAttemptDeadlines = transportEnforcesAttemptDeadlines
     }
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
@@ -34,7 +29,7 @@ struct TimeoutStage: Middleware {
         if watch != nil || context.idleWatch != nil { context.idleWatch = watch }
         var response: Response
         do {
-            if watch == nil, let limit, transportEnforcesDeadlines, !consumer.isFile {
+            if watch == nil, let limit, transportEnforcesAttemptDeadlines, !consumer.isFile {
                 // No timer task: the transport ends the attempt at the instant. (A file's body is
                 // written above the transport, so only a race can bound it.)
                 context.attemptDeadline = .now + limit
@@ -56,19 +51,13 @@ struct TimeoutStage: Middleware {
             throw Self.expired(limit, request: error.request ?? request)
         }
         if case .stream = consumer, let body = response.bodyStream {
-            let deadline = request.deadline ?? deadline
             let head = response
-            // The call's deadline is an instant of the client's clock; the body's timer runs on
-            // the real one, so it gets the same time left, as a real instant.
-            let end = context.deadline.map { ContinuousClock.now + max(.zero, clock.now.duration(to: $0)) }
-            response.bodyStream = body.timed(idle: idle, until: end) { error in
+            response.bodyStream = body.timed(idle: idle, until: context.deadlineOnTheRealClock) { [context] error in
                 switch error {
                 case let error as Deadline.Idle:
                     return Self.idle(error.limit, request: head.request, response: head)
                 case let expired as Deadline.Expired:
-                    let failure = APIError(
-                        .timedOut, localized: "the deadline of \(APIClient.describe(deadline ?? .zero)) passed before the call completed",
-                        request: head.request, underlyingError: expired)
+                    let failure = context.deadlinePassed(request: head.request, underlyingError: expired)
                     return BodyStage.bodyFailure(failure, response: head)
                 default:
                     return error

@@ -66,7 +66,7 @@ struct TransportStage: WireMiddleware {
                 head: request.head, body: body,
                 // Under an idle watch the head must come up as soon as it arrives, for the error.
                 bodyReading: collects && watch == nil ? .collect(limit: limits.maximumResponseBodySize) : .stream,
-                deadline: context.attemptDeadline, receiveProgress: receiveProgress,
+                attemptDeadline: context.attemptDeadline, receiveProgress: receiveProgress,
                 proxy: proxy.flatMap { settings in request.url.flatMap(settings.proxy(for:)) }, tls: tls, clientCaches: clientCaches))
         upload?.finished()
         sent.body = sent.body.watched(by: watch)
