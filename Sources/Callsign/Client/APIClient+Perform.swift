@@ -169,8 +169,9 @@ extension APIClient {
         if let tag = request.tag { context.tag = tag }
         if let logger = request.logger ?? configuration.observability.logger { context.logger = logger }
         if redactsMoreThanDefault { context.redaction = credentialRedaction }
-        // The clock the call's deadline is an instant of, for the middlewares that tighten it.
-        if !(configuration.clock is SystemClock) { context.clock = configuration.clock }
+        // The clock the call's deadline is an instant of, for the middlewares that tighten it
+        // (a type comparison, not a cast: nothing is written for the system clock).
+        if type(of: configuration.clock) != SystemClock.self { context.clock = configuration.clock }
         do {
             // Resolved once a call has its slot: a waiting call holds no parsed URL.
             try factory.resolveTarget(&request)

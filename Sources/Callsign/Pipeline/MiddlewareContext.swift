@@ -167,7 +167,7 @@ public struct MiddlewareContext: Sendable {
     /// The clock ``deadline`` is an instant of: the client's (set when the call starts).
     var clock: any CallClock {
         get { facts.value.clock ?? SystemClock() }
-        set { facts.value.clock = newValue is SystemClock ? nil : newValue }
+        set { facts.value.clock = type(of: newValue) == SystemClock.self ? nil : newValue }
     }
 
     /// When this attempt must be over — the per-attempt limit, not the call's ``deadline`` — for
