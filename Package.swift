@@ -177,6 +177,13 @@ let package = Package(
             exclude: ["OpenAPIClient/openapi.yaml", "OpenAPIClient/openapi-generator-config.yaml"],
             resources: [.copy("Fixtures")]
         ),
+        // Storages written as an app would, with public API only (a test checks that no file here
+        // uses @testable import), held to the conformance suites CallsignTesting ships. Its own
+        // target, so no internal name can leak in; a few files, linked into the same test bundle.
+        .testTarget(
+            name: "CallsignOutsideTests",
+            dependencies: ["Callsign", "CallsignTesting"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

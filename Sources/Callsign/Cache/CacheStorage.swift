@@ -188,18 +188,38 @@ public actor MemoryCacheStorage: HTTPCacheStorage {
     }
 }
 
-/// Header fields as storages write them: a JSON list of `[name, value]` pairs, in order, so
-/// that order and repeated names survive. Read back through the field door (``FieldReader``) —
-/// a stored row is outside data — with pairs that are not valid fields dropped.
-package enum StoredFields {
-    /// The most bytes of JSON a stored list may hold; checked before it is parsed.
-    package static let maximumBytes = 1 << 20
+/// Header fields as Callsign's storages write them, public so a storage written outside the
+/// package stores and reads header lists with the same bounds.
+///
+/// The encoding is a JSON list of `[name, value]` pairs, in order, so that order and repeated
+/// names survive a round trip. A stored row is outside data — the file or table may be damaged
+/// or edited by hand — so reading goes through the one field door the transports use: the list's
+/// size is checked before it is parsed (``maximumBytes``), then the fields are bounded by
+/// ``Limits`` (count, name and value lengths, total bytes; RFC 9110 §5.5 for what a field value
+/// may hold) and pairs that are not valid fields are dropped. Anything that is not such a list
+/// is an ``APIError`` with code ``APIError/Code/storage``, never a trap: an ``HTTPCacheStorage``
+/// that throws it is a miss, an ``OfflineQueueStorage`` turns the row into a quarantined
+/// placeholder (``QueuedRequest/reading(storedRow:limits:_:)``).
+///
+/// ```swift
+/// // Writing a cache row:
+/// let column = StoredFields.encode(entry.headers)
+/// // Reading it back, with the bounds of a response head:
+/// let headers = try StoredFields.decode(column)
+/// // A queued request's header fields, with the bounds of a request head:
+/// let requestHeaders = try StoredFields.decodeHeaders(StoredFields.encode(request.headers))
+/// ```
+public enum StoredFields {
+    /// The most bytes of JSON a stored list may hold (1 MiB); checked before it is parsed.
+    public static let maximumBytes = 1 << 20
 
-    package static func encode(_ fields: HTTPFields) -> Data {
+    /// Encodes response header fields (a ``CachedResponse``'s) in order, repeated names kept.
+    public static func encode(_ fields: HTTPFields) -> Data {
         encode(fields.lazy.map { [$0.name.rawName, $0.value] })
     }
 
-    package static func encode(_ headers: Headers) -> Data {
+    /// Encodes request header fields (a ``QueuedRequest``'s) in order, names as written.
+    public static func encode(_ headers: Headers) -> Data {
         encode(headers.fields.lazy.map { [$0.name, $0.value] })
     }
 
@@ -207,18 +227,28 @@ package enum StoredFields {
         (try? JSONEncoder().encode(Array(pairs))) ?? Data("[]".utf8)
     }
 
-    /// The fields of a stored list, bounded by `limits` (a cache row's response head, or a queue
-    /// row's request head).
+    /// The response header fields of a stored list, bounded as a response head is by `limits`.
+    ///
+    /// Throws ``APIError/Code/storage`` when the data is past ``maximumBytes`` or is not a list
+    /// of string pairs, and the field limit's error when the fields exceed `limits`; pairs that
+    /// are not a valid field name and value are dropped.
+    public static func decode(_ data: Data, limits: Limits = .default) throws(APIError) -> HTTPFields {
+        try decode(data, direction: .response, limits: limits)
+    }
+
+    /// The fields of a stored list, bounded by `limits` as a response or a request head.
     package static func decode(
-        _ data: Data, direction: FieldReader.Direction = .response, limits: Limits = .default
+        _ data: Data, direction: FieldReader.Direction, limits: Limits = .default
     ) throws(APIError) -> HTTPFields {
         try FieldReader(limits: limits, direction: direction, code: .storage)
             .fields(try pairs(data), source: "a stored row" as LocalizedMessage, invalid: .drop)
     }
 
-    /// The headers of a stored request, bounded like ``decode(_:direction:limits:)`` and kept as
-    /// written (a queued request is replayed with the names it was given).
-    package static func decodeHeaders(_ data: Data, limits: Limits = .default) throws(APIError) -> Headers {
+    /// The header fields of a stored request, bounded as a request head is by `limits`, and kept
+    /// with their names as written (a queued request is replayed with the names it was given).
+    ///
+    /// Throws as ``decode(_:limits:)`` does.
+    public static func decodeHeaders(_ data: Data, limits: Limits = .default) throws(APIError) -> Headers {
         let fields = try decode(data, direction: .request, limits: limits)
         return Headers(fields)
     }

@@ -1,0 +1,104 @@
+public import Foundation
+
+/// What a conformance suite throws when a storage does not keep the contract it checks.
+///
+/// The suites (``CacheStorageConformance``, ``QueueStorageConformance``) report each broken
+/// promise as a thrown error that names the suite, the check and what was seen, so they work
+/// from Swift Testing, XCTest or a plain executable alike: CallsignTesting links neither test
+/// framework.
+///
+/// ```swift
+/// do {
+///     try await CacheStorageConformance { MyCacheStorage() }.run(.roundTrip)
+/// } catch let failure as ConformanceFailure {
+///     print(failure.check, failure.detail)
+/// }
+/// ```
+public struct ConformanceFailure: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
+    /// The suite that failed (`"CacheStorageConformance"`).
+    public let suite: String
+    /// The check that failed, as its suite names it (the `Check`'s description).
+    public let check: String
+    /// What the check expected and what the storage did instead.
+    public let detail: String
+
+    /// Creates a failure; the suites make these.
+    public init(suite: String, check: String, detail: String) {
+        self.suite = suite
+        self.check = check
+        self.detail = detail
+    }
+
+    /// `suite › check: detail`, for a test report.
+    public var description: String { "\(suite) › \(check): \(detail)" }
+
+    /// The same text as ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
+}
+
+/// Every failure of one run of a suite, from ``CacheStorageConformance/run()`` and
+/// ``QueueStorageConformance/run()``: all checks run, so one report names every broken promise.
+///
+/// ```swift
+/// do {
+///     try await QueueStorageConformance { MyQueueStorage() }.run()
+/// } catch let report as ConformanceFailures {
+///     for failure in report.failures { print(failure) }
+/// }
+/// ```
+public struct ConformanceFailures: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
+    /// The failures, in the order the checks ran; never empty.
+    public let failures: [ConformanceFailure]
+
+    /// Creates the report of a run; the suites make these.
+    public init(_ failures: [ConformanceFailure]) {
+        self.failures = failures
+    }
+
+    /// One failure a line.
+    public var description: String { failures.map(\.description).joined(separator: "\n") }
+
+    /// The same text as ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
+}
+
+/// The expectation helper the suites share: throws a ``ConformanceFailure`` naming the check.
+struct ConformanceExpectation: Sendable {
+    let suite: String
+    let check: String
+
+    func require(_ condition: Bool, _ detail: @autoclosure () -> String) throws(ConformanceFailure) {
+        guard condition else { throw ConformanceFailure(suite: suite, check: check, detail: detail()) }
+    }
+
+    func require<T>(_ value: T?, _ detail: @autoclosure () -> String) throws(ConformanceFailure) -> T {
+        guard let value else { throw ConformanceFailure(suite: suite, check: check, detail: detail()) }
+        return value
+    }
+
+    /// Runs a storage call, turning what it throws into a failure of this check.
+    func call<T>(_ what: String, _ body: () async throws -> T) async throws(ConformanceFailure) -> T {
+        do {
+            return try await body()
+        } catch {
+            throw ConformanceFailure(suite: suite, check: check, detail: "\(what) threw \(error)")
+        }
+    }
+}
+
+/// Runs every check of a suite, collecting failures rather than stopping at the first.
+func runAll<Check: Sendable & CustomStringConvertible>(
+    _ checks: [Check], suite: String, _ run: (Check) async throws -> Void
+) async throws(ConformanceFailures) {
+    var failures: [ConformanceFailure] = []
+    for check in checks {
+        do {
+            try await run(check)
+        } catch let failure as ConformanceFailure {
+            failures.append(failure)
+        } catch {
+            failures.append(ConformanceFailure(suite: suite, check: check.description, detail: "threw \(error)"))
+        }
+    }
+    guard failures.isEmpty else { throw ConformanceFailures(failures) }
+}
