@@ -9,6 +9,7 @@ public import Foundation
 /// builder, ``Endpoint`` values) when it goes to the origin of
 /// ``APIClient/Configuration/baseURL``, unless it opts out with `.authorized(false)` — and to
 /// any other origin only when it sets ``Request/Fields/needsAuthorization`` to `true`.
+/// ``CredentialRule`` holds this rule and its table of defaults, one per way of calling.
 ///
 /// ```swift
 /// configuration.authentication = .basic(username: "ape", password: "group")

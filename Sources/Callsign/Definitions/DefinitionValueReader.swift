@@ -124,25 +124,43 @@ struct ValueReader {
         }
     }
 
+    /// The `authentication` dictionary: a scheme (built in or registered with
+    /// ``AuthenticationSource/register(scheme:_:)``) and the environment variables that hold its
+    /// secrets, never the secrets themselves.
     func authenticationSource() throws(APIError) -> AuthenticationSource {
         guard case .object(let members) = value else { throw error("must be a dictionary, not \(value.kindName)") }
-        for secret in ["token", "password", "value", "user", "username", "secret"] where members[secret] != nil {
+        for secret in ["token", "password", "value", "user", "username", "secret", "key"] where members[secret] != nil {
             throw error(
                 "must not hold the secret itself (\"\(secret)\"); name an environment variable with tokenEnvironment, userEnvironment or passwordEnvironment")
         }
-        let known: Set<String> = ["scheme", "tokenEnvironment", "userEnvironment", "passwordEnvironment"]
+        let known = ["scheme", "tokenEnvironment", "userEnvironment", "passwordEnvironment", "in", "name"]
         if let unknown = members.keys.sorted().first(where: { !known.contains($0) }) {
-            throw error("has the unknown key \"\(unknown)\"; use scheme, tokenEnvironment, userEnvironment, passwordEnvironment")
+            if let near = NearMatch.suggestions(for: unknown, among: known, limit: 1).first {
+                throw error("has the unknown key \"\(unknown)\"; did you mean \"\(near)\"?")
+            }
+            throw error("has the unknown key \"\(unknown)\"; use \(known.joined(separator: ", "))")
         }
-        guard let schemeText = members["scheme"]?.stringValue, let scheme = AuthenticationSource.Scheme(rawValue: schemeText.lowercased())
-        else {
-            throw error("needs a scheme: bearer, basic or authorization")
+        let schemes = AuthenticationSource.knownSchemeNames
+        guard let schemeText = members["scheme"]?.stringValue, !schemeText.isEmpty else {
+            throw error("needs a scheme: \(schemes.joined(separator: ", "))")
+        }
+        let scheme = AuthenticationSource.Scheme(rawValue: schemeText)
+        guard AuthenticationSource.Scheme.builtIn.contains(scheme) || AuthenticationSource.factory(for: scheme) != nil else {
+            if let near = NearMatch.suggestions(for: schemeText, among: schemes, limit: 1).first {
+                throw error("the scheme \"\(schemeText)\" is unknown; did you mean \"\(near)\"? Known: \(schemes.joined(separator: ", "))")
+            }
+            throw error("the scheme \"\(schemeText)\" is unknown; known: \(schemes.joined(separator: ", "))")
         }
         var source = AuthenticationSource(scheme: scheme)
-        for (key, path) in [("tokenEnvironment", \AuthenticationSource.tokenEnvironment), ("userEnvironment", \.userEnvironment), ("passwordEnvironment", \.passwordEnvironment)] {
+        for (key, path) in [("tokenEnvironment", \AuthenticationSource.tokenEnvironment), ("userEnvironment", \.userEnvironment), ("passwordEnvironment", \.passwordEnvironment), ("name", \.name)] {
             guard let member = members[key] else { continue }
-            guard let name = member.stringValue, !name.isEmpty else { throw error("\(key) must be the name of an environment variable") }
+            guard let name = member.stringValue, !name.isEmpty, name.count <= 256 else { throw error("\(key) must be a non-empty name") }
             source[keyPath: path] = name
+        }
+        if let member = members["in"] {
+            let places: [String: APIKeyAuthentication.Location] = ["header": .header, "query": .query, "cookie": .cookie]
+            let nested = ValueReader(api: api, key: key, line: line, value: member)
+            source.location = try nested.word({ places[$0.lowercased()] }, what: "a place for a key; use header, query or cookie")
         }
         switch scheme {
         case .bearer, .authorization:
@@ -151,6 +169,17 @@ struct ValueReader {
             guard source.userEnvironment != nil, source.passwordEnvironment != nil else {
                 throw error("basic needs userEnvironment and passwordEnvironment")
             }
+        case .apiKey:
+            guard source.tokenEnvironment != nil, let location = source.location, let name = source.name else {
+                throw error("apiKey needs in (header, query or cookie), name and tokenEnvironment")
+            }
+            // The name becomes a header field or a cookie name: it must be a token (RFC 9110
+            // section 5.1, RFC 6265 section 4.1.1), or the key could split into another field.
+            if location != .query, HTTPField.Name(name) == nil {
+                throw error(location == .header ? "the apiKey name \"\(name)\" is not a valid header name" : "the apiKey name \"\(name)\" is not a valid cookie name")
+            }
+        default:
+            break  // a registered scheme checks what it needs when it makes its credentials
         }
         return source
     }

@@ -82,9 +82,7 @@ struct Pipeline: Sendable {
         Row(kind: .request(.redirects) { RedirectStage(policy: $0.configuration.redirects) }),
         Row(kind: .request(.authentication) { ingredients in
             ingredients.configuration.authentication.map {
-                AuthenticationStage(
-                    authentication: $0, trustedOrigins: trustedOrigins(ingredients.configuration, ingredients.definitions),
-                    ownOrigin: ingredients.configuration.baseURL.flatMap(Origin.init))
+                AuthenticationStage(authentication: $0, gate: CredentialRule.Gate(ingredients.configuration, ingredients.definitions))
             }
         }),
         Row(kind: .request(.cookies) { ingredients in ingredients.configuration.cookies.map(CookieStage.init(jar:)) }),
@@ -283,23 +281,5 @@ struct Pipeline: Sendable {
         if request.deadline != nil || !request.middlewares.isEmpty { extras.insert(.deadline) }
         if !request.middlewares.isEmpty { extras.insert(.hedging) }
         return chains[extras.rawValue].stages(for: request, isReplay: context.isReplay)
-    }
-
-    /// The trusted origins, the only ones that may receive credentials: the configuration's base
-    /// URL, the base URLs and absolute paths of definitions that are trusted
-    /// (``APIDefinitions/trustsItsOrigins``: code and local files, not fetched definitions),
-    /// and the authentication's additional origins.
-    static func trustedOrigins(_ configuration: APIClient.Configuration, _ definitions: APIDefinitions) -> Set<Origin> {
-        var urls: [URL] = []
-        if let base = configuration.baseURL { urls.append(base) }
-        if definitions.trustsItsOrigins {
-            if let base = definitions.defaultDefinition.baseURL { urls.append(base) }
-            urls += definitions.definitions.values.compactMap(\.baseURL)
-            urls += definitions.definitions.values.compactMap { definition in
-                definition.path.flatMap { APIDefinition.hasScheme($0) ? URL(string: $0) : nil }
-            }
-        }
-        urls += configuration.authentication?.additionalOrigins ?? []
-        return Set(urls.compactMap(Origin.init))
     }
 }

@@ -1,17 +1,13 @@
-/// Credentials (``MiddlewareStage/authentication``): decides whether a request gets them — only
-/// when it needs authorization and goes to a trusted origin, a check no scheme can skip — then
+/// Credentials (``MiddlewareStage/authentication``): asks ``CredentialRule`` whether a request
+/// gets them — a check no scheme can skip, made here before any scheme sees the request — then
 /// lets the ``AuthenticationScheme`` add them, and sends the request once more when the scheme
 /// reauthorizes it after the answer (a refreshed token after a 401).
 struct AuthenticationStage: Middleware {
     let authentication: Authentication
-    let trustedOrigins: Set<Origin>
-    /// The client's own origin (its configuration's base URL).
-    let ownOrigin: Origin?
+    let gate: CredentialRule.Gate
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
-        guard request.wantsCredentials(ownOrigin: ownOrigin), !request.credentialsStripped, let origin = Origin(request.path),
-            trustedOrigins.contains(origin) || origin == Self.vouchedOrigin(context)
-        else { return try await next(request) }
+        guard gate.admits(request, context: context) else { return try await next(request) }
 
         let withExtras = addingExtras(to: request)
         // A call that brings its own Authorization brought its own credentials: the scheme
@@ -26,13 +22,6 @@ struct AuthenticationStage: Middleware {
         let response = try await next(authorized, context: context)
         guard let again = try await scheme.reauthorize(authorized, after: response, context: context) else { return response }
         return try await next(again, context: context)
-    }
-
-    /// The origin an ``Endpoint``'s own base URL vouches for: the code that built the request
-    /// named it.
-    private static func vouchedOrigin(_ context: MiddlewareContext) -> Origin? {
-        guard let endpoint = context.endpoint else { return nil }
-        return type(of: endpoint).baseURL.flatMap(Origin.init)
     }
 
     /// Whether the request has this header from the call itself (not from its definition).
@@ -70,18 +59,5 @@ struct AuthenticationStage: Middleware {
             request.parameters.merge(authentication.parameters) { _, auth in auth }
         }
         return request
-    }
-}
-
-extension Request {
-    /// Whether the request asks for the client's credentials: what it says, or, when it says
-    /// nothing (no definition built it), whether it goes to the client's own origin (its base
-    /// URL). Not an ``Endpoint``'s own base URL: an app that calls a second API through
-    /// `Endpoint` values must not hand that API its credentials without saying so. (Whether they
-    /// are sent also depends on the origin being trusted.)
-    func wantsCredentials(ownOrigin: Origin?) -> Bool {
-        if let needsAuthorization = self.needsAuthorization { return needsAuthorization }
-        guard let ownOrigin, let origin = Origin(self.path) else { return false }
-        return origin == ownOrigin
     }
 }
