@@ -61,6 +61,10 @@ public struct CachedResponse: Sendable, Hashable {
 /// `SQLiteCacheStorage` (a file that survives restarts). Errors thrown here never fail a call:
 /// the cache logs them and goes to the network.
 ///
+/// A storage you write stores header fields with ``StoredFields`` and can be held to this
+/// contract with `CacheStorageConformance` from `CallsignTesting`, the suite Callsign's own
+/// storages pass.
+///
 /// ```swift
 /// let cache = HTTPCache(storage: MemoryCacheStorage(byteBudget: 16 << 20))
 /// ```

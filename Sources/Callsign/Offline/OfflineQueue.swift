@@ -88,6 +88,11 @@ public enum OfflineQueueList: Sendable, Hashable {
 /// `Retry-After` wait is in flight, and completing, releasing or dead-lettering a request works
 /// only with the owner's token, so a replayer whose lease ran out cannot act on a request
 /// another has claimed since.
+///
+/// A storage you write stores a request's header fields with ``StoredFields`` and reads each row
+/// through ``QueuedRequest/reading(storedRow:limits:_:)``, as Callsign's own do; hold it to this
+/// contract with `QueueStorageConformance` from `CallsignTesting`, the suite Callsign's memory,
+/// SQLite and PostgreSQL queues pass.
 public protocol OfflineQueueStorage: Sendable {
     /// Whether queued requests survive the process ending.
     var isDurable: Bool { get }
