@@ -2,8 +2,9 @@ public import Foundation
 
 /// What a conformance suite throws when a storage does not keep the contract it checks.
 ///
-/// The suites (``CacheStorageConformance``, ``QueueStorageConformance``) report each broken
-/// promise as a thrown error that names the suite, the check and what was seen, so they work
+/// The suites (``CacheStorageConformance``, ``QueueStorageConformance``,
+/// ``TransportConformance``) report each broken promise as a thrown error that names the suite,
+/// the check and what was seen, so they work
 /// from Swift Testing, XCTest or a plain executable alike: CallsignTesting links neither test
 /// framework.
 ///
@@ -36,8 +37,9 @@ public struct ConformanceFailure: Error, Sendable, Hashable, CustomStringConvert
     public var errorDescription: String? { description }
 }
 
-/// Every failure of one run of a suite, from ``CacheStorageConformance/run()`` and
-/// ``QueueStorageConformance/run()``: all checks run, so one report names every broken promise.
+/// Every failure of one run of a suite, from ``CacheStorageConformance/run()``,
+/// ``QueueStorageConformance/run()`` or ``TransportConformance/run()``: all checks run, so one
+/// report names every broken promise.
 ///
 /// ```swift
 /// do {

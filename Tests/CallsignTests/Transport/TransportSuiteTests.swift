@@ -7,6 +7,34 @@ import Testing
 /// The suite every transport must pass, run against the in-process server.
 @Suite("Transports: the same suite for AsyncHTTPClient and URLSession", .hangGuard)
 struct TransportSuiteTests {
+    // What every transport must do — request head and body, statuses, redirects returned, large
+    // and capped bodies, broken bodies, HEAD, cancellation — is the suite CallsignTesting ships
+    // to everybody who writes a transport; the checks below are the ones it cannot make alone.
+    @Test("each transport passes every TransportConformance check", arguments: TransportKind.allCases, TransportConformance.Check.allCases)
+    func conformance(kind: TransportKind, check: TransportConformance.Check) async throws {
+        try await TransportConformance { kind.make() }.run(check)
+    }
+
+    /// A transport that loses request bodies: the suite must name the check it fails.
+    private struct BodylessTransport: Transport {
+        let base: any Transport
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            var request = request
+            request.body = nil
+            return try await base.send(request)
+        }
+        func shutdown() async throws { try await base.shutdown() }
+    }
+
+    @Test("a transport that drops request bodies fails TransportConformance's body check, which names it")
+    func brokenTransportIsReported() async throws {
+        let suite = TransportConformance { BodylessTransport(base: TransportKind.asyncHTTPClient.make()) }
+        let failure = await #expect(throws: ConformanceFailure.self) { try await suite.run(.requestBody) }
+        #expect(failure?.check == TransportConformance.Check.requestBody.description)
+        #expect(failure?.suite == "TransportConformance")
+        try await suite.run(.requestHead)
+    }
+
     @Test("GET echoes method, path, query and headers", arguments: TransportKind.allCases)
     func get(kind: TransportKind) async throws {
         try await withServer(transport: kind) { server, client in
@@ -19,60 +47,6 @@ struct TransportSuiteTests {
             #expect(echo["headers"]?["X-Trace"] == "t-1")
             #expect(response.request.url == server.url("/get?a=1"))
             #expect(response.duration > .zero)
-        }
-    }
-
-    @Test("POST sends the body byte for byte", arguments: TransportKind.allCases)
-    func postBody(kind: TransportKind) async throws {
-        try await withServer(transport: kind) { server, client in
-            let payload = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-            _ = try await client.post("/anything").body(.data(payload)).send()
-            #expect(server.requests.last?.body == payload)
-            #expect(server.requests.last?.header("Content-Type") == "application/octet-stream")
-        }
-    }
-
-    @Test("every status arrives as a response, never as a transport error", arguments: TransportKind.allCases)
-    func statuses(kind: TransportKind) async throws {
-        try await withServer(transport: kind) { server, client in
-            for code in [200, 201, 204, 400, 401, 404, 418, 500, 503] {
-                let response = try await client.get("/status/\(code)").send()
-                #expect(response.status.code == code)
-            }
-        }
-    }
-
-    @Test("transports return redirects instead of following them", arguments: TransportKind.allCases)
-    func redirectsNotFollowed(kind: TransportKind) async throws {
-        try await withServer(transport: kind, configure: { $0.redirects = .none }) { server, client in
-            let response = try await client.get("/redirect/2").send()
-            #expect(response.status.code == 302)
-            #expect(response.headers[.location] == "/redirect/1")
-            #expect(server.hits("/redirect/1") == 0)
-        }
-    }
-
-    @Test("large binary bodies arrive byte-exact", arguments: TransportKind.allCases)
-    func bytes(kind: TransportKind) async throws {
-        try await withServer(transport: kind) { server, client in
-            let response = try await client.get("/bytes/3000000").send()
-            #expect(response.body == TestServer.expectedBytes(count: 3_000_000))
-        }
-    }
-
-    @Test("a body over the size cap fails with responseTooLarge", arguments: TransportKind.allCases)
-    func overCap(kind: TransportKind) async throws {
-        try await withServer(transport: kind, configure: { $0.limits.maximumResponseBodySize = 64 * 1024 }) { server, client in
-            let under = try await client.get("/bytes/65536").send()
-            #expect(under.body.count == 65536)
-            let error = await apiError { _ = try await client.get("/bytes/65537").send() }
-            #expect(error?.code == .responseTooLarge)
-            // Without a Content-Length the cap applies while reading.
-            server.route("/chunked") { _ in
-                ServerResponse(headers: [("Transfer-Encoding", "chunked")], body: .generated(count: 200_000))
-            }
-            let streamed = await apiError { _ = try await client.get("/chunked").send() }
-            #expect(streamed?.code == .responseTooLarge)
         }
     }
 
@@ -94,22 +68,6 @@ struct TransportSuiteTests {
             let error = await apiError { _ = try await client.get("/chunked").send() }
             #expect(error?.code == .responseTooLarge)
             #expect(error?.statusCode == 203)
-        }
-    }
-
-    @Test("a connection reset mid-body is a transport error", arguments: TransportKind.allCases)
-    func resetMidBody(kind: TransportKind) async throws {
-        try await withServer(transport: kind) { server, client in
-            let error = await apiError { _ = try await client.get("/misbehave/reset").query(["bytes": 100_000, "after": 1000]).send() }
-            #expect(error?.code == .transport || error?.code == .invalidResponse)
-        }
-    }
-
-    @Test("a truncated body is an error, not a short success", arguments: TransportKind.allCases)
-    func truncated(kind: TransportKind) async throws {
-        try await withServer(transport: kind) { server, client in
-            let error = await apiError { _ = try await client.get("/misbehave/truncated").query(["bytes": 5000, "after": 100]).send() }
-            #expect(error != nil)
         }
     }
 
@@ -137,28 +95,6 @@ struct TransportSuiteTests {
             #expect(error?.message.contains("300 ms") == true)
             // The whole body would take an hour: ending at all, the attempt ended before its last byte.
             #expect(clock.now - started < .seconds(3600))
-        }
-    }
-
-    @Test("cancelling the calling task reports cancelled", arguments: TransportKind.allCases)
-    func cancellation(kind: TransportKind) async throws {
-        try await withServer(transport: kind) { server, client in
-            let arrived = AsyncStream<Void>.makeStream()
-            server.route("/hang") { _ in
-                arrived.continuation.yield()
-                return ServerResponse(status: 200).with(.delay(.seconds(30)))
-            }
-            let task = Task { try await client.get("/hang").send() }
-            var iterator = arrived.stream.makeAsyncIterator()
-            await iterator.next()  // the server has the request: it is in flight
-            task.cancel()
-            let result = await task.result
-            guard case .failure(let error as APIError) = result else {
-                Issue.record("expected an APIError, got \(result)")
-                return
-            }
-            #expect(error.code == .cancelled)
-            #expect(error.isCancellation)
         }
     }
 
@@ -202,14 +138,6 @@ struct TransportSuiteTests {
         }
     }
 
-    @Test("HEAD requests get headers and no body", arguments: TransportKind.allCases)
-    func head(kind: TransportKind) async throws {
-        try await withServer(transport: kind) { server, client in
-            let response = try await client.head("/get").send()
-            #expect(response.status == .ok)
-            #expect(response.body.isEmpty)
-        }
-    }
 }
 
 @Suite("Downloads to file", .hangGuard)
