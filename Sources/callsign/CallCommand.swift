@@ -56,7 +56,7 @@ struct CallCommand: AsyncParsableCommand {
             }
             DefinitionsArgument.announce(choice, quiet: exchange.quiet)
             // A --base-url is typed: credentials may go there, whichever file lends the rest.
-            try DefinitionsArgument.checkCredentials(exchange.credentials, choice: choice, typedOrigin: baseURL != nil)
+            try DefinitionsArgument.checkCredentials(exchange.clientOptions.credentials, choice: choice, typedOrigin: baseURL != nil)
             var loaded = try DefinitionsArgument.loaded(choice.path, baseURL: baseURL, strict: file.strict)
             // A file found, not named, lends its definitions, never its hosts' trust: credentials
             // go to the --base-url typed, nowhere else it names.

@@ -45,14 +45,9 @@ struct DownloadCommand: AsyncParsableCommand {
     @Option(name: [.customShort("p"), .customLong("param")], help: .localized("A parameter: key=value or key:=json. Repeatable."))
     var parameters: [String] = []
 
-    @Option(name: [.customShort("H"), .customLong("header")], help: .localized("A header: 'Name: value'. Repeatable."))
-    var headers: [String] = []
+    @OptionGroup var headers: HeaderOption
 
-    @OptionGroup var credentials: CredentialOptions
-
-    @OptionGroup var proxy: ProxyOptions
-    @OptionGroup var tls: TLSOptions
-    @OptionGroup var redirects: RedirectOptions
+    @OptionGroup var clientOptions: ClientOptions
     @OptionGroup var sessions: SessionOption
     @OptionGroup var config: ConfigFileOption
 
@@ -62,22 +57,9 @@ struct DownloadCommand: AsyncParsableCommand {
     @Flag(name: [.short, .long], help: .localized("No progress output."))
     var quiet = false
 
-    @Option(help: .localized("Time limit in seconds for one attempt, the whole body included. Past 60 s it also lets the server be silent that long (the idle limit)."))
-    var timeout: Double?
-
-    @Option(help: .localized("One time limit in seconds for the whole download, retries included."))
-    var deadline: Double?
-
-    @OptionGroup var retryWait: RetryWaitOption
-
     func validate() throws {
         if output == nil, resume {
             throw ValidationError(localized("--continue needs -o: without it the file name is only known from the answer"))
-        }
-        for (option, value) in [("--timeout", timeout), ("--deadline", deadline)] {
-            if let value, !(value > 0 && value <= 86_400) {
-                throw ValidationError(localized("\(option) takes more than 0 and at most 86400 seconds"))
-            }
         }
     }
 
@@ -86,11 +68,8 @@ struct DownloadCommand: AsyncParsableCommand {
             let file = try definitions.map { path throws(APIError) in try DefinitionsArgument.loaded(path, baseURL: nil) }
             let loaded = file?.definitions
             var configuration = APIClient.Configuration()
-            let explicit = try credentials.authentication(sendingTo: target, openAPI: file?.openAPI)
-            configuration.authentication = try explicit ?? loaded?.authenticationSource?.authentication()
-            configuration.proxy = try proxy.settings()
-            configuration.tls = try tls.settings()
-            configuration.redirects = redirects.policy()
+            let explicit = try clientOptions.credentials.authentication(sendingTo: target, openAPI: file?.openAPI)
+            try clientOptions.configure(&configuration, definitions: loaded, explicit: explicit)
             var request: Request
             if target.hasPrefix("http://") || target.hasPrefix("https://") {
                 request = .get(target, parameters: try ParameterArguments.parse(parameters))
@@ -100,20 +79,14 @@ struct DownloadCommand: AsyncParsableCommand {
                 }
                 request = try loaded.definition(named: target).request(parameters: try ParameterArguments.parse(parameters))
             }
-            if let timeout { configuration.allowSilence(upTo: .milliseconds(Int64(timeout * 1000))) }
-            let givenHeaders = try ParameterArguments.headers(HeaderOptions.all(headers))
+            let givenHeaders = try headers.given()
             request.headers = request.headers.merging(givenHeaders)
             if explicit != nil { request.needsAuthorization = true }
             let session = try sessions.open(
-                for: SessionPlace.target(of: request, definitions: loaded ?? APIDefinitions()), credentials: credentials, headers: givenHeaders)
+                for: SessionPlace.target(of: request, definitions: loaded ?? APIDefinitions()), credentials: clientOptions.credentials, headers: givenHeaders)
             let jar = session?.lend(to: &request, configuration: &configuration, credentialsGiven: explicit != nil, quiet: quiet)
-            let waits = RetryWaits(maximumWait: retryWait.maximumWait, deadline: deadline, says: !quiet)
-            waits.apply(to: &request, configuration: &configuration)
+            let waits = clientOptions.limit(&request, configuration: &configuration, says: !quiet)
             let client = APIClient(definitions: loaded ?? APIDefinitions(), configuration: configuration)
-            // A download's own limits: the client's per-attempt timeout does not cover a body
-            // written to a file, a request's own does (validate() bounds both values).
-            if let timeout { request.timeout = .milliseconds(Int64(timeout * 1000)) }
-            if let deadline { request.deadline = .milliseconds(Int64(deadline * 1000)) }
             // Without -o the body goes to a name of Callsign's own in the current folder, renamed
             // to the name the answer suggests once it is complete.
             let named = output.map { URL(fileURLWithPath: $0) }

@@ -57,8 +57,8 @@ struct ProxyOptions: ParsableArguments {
     }
 }
 
-/// The options of one exchange — body, credentials, retry and time limits, cache, offline
-/// queue, mocks, recording and output — shared by `callsign call` and the ad-hoc method
+/// The options of one exchange — the client's (``ClientOptions``: credentials, retry and time
+/// limits, proxy, TLS, redirects), body, cache, offline queue, mocks, recording and output — shared by `callsign call` and the ad-hoc method
 /// commands (`callsign get URL`, …), so both take the same one path through the client.
 struct ExchangeOptions: ParsableArguments {
     /// What a status the API does not accept does, as in curl.
@@ -74,10 +74,9 @@ struct ExchangeOptions: ParsableArguments {
         }
     }
 
-    @Option(name: [.customShort("H"), .customLong("header")], help: .localized("A header: 'Name: value'. Repeatable."))
-    var headers: [String] = []
+    @OptionGroup var headers: HeaderOption
 
-    @OptionGroup var credentials: CredentialOptions
+    @OptionGroup var clientOptions: ClientOptions
 
     @Option(help: .localized("The request body: @FILE streams a file from disk, @- streams standard input; anything else is sent as text."))
     var body: String?
@@ -96,17 +95,6 @@ struct ExchangeOptions: ParsableArguments {
 
     @Flag(name: [.short, .long], help: .localized("No notes on standard error beyond the one line of an error."))
     var quiet = false
-
-    @Option(help: .localized("Time limit in seconds for one attempt. Past 60 s it also lets the server be silent that long (the idle limit)."))
-    var timeout: Double?
-
-    @Option(help: .localized("Attempts in all for a failing idempotent call (1 = no retry). Default: the definitions' policy, else 3."))
-    var retry: Int?
-
-    @Option(help: .localized("One time limit in seconds for the whole call, retries included."))
-    var deadline: Double?
-
-    @OptionGroup var retryWait: RetryWaitOption
 
     @Flag(name: [.short, .long], help: .localized("Show all four parts on stderr as curl -v does: each attempt's request head and body (> lines), response head (< lines), status and the wait before the next; stdout keeps the body."))
     var verbose = false
@@ -157,10 +145,7 @@ struct ExchangeOptions: ParsableArguments {
 
     @OptionGroup var queue: QueueOption
 
-    @OptionGroup var proxy: ProxyOptions
-    @OptionGroup var tls: TLSOptions
     @OptionGroup var input: InputOptions
-    @OptionGroup var redirects: RedirectOptions
     @OptionGroup var sessions: SessionOption
     @OptionGroup var config: ConfigFileOption
 
@@ -177,21 +162,20 @@ struct ExchangeOptions: ParsableArguments {
         files: [(name: String, path: String)] = [], itemHeaders: Headers = Headers()
     ) async throws {
         var request = request
-        var explicit = try credentials.authentication(sendingTo: request.path, openAPI: openAPI)
+        var explicit = try clientOptions.credentials.authentication(sendingTo: request.path, openAPI: openAPI)
         explicit?.additionalOrigins += typedOrigins
         var configuration = try makeConfiguration(definitions: definitions, explicit: explicit)
         if openAPI != nil { configuration.encoders.queryEncoder.arrayStyle = .repeatedKey }
-        let givenHeaders = try ParameterArguments.headers(HeaderOptions.all(headers))
+        let givenHeaders = try headers.given()
         request.headers = request.headers.adding(commandLine: givenHeaders, besideItems: itemHeaders)
         if explicit != nil { request.needsAuthorization = true }
         // A session lends its headers, credentials and cookies, through the client's own stages.
         let session = try sessions.open(
-            for: SessionPlace.target(of: request, definitions: definitions), credentials: credentials,
+            for: SessionPlace.target(of: request, definitions: definitions), credentials: clientOptions.credentials,
             headers: Headers(itemHeaders.fields + givenHeaders.fields))
         let jar = session?.lend(to: &request, configuration: &configuration, credentialsGiven: explicit != nil, quiet: quiet)
-        try adjust(&request, retryPolicy: configuration.retry)
-        let waits = RetryWaits(maximumWait: retryWait.maximumWait, deadline: deadline, says: !quiet && !verbose)
-        waits.apply(to: &request, configuration: &configuration)
+        try adjust(&request)
+        let waits = clientOptions.limit(&request, configuration: &configuration, says: !quiet && !verbose)
         try await input.shape(&request, files: files, multipartFields: form, explicitBody: body != nil || json != nil || !form.isEmpty)
         if stream, request.headers["Accept"] == nil { request.headers["Accept"] = "text/event-stream" }
         if sendsNothing {
@@ -250,18 +234,7 @@ struct ExchangeOptions: ParsableArguments {
     /// The client's settings from the options.
     private func makeConfiguration(definitions: APIDefinitions, explicit: Authentication?) throws -> APIClient.Configuration {
         var configuration = APIClient.Configuration()
-        if let timeout {
-            guard timeout > 0, timeout <= 86_400 else { throw ValidationError(localized("--timeout takes more than 0 and at most 86400 seconds")) }
-            configuration.timeouts.attempt = .milliseconds(Int64(timeout * 1000))
-            configuration.allowSilence(upTo: configuration.timeouts.attempt)
-        }
-        if let deadline {
-            guard deadline > 0, deadline <= 86_400 else { throw ValidationError(localized("--deadline takes more than 0 and at most 86400 seconds")) }
-            configuration.timeouts.deadline = .milliseconds(Int64(deadline * 1000))
-        }
-        if let retry {
-            guard (1...100).contains(retry) else { throw ValidationError(localized("--retry takes 1 to 100 attempts")) }
-        }
+        try clientOptions.configure(&configuration, definitions: definitions, explicit: explicit)
         configuration.observability.redaction.addSecretNames(secretNames)
         let selection = sendsNothing ? try dryRunSelection() : try selection()
         if selection.printsRequest {
@@ -275,24 +248,19 @@ struct ExchangeOptions: ParsableArguments {
             AttemptPrinter.install(in: &configuration)
             configuration.insert(ExchangePrinter(parts: .all, destination: .standardError, colors: display.headColors(on: STDERR_FILENO)), after: .signing)
         }
-        configuration.authentication = try explicit ?? definitions.authenticationSource?.authentication()
-        configuration.proxy = try proxy.settings()
-        configuration.tls = try tls.settings()
-        configuration.redirects = redirects.policy()
         if let har { configuration.observability.recorder = HARRecorder(fileURL: URL(fileURLWithPath: har)) }
         if let mock { configuration.mocks = try MockArgument.mocks(mock, definitions: definitions) }
         return configuration
     }
 
-    /// The request as the options change it: method, retry, offline store, body.
-    private func adjust(_ request: inout Request, retryPolicy: RetryPolicy) throws {
+    /// The request as the options change it: method, offline store, redirects accepted, body.
+    private func adjust(_ request: inout Request) throws {
         if let method {
             guard let parsed = HTTPRequest.Method(method.uppercased()) else { throw ValidationError(localized("-X: \(method) is not an HTTP method")) }
             request.method = parsed
         }
-        if let retry { request.retry = (request.retry ?? retryPolicy).with { $0.maximumAttempts = retry } }
         if queueOffline { request.storePolicy = .offline }
-        redirects.accept(in: &request)
+        clientOptions.redirects.accept(in: &request)
         if let explicitBody = try BodyArguments.body(body, json: json, form: form) { request.body = explicitBody }
     }
 

@@ -2,9 +2,9 @@
 ///
 /// ArgumentParser stores a repeated option's values by copying the array on every occurrence,
 /// so thousands of `-H` options cost time quadratic in their number (4,000 took 24 s). Taking
-/// them out first, in one pass, keeps reading the command line linear; the options stay declared
-/// (``ExchangeOptions/headers``, ``DownloadCommand/headers``) for help and for parsing in tests,
-/// and the commands read both lists (``all(_:)``).
+/// them out first, in one pass, keeps reading the command line linear; the option stays declared
+/// (``HeaderOption``) for help and for parsing in tests, and the commands read both lists
+/// (``all(_:)``).
 ///
 /// Only the commands that take `-H` are read this way; anything unusual — a `-H` without a value,
 /// or anything after `--` — is left where it is, for ArgumentParser to accept or refuse.

@@ -32,7 +32,7 @@ struct AdHocCall: ParsableArguments {
             let defaults = loaded?.defaultDefinition ?? APIDefinition()
             let items = try AdHocItems(parsing: self.items, form: exchange.input.formItems)
             let target = try Self.target(url, base: defaults.baseURL)
-            try DefinitionsArgument.checkCredentials(exchange.credentials, choice: choice, typedOrigin: Self.isAbsolute(target))
+            try DefinitionsArgument.checkCredentials(exchange.clientOptions.credentials, choice: choice, typedOrigin: Self.isAbsolute(target))
             // A file found, not named, lends its base URL and headers, never its hosts' trust.
             if let choice, var distrusted = loaded {
                 DefinitionsArgument.distrust(&distrusted, choice: choice, quiet: exchange.quiet)

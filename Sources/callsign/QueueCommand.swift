@@ -103,9 +103,7 @@ struct QueueReplayCommand: AsyncParsableCommand {
 
     @OptionGroup var queue: QueueOption
     @OptionGroup var config: ConfigFileOption
-    @OptionGroup var credentials: CredentialOptions
-    @OptionGroup var proxy: ProxyOptions
-    @OptionGroup var tls: TLSOptions
+    @OptionGroup var connection: ConnectionOptions
 
     @Option(name: [.customShort("D"), .long], help: .localized("A definitions file whose DEFAULT authentication applies to the replayed requests."))
     var definitions: String?
@@ -115,25 +113,19 @@ struct QueueReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            if definitions == nil, credentials.given {
+            if definitions == nil, connection.credentials.given {
                 throw ValidationError(
                     localized("--user, --bearer and --api-key need --definitions: without a definitions file no origin is trusted to receive credentials, and every request would be refused"))
             }
             let file = try definitions.map { path throws(APIError) in try DefinitionsArgument.loaded(path, baseURL: nil) }
             let loaded = file?.definitions
-            let authentication = try credentials.authentication(openAPI: file?.openAPI) ?? loaded?.authenticationSource?.authentication()
-            let proxySettings = try proxy.settings()
-            let tlsSettings = try tls.settings()
+            var configuration = APIClient.Configuration()
+            try connection.configure(&configuration, definitions: loaded, explicit: connection.credentials.authentication(openAPI: file?.openAPI))
             guard lease.isFinite, lease >= 0.1, lease <= 86_400 else { throw ValidationError(localized("--lease takes 0.1 to 86400 seconds")) }
-            let report = try await queue.withStorage { storage in
-                let client = APIClient(
-                    definitions: loaded ?? APIDefinitions(),
-                    configuration: .init {
-                        $0.offline.queue = storage
-                        $0.authentication = authentication
-                        $0.proxy = proxySettings
-                        $0.tls = tlsSettings
-                    })
+            let report = try await queue.withStorage { [configuration] storage in
+                var configuration = configuration
+                configuration.offline.queue = storage
+                let client = APIClient(definitions: loaded ?? APIDefinitions(), configuration: configuration)
                 return try await client.replay(lease: .milliseconds(Int64((lease * 1000).rounded())))
             }
             for item in report.items {

@@ -138,7 +138,7 @@ struct CLIBodyAndInterruptTests {
         }
     }
 
-    @Test("download --timeout and --deadline end a dripping transfer with exit 28")
+    @Test("download --timeout and --deadline end a dripping transfer with exit 28, as get's do")
     func downloadTimeLimits() async throws {
         try CLIRunner.requireBuilt()
         try await TestServer.withRunning { server in
@@ -147,12 +147,16 @@ struct CLIBodyAndInterruptTests {
                 // however busy the machine (a loaded 2-core machine once took 49 s to start the
                 // process, run it and see it stop).
                 let url = server.url("/misbehave/slow-body?bytes=120&interval_ms=1000").absoluteString
+                // One declaration (ClientOptions) for both commands: the same limits, the same end.
+                let commands = [["download", url, "-o", folder.appendingPathComponent("t.bin").path], ["get", url]]
                 for option in ["--timeout", "--deadline"] {
-                    let clock = ContinuousClock()
-                    let started = clock.now
-                    let result = try await CLIRunner.run(["download", url, "-o", folder.appendingPathComponent("t.bin").path, option, "1", "-q"])
-                    #expect(result.status == 28, "\(option): \(result.standardError)")
-                    #expect(clock.now - started < .seconds(100), "\(option): the 120-second body was cut short")
+                    for command in commands {
+                        let clock = ContinuousClock()
+                        let started = clock.now
+                        let result = try await CLIRunner.run(command + [option, "1", "-q"])
+                        #expect(result.status == 28, "\(command[0]) \(option): \(result.standardError)")
+                        #expect(clock.now - started < .seconds(100), "\(command[0]) \(option): the 120-second body was cut short")
+                    }
                 }
                 let bad = try await CLIRunner.run(["download", url, "-o", folder.appendingPathComponent("u.bin").path, "--timeout", "0"])
                 #expect(bad.status == 64)

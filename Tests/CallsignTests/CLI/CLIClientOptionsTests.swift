@@ -1,0 +1,141 @@
+import ArgumentParser
+import Callsign
+import CallsignTesting
+import Foundation
+import Synchronization
+import Testing
+
+@testable import callsign
+
+/// The options that shape the client (``ClientOptions``): declared once, so every command that
+/// makes a client takes each one, refuses a bad value with the same words and exit status, and
+/// applies it the same way — `download` as `get`.
+@Suite("callsign client options: one declaration for every command that makes a client", .hangGuard)
+struct CLIClientOptionsTests {
+    /// Every command that makes a client from ``ClientOptions``, with what it needs besides.
+    private static let commands: [[String]] = [
+        ["call", "Users"], ["get", "http://127.0.0.1:9/x"], ["post", "http://127.0.0.1:9/x"], ["put", "http://127.0.0.1:9/x"],
+        ["patch", "http://127.0.0.1:9/x"], ["delete", "http://127.0.0.1:9/x"], ["head", "http://127.0.0.1:9/x"],
+        ["download", "http://127.0.0.1:9/x"],
+    ]
+
+    /// Every shared option, each with a good value.
+    private static let shared = [
+        "--timeout", "5", "--deadline", "9", "--retry", "2", "--retry-max-wait", "4", "--max-redirs", "3",
+        "-x", "http://127.0.0.1:9", "--noproxy", "internal.example", "--proxy-user", "me:pw", "--proxytunnel",
+        "--bearer", "t0ken", "--http1.1", "-H", "X-Team: payments",
+    ]
+
+    /// The client options of a parsed command, whichever command it is.
+    private static func clientOptions(of command: any ParsableCommand) throws -> ClientOptions {
+        switch command {
+        case let call as CallCommand: return call.exchange.clientOptions
+        case let download as DownloadCommand: return download.clientOptions
+        case let get as MethodCommand<GetMethod>: return get.call.exchange.clientOptions
+        case let post as MethodCommand<PostMethod>: return post.call.exchange.clientOptions
+        case let put as MethodCommand<PutMethod>: return put.call.exchange.clientOptions
+        case let patch as MethodCommand<PatchMethod>: return patch.call.exchange.clientOptions
+        case let delete as MethodCommand<DeleteMethod>: return delete.call.exchange.clientOptions
+        case let head as MethodCommand<HeadMethod>: return head.call.exchange.clientOptions
+        default: throw ValidationError("\(type(of: command)) makes no client from ClientOptions")
+        }
+    }
+
+    @Test("every command that makes a client takes each shared option and applies it the same way")
+    func everyCommandTakesEveryOption() throws {
+        for command in Self.commands {
+            let parsed = try CallsignCommand.parseAsRoot(command + Self.shared)
+            let options = try Self.clientOptions(of: parsed)
+            var configuration = APIClient.Configuration()
+            try options.configure(&configuration, definitions: nil, explicit: options.credentials.authentication())
+            var request = Request.get("http://127.0.0.1:9/x")
+            _ = options.limit(&request, configuration: &configuration, says: false)
+            let name = command[0]
+            #expect(request.timeout == .seconds(5), "\(name)")
+            #expect(request.deadline == .seconds(9), "\(name)")
+            #expect(request.retry?.maximumAttempts == 2, "\(name)")
+            #expect(request.retry?.maximumRetryAfter == .seconds(4), "\(name)")
+            #expect(configuration.redirects.maximumHops == 3, "\(name)")
+            #expect(configuration.proxy?.http?.alwaysTunnels == true, "\(name)")
+            #expect(configuration.proxy?.https?.credentials?.username == "me", "\(name)")
+            #expect(configuration.proxy?.bypass == ["internal.example"], "\(name)")
+            #expect(configuration.authentication != nil, "\(name)")
+            #expect(configuration.tls.allowsHTTP2 == false, "\(name)")
+        }
+        // queue replay sends requests shaped when they were queued: it takes the connection's part.
+        let replay = try #require(
+            try CallsignCommand.parseAsRoot(["queue", "replay", "-x", "http://127.0.0.1:9", "--http1.1"]) as? QueueReplayCommand)
+        var configuration = APIClient.Configuration()
+        try replay.connection.configure(&configuration, definitions: nil, explicit: nil)
+        #expect(configuration.proxy?.https != nil)
+        #expect(configuration.tls.allowsHTTP2 == false)
+    }
+
+    /// Bad values of the shared options, and the sentence each is refused with.
+    private static let refusals: [(arguments: [String], message: String)] = [
+        (["--timeout", "0"], "--timeout takes more than 0 and at most 86400 seconds"),
+        (["--timeout", "nan"], "--timeout takes more than 0 and at most 86400 seconds"),
+        (["--timeout", "86401"], "--timeout takes more than 0 and at most 86400 seconds"),
+        (["--deadline", "-1"], "--deadline takes more than 0 and at most 86400 seconds"),
+        (["--deadline", "inf"], "--deadline takes more than 0 and at most 86400 seconds"),
+        (["--retry", "0"], "--retry takes 1 to 100 attempts"),
+        (["--retry", "101"], "--retry takes 1 to 100 attempts"),
+        (["--retry-max-wait", "-1"], "--retry-max-wait takes 0 to 86400 seconds"),
+        (["--max-redirs", "51"], "--max-redirs takes 0 to 50"),
+    ]
+
+    @Test("a bad value of a shared option is refused by every command with exit 64 and the same sentence")
+    func badValuesRefusedAlike() throws {
+        // Each refusal from two commands, so every command refuses at least two options (reading
+        // the whole command tree is slow in a debug build: not all 72 pairs).
+        for (index, refusal) in Self.refusals.enumerated() {
+            for command in [Self.commands[index % Self.commands.count], Self.commands[(index + 4) % Self.commands.count]] {
+                let arguments = command + refusal.arguments
+                do {
+                    _ = try CallsignCommand.parseAsRoot(arguments)
+                    Issue.record("\(arguments) was accepted")
+                } catch {
+                    #expect(CallsignCommand.exitCode(for: error) == ExitCode(64), "\(arguments)")
+                    #expect(CallsignCommand.message(for: error) == refusal.message, "\(arguments)")
+                }
+            }
+        }
+    }
+
+    @Test("the built command refuses --timeout 0 from call, get and download alike: exit 64, the same sentence")
+    func badValueRefusedByTheProcess() async throws {
+        try CLIRunner.requireBuilt()
+        for command in [["call", "Users"], ["get", "http://127.0.0.1:9/x"], ["download", "http://127.0.0.1:9/x"]] {
+            let result = try await CLIRunner.run(command + ["--timeout", "0"])
+            #expect(result.status == 64, "\(command[0]): \(result.standardError)")
+            #expect(result.standardError.contains("--timeout takes more than 0 and at most 86400 seconds"), "\(command[0]): \(result.standardError)")
+        }
+    }
+
+    @Test("download takes --retry as get does: --retry 1 makes one attempt at a 503, the default retries it")
+    func downloadRetries() async throws {
+        try CLIRunner.requireBuilt()
+        try await TestServer.withRunning { server in
+            let seen = Mutex<Set<String>>([])
+            server.route("/flaky/") { request in
+                let first = seen.withLock { $0.insert(request.rawPath).inserted }
+                return first ? .json(["error": "busy"], status: 503, headers: [("Retry-After", "0")]) : .json(["ok": true])
+            }
+            try await withTemporaryFolder("cli-client-retry") { folder in
+                for command in ["get", "download"] {
+                    let once = "/flaky/\(command)-once"
+                    let output = ["-o", folder.appendingPathComponent("\(command)-once").path, "-q"]
+                    let single = try await CLIRunner.run([command, server.url(once).absoluteString, "--retry", "1"] + output)
+                    #expect(single.status == 22, "\(command): \(single.standardError)")
+                    #expect(server.hits(once) == 1, "\(command)")
+
+                    let again = "/flaky/\(command)-again"
+                    let retried = try await CLIRunner.run(
+                        [command, server.url(again).absoluteString, "-o", folder.appendingPathComponent("\(command)-again").path, "-q"])
+                    #expect(retried.status == 0, "\(command): \(retried.standardError)")
+                    #expect(server.hits(again) == 2, "\(command)")
+                }
+            }
+        }
+    }
+}
