@@ -76,11 +76,11 @@ struct CLIClientOptionsTests {
         (["--timeout", "0"], "--timeout takes more than 0 and at most 86400 seconds"),
         (["--timeout", "nan"], "--timeout takes more than 0 and at most 86400 seconds"),
         (["--timeout", "86401"], "--timeout takes more than 0 and at most 86400 seconds"),
-        (["--deadline", "-1"], "--deadline takes more than 0 and at most 86400 seconds"),
+        (["--deadline=-1"], "--deadline takes more than 0 and at most 86400 seconds"),
         (["--deadline", "inf"], "--deadline takes more than 0 and at most 86400 seconds"),
         (["--retry", "0"], "--retry takes 1 to 100 attempts"),
         (["--retry", "101"], "--retry takes 1 to 100 attempts"),
-        (["--retry-max-wait", "-1"], "--retry-max-wait takes 0 to 86400 seconds"),
+        (["--retry-max-wait=-1"], "--retry-max-wait takes 0 to 86400 seconds"),
         (["--max-redirs", "51"], "--max-redirs takes 0 to 50"),
     ]
 
