@@ -37,6 +37,10 @@ enum HostName {
     /// - Throws: ``APIError/Code/invalidRequest`` for a URL without a host, a name that has no
     ///   IDNA form, or a bracketed literal that is not an IPv6 address.
     static func wireForm(of components: URLComponents, described: String) throws(APIError) -> String {
+        // The "host" of http+unix:// is the socket's path, percent-encoded: not a name.
+        if URLScheme.isUnixSocket(components.scheme), let socket = components.percentEncodedHost, !socket.isEmpty {
+            return socket
+        }
         // Most hosts are plain ASCII names, which Foundation gives as they are.
         if let plain = components.percentEncodedHost, !plain.isEmpty, !plain.utf8.contains(UInt8(ascii: "%")) {
             if plain.utf8.first == UInt8(ascii: "[") { return try addressLiteral(plain, described: described) }
