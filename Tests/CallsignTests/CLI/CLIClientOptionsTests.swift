@@ -42,33 +42,45 @@ struct CLIClientOptionsTests {
     }
 
     @Test("every command that makes a client takes each shared option and applies it the same way")
-    func everyCommandTakesEveryOption() throws {
-        for command in Self.commands {
-            let parsed = try CallsignCommand.parseAsRoot(command + Self.shared)
-            let options = try Self.clientOptions(of: parsed)
-            var configuration = APIClient.Configuration()
-            try options.configure(&configuration, definitions: nil, explicit: options.credentials.authentication())
-            var request = Request.get("http://127.0.0.1:9/x")
-            _ = options.limit(&request, configuration: &configuration, says: false)
-            let name = command[0]
-            #expect(request.timeout == .seconds(5), "\(name)")
-            #expect(request.deadline == .seconds(9), "\(name)")
-            #expect(request.retry?.maximumAttempts == 2, "\(name)")
-            #expect(request.retry?.maximumRetryAfter == .seconds(4), "\(name)")
-            #expect(configuration.redirects.maximumHops == 3, "\(name)")
-            #expect(configuration.proxy?.http?.alwaysTunnels == true, "\(name)")
-            #expect(configuration.proxy?.https?.credentials?.username == "me", "\(name)")
-            #expect(configuration.proxy?.bypass == ["internal.example"], "\(name)")
-            #expect(configuration.authentication != nil, "\(name)")
-            #expect(configuration.tls.allowsHTTP2 == false, "\(name)")
+    func everyCommandTakesEveryOption() async throws {
+        // Reading the command tree takes seconds in a debug build: on a thread of its own, never
+        // one of the cooperative pool's two.
+        let wrong = try await onOwnThread { () throws -> [String] in
+            var wrong: [String] = []
+            for command in Self.commands {
+                let parsed = try CallsignCommand.parseAsRoot(command + Self.shared)
+                let options = try Self.clientOptions(of: parsed)
+                var configuration = APIClient.Configuration()
+                try options.configure(&configuration, definitions: nil, explicit: options.credentials.authentication())
+                var request = Request.get("http://127.0.0.1:9/x")
+                _ = options.limit(&request, configuration: &configuration, says: false)
+                let checks: [(String, Bool)] = [
+                    ("timeout", request.timeout == .seconds(5)),
+                    ("deadline", request.deadline == .seconds(9)),
+                    ("retry", request.retry?.maximumAttempts == 2),
+                    ("retry-max-wait", request.retry?.maximumRetryAfter == .seconds(4)),
+                    ("max-redirs", configuration.redirects.maximumHops == 3),
+                    ("proxytunnel", configuration.proxy?.http?.alwaysTunnels == true),
+                    ("proxy-user", configuration.proxy?.https?.credentials?.username == "me"),
+                    ("noproxy", configuration.proxy?.bypass == ["internal.example"]),
+                    ("credentials", configuration.authentication != nil),
+                    ("http1.1", configuration.tls.allowsHTTP2 == false),
+                ]
+                wrong += checks.filter { !$0.1 }.map { "\(command[0]): \($0.0)" }
+            }
+            return wrong
         }
+        #expect(wrong.isEmpty, "\(wrong)")
         // queue replay sends requests shaped when they were queued: it takes the connection's part.
-        let replay = try #require(
-            try CallsignCommand.parseAsRoot(["queue", "replay", "-x", "http://127.0.0.1:9", "--http1.1"]) as? QueueReplayCommand)
-        var configuration = APIClient.Configuration()
-        try replay.connection.configure(&configuration, definitions: nil, explicit: nil)
-        #expect(configuration.proxy?.https != nil)
-        #expect(configuration.tls.allowsHTTP2 == false)
+        let replayed = try await onOwnThread { () throws -> (proxied: Bool, http2: Bool)? in
+            guard let replay = try CallsignCommand.parseAsRoot(["queue", "replay", "-x", "http://127.0.0.1:9", "--http1.1"]) as? QueueReplayCommand
+            else { return nil }
+            var configuration = APIClient.Configuration()
+            try replay.connection.configure(&configuration, definitions: nil, explicit: nil)
+            return (configuration.proxy?.https != nil, configuration.tls.allowsHTTP2)
+        }
+        #expect(replayed?.proxied == true)
+        #expect(replayed?.http2 == false)
     }
 
     /// Bad values of the shared options, and the sentence each is refused with.
@@ -85,20 +97,28 @@ struct CLIClientOptionsTests {
     ]
 
     @Test("a bad value of a shared option is refused by every command with exit 64 and the same sentence")
-    func badValuesRefusedAlike() throws {
+    func badValuesRefusedAlike() async throws {
         // Each refusal from two commands, so every command refuses at least two options (reading
-        // the whole command tree is slow in a debug build: not all 72 pairs).
-        for (index, refusal) in Self.refusals.enumerated() {
-            for command in [Self.commands[index % Self.commands.count], Self.commands[(index + 4) % Self.commands.count]] {
-                let arguments = command + refusal.arguments
-                do {
-                    _ = try CallsignCommand.parseAsRoot(arguments)
-                    Issue.record("\(arguments) was accepted")
-                } catch {
-                    #expect(CallsignCommand.exitCode(for: error) == ExitCode(64), "\(arguments)")
-                    #expect(CallsignCommand.message(for: error) == refusal.message, "\(arguments)")
+        // the whole command tree is slow in a debug build: not all 72 pairs), on a thread of its
+        // own, never one of the cooperative pool's two.
+        let outcomes = try await onOwnThread { () -> [(arguments: [String], expected: String, code: Int32?, message: String?)] in
+            var outcomes: [(arguments: [String], expected: String, code: Int32?, message: String?)] = []
+            for (index, refusal) in Self.refusals.enumerated() {
+                for command in [Self.commands[index % Self.commands.count], Self.commands[(index + 4) % Self.commands.count]] {
+                    let arguments = command + refusal.arguments
+                    do {
+                        _ = try CallsignCommand.parseAsRoot(arguments)
+                        outcomes.append((arguments, refusal.message, nil, nil))
+                    } catch {
+                        outcomes.append((arguments, refusal.message, CallsignCommand.exitCode(for: error).rawValue, CallsignCommand.message(for: error)))
+                    }
                 }
             }
+            return outcomes
+        }
+        for outcome in outcomes {
+            #expect(outcome.code == 64, "\(outcome.arguments)")
+            #expect(outcome.message == outcome.expected, "\(outcome.arguments)")
         }
     }
 
