@@ -15,8 +15,13 @@ import Foundation
 /// The time limits are the call's own (``Request/Fields/timeout``, ``Request/Fields/deadline``)
 /// rather than the client's: the client's per-attempt limit does not cover a body written to a
 /// file, and `callsign download --timeout 5` means what `callsign get --timeout 5` means.
-struct ClientOptions: ParsableArguments {
-    @OptionGroup var connection: ConnectionOptions
+struct ClientOptions: ParsableArguments, ConnectionOptions {
+    // The groups sit one level below the command's own (a debug build checks every level of
+    // nested groups again for each level above it: each level deeper multiplies the time to read
+    // a command line).
+    @OptionGroup var credentials: CredentialOptions
+    @OptionGroup var proxy: ProxyOptions
+    @OptionGroup var tls: TLSOptions
 
     @Option(help: .localized("Time limit in seconds for one attempt, the whole body included. Past 60 s it also lets the server be silent that long (the idle limit)."))
     var timeout: Double?
@@ -29,9 +34,6 @@ struct ClientOptions: ParsableArguments {
 
     @OptionGroup var retryWait: RetryWaitOption
     @OptionGroup var redirects: RedirectOptions
-
-    /// `-u`, `--bearer`, `--api-key` and their kin.
-    var credentials: CredentialOptions { connection.credentials }
 
     /// The longest `--timeout` or `--deadline`: a day. Past it a limit protects nothing, and the
     /// bound keeps the milliseconds of ``duration(_:)`` far from `Int64`'s end.
@@ -55,7 +57,7 @@ struct ClientOptions: ParsableArguments {
     /// - Parameter explicit: the credentials given on the command line, already resolved for the
     ///   request's origin (``CredentialOptions/authentication(sendingTo:openAPI:)``).
     func configure(_ configuration: inout APIClient.Configuration, definitions: APIDefinitions?, explicit: Authentication?) throws {
-        try connection.configure(&configuration, definitions: definitions, explicit: explicit)
+        try configureConnection(&configuration, definitions: definitions, explicit: explicit)
         configuration.redirects = redirects.policy()
         if let timeout { configuration.allowSilence(upTo: Self.duration(timeout)) }
     }
@@ -79,17 +81,23 @@ struct ClientOptions: ParsableArguments {
 }
 
 /// What every command that reaches a server takes, `callsign queue replay` included: credentials,
-/// proxy and TLS. ``ClientOptions`` holds it, beside the options of a call made now; `queue
-/// replay` takes it alone, since the requests it sends were shaped when they were queued.
-struct ConnectionOptions: ParsableArguments {
-    @OptionGroup var credentials: CredentialOptions
-    @OptionGroup var proxy: ProxyOptions
-    @OptionGroup var tls: TLSOptions
+/// proxy and TLS. ``ClientOptions`` takes them beside the options of a call made now; `queue
+/// replay` takes them alone, since the requests it sends were shaped when they were queued. Both
+/// apply them with ``configureConnection(_:definitions:explicit:)``.
+protocol ConnectionOptions {
+    /// `-u`, `--bearer`, `--api-key` and their kin.
+    var credentials: CredentialOptions { get }
+    /// `-x`, `--noproxy`, `--proxy-user`, `--proxytunnel`.
+    var proxy: ProxyOptions { get }
+    /// `--cacert`, `--cert`/`--key`, `--pin`, `--http1.1`.
+    var tls: TLSOptions { get }
+}
 
+extension ConnectionOptions {
     /// Applies credentials (the command line's, else the definitions' `DEFAULT`), proxy and TLS.
     /// - Parameter explicit: the credentials given on the command line, resolved by the command
     ///   for where they may go.
-    func configure(_ configuration: inout APIClient.Configuration, definitions: APIDefinitions?, explicit: Authentication?) throws {
+    func configureConnection(_ configuration: inout APIClient.Configuration, definitions: APIDefinitions?, explicit: Authentication?) throws {
         configuration.authentication = try explicit ?? definitions?.authenticationSource?.authentication()
         configuration.proxy = try proxy.settings()
         configuration.tls = try tls.settings()

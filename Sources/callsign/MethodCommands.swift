@@ -3,9 +3,12 @@ import Callsign
 import Foundation
 import HTTPTypes
 
-/// What an ad-hoc call takes besides the shared options: the URL, HTTPie-style items, and an
-/// optional definitions file whose DEFAULT (base URL, headers, authentication) applies.
-struct AdHocCall: ParsableArguments {
+/// `callsign get|post|put|patch|delete|head URL items…`: one command, its method a type parameter.
+/// It takes, besides the shared options, the URL, HTTPie-style items, and an optional definitions
+/// file whose DEFAULT (base URL, headers, authentication) applies.
+struct MethodCommand<Method: AdHocMethod>: AsyncParsableCommand {
+    static var configuration: CommandConfiguration { adHocConfiguration(Method.method.rawValue, example: Method.example) }
+
     @Argument(help: .localized("An http(s) URL; without a scheme, a path under the definitions' base URL, else http://."))
     var url: String
 
@@ -23,7 +26,8 @@ struct AdHocCall: ParsableArguments {
 
     /// Builds the request from the URL and items over the DEFAULT definition, and sends it
     /// through the same client path as `callsign call`.
-    func run(_ method: HTTPRequest.Method) async throws {
+    func run() async throws {
+        let method = Method.method
         try await reportingErrors {
             let choice = DefinitionsArgument.choice(definitions)
             if let choice { DefinitionsArgument.announce(choice, quiet: exchange.quiet) }
@@ -31,8 +35,8 @@ struct AdHocCall: ParsableArguments {
             var loaded = file?.definitions
             let defaults = loaded?.defaultDefinition ?? APIDefinition()
             let items = try AdHocItems(parsing: self.items, form: exchange.input.formItems)
-            let target = try Self.target(url, base: defaults.baseURL)
-            try DefinitionsArgument.checkCredentials(exchange.clientOptions.credentials, choice: choice, typedOrigin: Self.isAbsolute(target))
+            let target = try AdHocCall.target(url, base: defaults.baseURL)
+            try DefinitionsArgument.checkCredentials(exchange.clientOptions.credentials, choice: choice, typedOrigin: AdHocCall.isAbsolute(target))
             // A file found, not named, lends its base URL and headers, never its hosts' trust.
             if let choice, var distrusted = loaded {
                 DefinitionsArgument.distrust(&distrusted, choice: choice, quiet: exchange.quiet)
@@ -52,7 +56,10 @@ struct AdHocCall: ParsableArguments {
                 request, definitions: loaded ?? APIDefinitions(), openAPI: file?.openAPI, files: items.files, itemHeaders: items.headers)
         }
     }
+}
 
+/// How an ad-hoc command reads the URL it is given.
+enum AdHocCall {
     /// The URL to call: absolute as given, a path under the definitions' base URL, or
     /// `http://` + the text (as curl and HTTPie read `example.com/x`); `:8080/x` is localhost.
     /// Text that looks like a host (see ``looksLikeHost(_:)``) is always a host, never a path
@@ -129,7 +136,7 @@ private func adHocConfiguration(_ method: String, example: String) -> CommandCon
 
 /// One ad-hoc command per method, each a row of data: `callsign get`, `post`, `put`, `patch`,
 /// `delete` and `head` are ``MethodCommand``s of these.
-protocol AdHocMethod {
+protocol AdHocMethod: SendableMetatype {
     static var method: HTTPRequest.Method { get }
     /// The example the command's help shows.
     static var example: String { get }
@@ -163,11 +170,4 @@ enum DeleteMethod: AdHocMethod {
 enum HeadMethod: AdHocMethod {
     static let method = HTTPRequest.Method.head
     static let example = "callsign head https://api.example.com/health"
-}
-
-/// `callsign get|post|put|patch|delete|head URL items…`: one command, its method a type parameter.
-struct MethodCommand<Method: AdHocMethod>: AsyncParsableCommand {
-    static var configuration: CommandConfiguration { adHocConfiguration(Method.method.rawValue, example: Method.example) }
-    @OptionGroup var call: AdHocCall
-    func run() async throws { try await call.run(Method.method) }
 }

@@ -86,7 +86,7 @@ struct QueueListCommand: AsyncParsableCommand {
     }
 }
 
-struct QueueReplayCommand: AsyncParsableCommand {
+struct QueueReplayCommand: AsyncParsableCommand, ConnectionOptions {
     static let configuration = CommandConfiguration(
         commandName: "replay",
         abstract: localized("Send queued requests, oldest first; stop at the first that fails for now."),
@@ -103,7 +103,9 @@ struct QueueReplayCommand: AsyncParsableCommand {
 
     @OptionGroup var queue: QueueOption
     @OptionGroup var config: ConfigFileOption
-    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var credentials: CredentialOptions
+    @OptionGroup var proxy: ProxyOptions
+    @OptionGroup var tls: TLSOptions
 
     @Option(name: [.customShort("D"), .long], help: .localized("A definitions file whose DEFAULT authentication applies to the replayed requests."))
     var definitions: String?
@@ -113,14 +115,14 @@ struct QueueReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            if definitions == nil, connection.credentials.given {
+            if definitions == nil, credentials.given {
                 throw ValidationError(
                     localized("--user, --bearer and --api-key need --definitions: without a definitions file no origin is trusted to receive credentials, and every request would be refused"))
             }
             let file = try definitions.map { path throws(APIError) in try DefinitionsArgument.loaded(path, baseURL: nil) }
             let loaded = file?.definitions
             var configuration = APIClient.Configuration()
-            try connection.configure(&configuration, definitions: loaded, explicit: connection.credentials.authentication(openAPI: file?.openAPI))
+            try configureConnection(&configuration, definitions: loaded, explicit: credentials.authentication(openAPI: file?.openAPI))
             guard lease.isFinite, lease >= 0.1, lease <= 86_400 else { throw ValidationError(localized("--lease takes 0.1 to 86400 seconds")) }
             let report = try await queue.withStorage { [configuration] storage in
                 var configuration = configuration

@@ -76,7 +76,7 @@ package struct LocalizedMessage: Sendable, ExpressibleByStringInterpolation, Cus
     /// Puts `values` into `template`: `%@` takes the next one, `%2$@` the second, `%%` is `%`.
     /// A placeholder without a value stays empty; nothing in a value is read as a placeholder.
     package static func fill(_ template: String, with values: [String]) -> String {
-        guard template.contains("%") else { return template }
+        guard template.utf8.contains(UInt8(ascii: "%")) else { return template }
         var result = ""
         var next = 0
         var rest = template[...]
