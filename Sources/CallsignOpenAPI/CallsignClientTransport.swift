@@ -93,14 +93,8 @@ public struct CallsignClientTransport: ClientTransport {
             method: request.method, path: path, baseURL: Self.directory(baseURL),
             headers: Headers(request.headerFields))
         call.apiName = operationID
-        call.cachePolicy = policy.cachePolicy
-        call.storePolicy = policy.storePolicy
-        call.retry = policy.retry
-        call.timeout = policy.timeout
-        call.deadline = policy.deadline
-        call.needsAuthorization = policy.needsAuthorization
+        call.options = policy.options
         call.middlewares = policy.middlewares
-        call.tag = policy.tag
         if policy.sendsIdempotencyKey, !call.headers.contains("Idempotency-Key") {
             call.headers["Idempotency-Key"] = UUID().uuidString
         }

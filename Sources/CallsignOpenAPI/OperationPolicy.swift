@@ -7,49 +7,62 @@ public import Callsign
 /// let transport = CallsignClientTransport(client, policies: [
 ///     "listPets": .cached(for: .seconds(60)),
 ///     "createOrder": .queuedOffline,
-///     "health": OperationPolicy(needsAuthorization: false, deadline: .seconds(2)),
+///     "health": OperationPolicy(deadline: .seconds(2), needsAuthorization: false),
 /// ])
 /// ```
-public struct OperationPolicy: Sendable {
-    /// How the operation uses the client's HTTP cache; `nil` (the default) leaves the cache out
-    /// and streams the response. Any policy reads the response into memory so it can be stored.
-    public var cachePolicy: CachePolicy?
-    /// Whether the operation is queued offline when the server cannot be reached; `nil` means
-    /// `StorePolicy.none`. A queued operation carries one `Idempotency-Key` from its first
-    /// attempt through every replay, and the caller hears `APIError.Code.queuedOffline`.
-    public var storePolicy: StorePolicy?
+///
+/// A policy holds the same ``CallOptions`` as a `Request` — `policy.hedging`, `policy.deadline`,
+/// every option by its name — and they reach the call as they are. The options that say how a
+/// body is read (`responseType`, `usesEnvelope`, `responseFormat`, `errorClasses`,
+/// `acceptsNullResponse`, `pagination`) have nothing to act on here: the generated code reads the
+/// body itself.
+@dynamicMemberLookup
+public struct OperationPolicy: HoldsCallOptions, Sendable {
+    /// The operation's options (see ``CallOptions``); each one left `nil` follows the client.
+    /// Credentials (``CallOptions/needsAuthorization``) default to `true` here: the document's
+    /// `security` decides (``CredentialRule``). A cache policy reads the response into memory so
+    /// it can be stored; without one the response streams. A store policy of `.offline` queues
+    /// the operation when the server cannot be reached: see ``queuedOffline``.
+    public var options: CallOptions
     /// Whether each call gets an `Idempotency-Key` (a new UUID, unless the generated request has
     /// one), kept through every retry and replay. Say so only for a server that honours the
     /// key: it lets Callsign retry a `POST` and queue one whose first attempt may have arrived.
     /// Default `false`.
     public var sendsIdempotencyKey: Bool
-    /// The retry policy; `nil` uses the client's.
-    public var retry: RetryPolicy?
-    /// The time limit of one attempt; `nil` uses the client's.
-    public var timeout: Duration?
-    /// One time limit for the whole operation, retries and waits included; `nil` uses the client's.
-    public var deadline: Duration?
-    /// Whether the client's credentials are added (to its trusted origins only). Default `true`.
-    public var needsAuthorization: Bool
-    /// A tag for the client's common parameters and headers (see `Request.tag`).
-    public var tag: String?
     /// Middlewares for this operation only, run after the client's.
     public var middlewares: [any Middleware]
 
     /// Creates a policy; every setting left out follows the client.
     public init(
         cachePolicy: CachePolicy? = nil, storePolicy: StorePolicy? = nil, sendsIdempotencyKey: Bool = false,
-        retry: RetryPolicy? = nil, timeout: Duration? = nil, deadline: Duration? = nil, needsAuthorization: Bool = true,
+        retry: RetryPolicy? = nil, timeout: Duration? = nil, deadline: Duration? = nil,
+        needsAuthorization: Bool? = CredentialRule.defaultNeedsAuthorization(for: .openAPIOperation),
         tag: String? = nil, middlewares: [any Middleware] = []
     ) {
-        self.cachePolicy = cachePolicy
-        self.storePolicy = storePolicy
+        options = CallOptions()
+        options.cachePolicy = cachePolicy
+        options.storePolicy = storePolicy
+        options.retry = retry
+        options.timeout = timeout
+        options.deadline = deadline
+        options.needsAuthorization = needsAuthorization
+        options.tag = tag
         self.sendsIdempotencyKey = sendsIdempotencyKey
-        self.retry = retry
-        self.timeout = timeout
-        self.deadline = deadline
-        self.needsAuthorization = needsAuthorization
-        self.tag = tag
+        self.middlewares = middlewares
+    }
+
+    /// A policy with these options, every one of them (see ``CallOptions``); credentials follow
+    /// the document's `security` unless `options` says otherwise.
+    ///
+    /// ```swift
+    /// var search = CallOptions(); search.hedging = .after(.milliseconds(150))
+    /// let policies: [String: OperationPolicy] = ["searchPets": OperationPolicy(options: search)]
+    /// ```
+    public init(options: CallOptions, sendsIdempotencyKey: Bool = false, middlewares: [any Middleware] = []) {
+        var options = options
+        options.needsAuthorization = options.needsAuthorization ?? CredentialRule.defaultNeedsAuthorization(for: .openAPIOperation)
+        self.options = options
+        self.sendsIdempotencyKey = sendsIdempotencyKey
         self.middlewares = middlewares
     }
 
@@ -72,5 +85,5 @@ public struct OperationPolicy: Sendable {
     }
 
     /// Whether the response is read whole (cached operations) rather than streamed.
-    var readsWholeResponse: Bool { cachePolicy != nil }
+    var readsWholeResponse: Bool { options.cachePolicy != nil }
 }

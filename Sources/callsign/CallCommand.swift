@@ -62,18 +62,28 @@ struct CallCommand: AsyncParsableCommand {
             // go to the --base-url typed, nowhere else it names.
             DefinitionsArgument.distrust(&loaded.definitions, choice: choice, quiet: exchange.quiet)
             let typed = baseURL.flatMap { URL(string: $0) }.map { [$0] } ?? []
-            // Items and -p parameters alike; an item given after a -p of the same key wins.
             let items = try AdHocItems(parsing: self.items, form: exchange.input.formItems)
-            let given = try ParameterArguments.parse(parameters).merging(items.parameters) { _, item in item }
-            // An OpenAPI operation places and checks its parameters as its document says.
-            var request = try loaded.openAPI.map { operations throws(APIError) in try operations.request(name, parameters: given) }
-                ?? loaded.definitions.definition(named: name).request(parameters: given)
-            items.addQuery(to: &request)
-            request.headers = request.headers.merging(items.headers)
+            let request = try self.request(from: loaded, items: items)
             try await exchange.perform(
                 request, definitions: loaded.definitions, openAPI: loaded.openAPI, typedOrigins: typed, files: items.files,
                 itemHeaders: items.headers)
         }
+    }
+}
+
+extension CallCommand {
+    /// The request the named definition (or OpenAPI operation) makes with the parameters and
+    /// items given: what `perform` then limits and sends.
+    func request(from loaded: DefinitionsArgument.Loaded, items: AdHocItems) throws(APIError) -> Request {
+        // Items and -p parameters alike; an item given after a -p of the same key wins.
+        let given = try ParameterArguments.parse(parameters).merging(items.parameters) { _, item in item }
+        // An OpenAPI operation places and checks its parameters as its document says.
+        var request =
+            if let operations = loaded.openAPI { try operations.request(name, parameters: given) }
+            else { try loaded.definitions.definition(named: name).request(parameters: given) }
+        items.addQuery(to: &request)
+        request.headers = request.headers.merging(items.headers)
+        return request
     }
 }
 

@@ -12,7 +12,7 @@ import Foundation
 /// client's part by ``configure(_:definitions:explicit:)``, the call's own part (its time
 /// limits and attempts) by ``limit(_:configuration:says:)``.
 ///
-/// The time limits are the call's own (``Request/Fields/timeout``, ``Request/Fields/deadline``)
+/// The time limits are the call's own (``CallOptions/timeout``, ``CallOptions/deadline``)
 /// rather than the client's: the client's per-attempt limit does not cover a body written to a
 /// file, and `callsign download --timeout 5` means what `callsign get --timeout 5` means.
 struct ClientOptions: ParsableArguments, ConnectionOptions {

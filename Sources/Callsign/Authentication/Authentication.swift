@@ -8,7 +8,7 @@ public import Foundation
 /// `needsAuthorization: true` (the default is `false`); a call no definition built (the
 /// builder, ``Endpoint`` values) when it goes to the origin of
 /// ``APIClient/Configuration/baseURL``, unless it opts out with `.authorized(false)` — and to
-/// any other origin only when it sets ``Request/Fields/needsAuthorization`` to `true`.
+/// any other origin only when it sets ``CallOptions/needsAuthorization`` to `true`.
 /// ``CredentialRule`` holds this rule and its table of defaults, one per way of calling.
 ///
 /// ```swift

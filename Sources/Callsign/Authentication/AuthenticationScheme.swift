@@ -5,7 +5,7 @@ import Foundation
 /// ``TokenAuthentication`` — and yours can too.
 ///
 /// The ``MiddlewareStage/authentication`` stage decides *whether* a request gets credentials:
-/// only when it needs authorization (``Request/Fields/needsAuthorization``: `nil`, the default
+/// only when it needs authorization (``CallOptions/needsAuthorization``: `nil`, the default
 /// outside definitions, means yes for the client's own origin) and goes to one of the client's
 /// trusted origins. No scheme can skip that check. The scheme decides *how*:
 ///

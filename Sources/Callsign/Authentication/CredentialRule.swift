@@ -4,7 +4,7 @@ import Foundation
 ///
 /// A request carries the ``Authentication`` only when both hold:
 ///
-/// 1. it **asks** for credentials: ``Request/Fields/needsAuthorization`` is `true`, or it is
+/// 1. it **asks** for credentials: ``CallOptions/needsAuthorization`` is `true`, or it is
 ///    `nil` and the request goes to the client's own origin (its configuration's
 ///    ``APIClient/Configuration/baseURL``);
 /// 2. it goes to a **trusted origin** and has not been redirected away from its own: the
@@ -46,7 +46,7 @@ public enum CredentialRule {
         case commandLine
     }
 
-    /// What ``Request/Fields/needsAuthorization`` holds when the caller of `way` says nothing:
+    /// What ``CallOptions/needsAuthorization`` holds when the caller of `way` says nothing:
     /// `true` or `false`, or `nil` for "the client's own origin only".
     public static func defaultNeedsAuthorization(for way: WayOfCalling) -> Bool? {
         switch way {

@@ -186,7 +186,19 @@ public enum CallOutcome: Sendable {
 }
 
 /// The settings and callbacks of one callback call (RFAPI's request context).
-public struct CallContext: Sendable {
+///
+/// Besides its own settings it holds the call's ``CallOptions`` — `c.deadline`, `c.retry`,
+/// `c.cachePolicy`, every option a request has — which win over the definition's.
+///
+/// ```swift
+/// client.request("Timeline") { c in
+///     c.parameters = ["page": 2]
+///     c.deadline = .seconds(5)
+///     c.success { (timeline: Timeline) in show(timeline) }
+/// }
+/// ```
+@dynamicMemberLookup
+public struct CallContext: HoldsCallOptions, Sendable {
     /// Parameters for the call.
     public var parameters: Parameters = [:]
     /// Headers for the call.
@@ -205,10 +217,9 @@ public struct CallContext: Sendable {
     public var group: String?
     /// A message for activity observers while the call runs.
     public var loadMessage: String?
-    /// The time limit for one attempt.
-    public var timeout: Duration?
-    /// One time limit for the whole call.
-    public var deadline: Duration?
+    /// The call's options (see ``CallOptions``), which win over the definition's; set each
+    /// one on the context itself: `c.timeout = .seconds(10)`.
+    public var options = CallOptions()
 
     var successHandler: (@Sendable (Response) throws(APIError) -> @Sendable () -> Void)?
     var failureHandler: (@Sendable (APIError) -> Void)?
@@ -272,13 +283,12 @@ public struct CallContext: Sendable {
         applyOptions(to: &request)
     }
 
-    /// The identifier, group, message, time limits and form of the context.
+    /// The identifier, group, message, options and form of the context.
     func applyOptions(to request: inout Request) {
         if let identifier { request.identifier = identifier }
         if let group { request.group = group }
         if let loadMessage { request.loadMessage = loadMessage }
-        if let timeout { request.timeout = timeout }
-        if let deadline { request.deadline = deadline }
+        request.options = options.merged(over: request.options)
         if let formData { request.body = .multipart(formData) }
     }
 }

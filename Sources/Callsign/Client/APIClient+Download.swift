@@ -24,7 +24,7 @@ extension APIClient {
     ///
     /// Progress (including resumed bytes) is reported on a ``CallTask`` from
     /// ``startDownload(_:to:resuming:)``. A download has no per-attempt time limit unless the
-    /// request sets one; use ``Request/Fields/deadline``. A server that goes silent, before its
+    /// request sets one; use ``CallOptions/deadline``. A server that goes silent, before its
     /// head or in the middle of the body, ends it after the idle limit
     /// (``APIClient/Configuration/Timeouts/idle``, 60 seconds by default). Cancelling the task
     /// stops the transfer at once and leaves the partial file for a resume.

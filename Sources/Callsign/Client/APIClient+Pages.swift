@@ -6,7 +6,7 @@ extension APIClient {
     /// iterate: the next one only when you ask for it, none after you stop or cancel.
     ///
     /// `pagination` wins; without it, the walk follows the request's own (its definition's
-    /// ``APIDefinition/pagination``), else ``Pagination/link``. The request's `deadline` (or the
+    /// ``CallOptions/pagination``), else ``Pagination/link``. The request's `deadline` (or the
     /// client's) covers the whole walk; every page must have a status the request accepts and,
     /// when the request reads envelopes, an envelope code that means success.
     ///

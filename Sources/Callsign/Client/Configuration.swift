@@ -63,7 +63,7 @@ extension APIClient {
         /// Credentials for requests that need authorization: calls to the origin of ``baseURL``
         /// unless they opt out (`.authorized(false)`), calls by name whose definition says
         /// `needsAuthorization: true`, and calls to another trusted origin that set
-        /// ``Request/Fields/needsAuthorization`` to `true`. Default `nil`.
+        /// ``CallOptions/needsAuthorization`` to `true`. Default `nil`.
         public var authentication: Authentication? = nil
         /// The HTTP proxy each request goes through, with the hosts reached directly. Default
         /// `nil`: every request connects directly. ``environment(_:)`` reads the proxy
@@ -251,11 +251,11 @@ extension APIClient.Configuration {
     /// ```
     public struct Timeouts: Sendable, Hashable {
         /// The time limit for one attempt: sending, waiting, and reading a body into memory.
-        /// A request's own ``Request/Fields/timeout`` wins. Streams are limited up to their head only;
+        /// A request's own ``CallOptions/timeout`` wins. Streams are limited up to their head only;
         /// downloads to a file only by a request's own timeout. Default 60 seconds.
         public var attempt: Duration = .seconds(60)
         /// One time limit for each whole call — attempts, retry waits, redirects and body —
-        /// (APE's abort-after). A request's own ``Request/Fields/deadline`` wins. Default `nil`: none.
+        /// (APE's abort-after). A request's own ``CallOptions/deadline`` wins. Default `nil`: none.
         public var deadline: Duration? = nil
         /// How long any call — a body read into memory, a stream, a download to a file — may go
         /// without a byte from the server: waiting for the head, and between two chunks of the

@@ -2,7 +2,7 @@ import Foundation
 
 /// How the next page of a paged answer is found (``APIClient/pages(_:pagination:)``).
 ///
-/// Give it per call, or declare it once in the API's definition (``APIDefinition/pagination``, the
+/// Give it per call, or declare it once in the API's definition (``CallOptions/pagination``, the
 /// `pagination` key of a definitions file, an OpenAPI operation's `x-speakeasy-pagination`): a
 /// walk without an explicit pagination uses the request's, else ``link``.
 ///

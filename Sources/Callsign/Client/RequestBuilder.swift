@@ -94,8 +94,41 @@ public struct RequestBuilder: Sendable {
         }
     }
 
+    /// Sets one of the call's options (see ``CallOptions``), any of them by its key path.
+    ///
+    /// ```swift
+    /// let feed = try await client.get("feed").option(\.servesStaleWhenOffline, true).send()
+    /// ```
+    public func option<Value>(_ option: WritableKeyPath<CallOptions, Value>, _ value: Value) -> RequestBuilder {
+        with { $0.request.options[keyPath: option] = value }
+    }
+
+    /// Sets the call's options from `options`: each one it sets wins over what the request has.
+    ///
+    /// ```swift
+    /// var slow = CallOptions(); slow.timeout = .seconds(60); slow.retry = .none
+    /// let report = try await client.get("reports/2026").options(slow).send()
+    /// ```
+    public func options(_ options: CallOptions) -> RequestBuilder {
+        with { $0.request.options = options.merged(over: $0.request.options) }
+    }
+
     /// Sets the time limit for one attempt.
     public func timeout(_ timeout: Duration) -> RequestBuilder { with { $0.request.timeout = timeout } }
+
+    /// Sets one time limit for the whole call, retries and waits included.
+    ///
+    /// ```swift
+    /// let me = try await client.get("me").deadline(.seconds(3)).decode(User.self)
+    /// ```
+    public func deadline(_ deadline: Duration) -> RequestBuilder { with { $0.request.deadline = deadline } }
+
+    /// Sets how this call's failed attempts are retried; `.none` makes one attempt.
+    ///
+    /// ```swift
+    /// try await client.post("payments").retry(.none).send()
+    /// ```
+    public func retry(_ policy: RetryPolicy) -> RequestBuilder { with { $0.request.retry = policy } }
 
     /// Sets the identifier used to find or cancel the call.
     public func identifier(_ identifier: String) -> RequestBuilder { with { $0.request.identifier = identifier } }

@@ -17,6 +17,7 @@ struct DefinitionParser {
         case responseType, responseClass, errorClass, acceptsNullResponse, acceptedStatusCodes, timeout, tag, envelope
         case userInfo, notes, authentication, retry, deadline, hedging, mock
         case cachePolicy, expire, offlinePolicy, servesStaleWhenOffline, responseSerializer, pagination
+        case commonParameterPlacement
 
         var spellings: [String] {
             switch self {
@@ -50,6 +51,7 @@ struct DefinitionParser {
             case .servesStaleWhenOffline: ["servesStaleWhenOffline"]
             case .responseSerializer: ["Response Serializer", "responseSerializer", "responseFormat"]
             case .pagination: ["Pagination", "pagination"]
+            case .commonParameterPlacement: ["commonParameterPlacement"]
             }
         }
 
@@ -172,7 +174,7 @@ struct DefinitionParser {
             definition.parameters = parameters
         case .needsAuthorization:
             definition.needsAuthorization = try reader.bool()
-        case .contentType, .responseType:
+        case .contentType, .responseType, .commonParameterPlacement:
             try readWord(field, reader: reader, into: &definition)
         case .cachePolicy, .offlinePolicy:
             // RFAPI wrote its policies as numbers (property lists sometimes as digit strings);
@@ -265,6 +267,9 @@ struct DefinitionParser {
         case .offlinePolicy:
             definition.storePolicy = try reader.word(
                 StorePolicy.init(name:), what: "a store policy; use \(StorePolicy.names.joined(separator: ", "))")
+        case .commonParameterPlacement:
+            definition.commonParameterPlacement = try reader.word(
+                CommonParameterPlacement.init(name:), what: "a common parameter placement; use \(CommonParameterPlacement.names.joined(separator: ", "))")
         default:
             break
         }

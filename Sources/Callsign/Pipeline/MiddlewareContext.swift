@@ -110,7 +110,7 @@ public struct MiddlewareContext: Sendable {
 
     /// When the call must be over, if it has a deadline: an instant of the client's
     /// ``APIClient/Configuration/clock``. The ``MiddlewareStage/deadline`` stage sets it from the
-    /// request's ``Request/Fields/deadline`` (its call's, definition's or `DEFAULT`'s), else the
+    /// request's ``CallOptions/deadline`` (its call's, definition's or `DEFAULT`'s), else the
     /// client's ``APIClient/Configuration/Timeouts/deadline``; a middleware may move it earlier
     /// with ``tightenDeadline(to:)``. A stage that waits — a retry's back-off, a rate limit — does
     /// not wait past it.

@@ -17,7 +17,7 @@ public import Logging
 /// query string for GET, HEAD and DELETE (or with ``ContentType/query``) and into the body
 /// otherwise, encoded by ``Fields/contentType`` (JSON unless you say otherwise).
 @dynamicMemberLookup
-public struct Request: BoxedFields, Sendable {
+public struct Request: BoxedFields, HoldsCallOptions, Sendable {
     /// What a request holds. Read and change them on the request itself — `request.path`,
     /// `request.headers["X-Trace"] = id` — through key-path member lookup: the fields live in one
     /// copy-on-write box, so a request is one pointer wide however much it carries, and passing it
@@ -39,78 +39,16 @@ public struct Request: BoxedFields, Sendable {
         /// An explicit body. When set, ``parameters`` go into the query string (or, for a
         /// multipart body, become its leading text fields).
         public var body: RequestBody? = nil
-        /// How parameters are encoded; `nil` means JSON for a body. Default `nil`.
-        public var contentType: ContentType? = nil
-        /// The time limit for one attempt; `nil` uses the client's. Default `nil`.
-        public var timeout: Duration? = nil
-        /// A tag naming the backend subsystem, for common parameters and headers. Default `nil`.
-        public var tag: String? = nil
+        /// The options that shape the call — time limits, retry, cache, credentials, how the
+        /// answer is read (see ``CallOptions``). Read and change each one on the request itself:
+        /// `request.deadline = .seconds(5)`.
+        public var options = CallOptions()
         /// An identifier for looking up and cancelling the call. Default `nil`.
         public var identifier: String? = nil
         /// A group for cancelling related calls together. Default `nil`.
         public var group: String? = nil
         /// The API name, when the request came from a definition.
         public var apiName: String? = nil
-        /// The statuses ``Response/validate()`` accepts; `nil` means the client's (200–299).
-        public var acceptedStatusCodes: StatusCodes? = nil
-        /// Whether the request carries the client's credentials. `nil` (the default for requests
-        /// no definition built: the builder, ``Endpoint`` values, hand-made requests) means yes
-        /// when it goes to the client's own origin (its ``APIClient/Configuration/baseURL``) and
-        /// no anywhere else — an ``Endpoint`` with a base URL of its own says `true` to get
-        /// them there. `false` opts out. Definitions decide for theirs (RFAPI's
-        /// `needsAuthorization`, default `false`). Credentials never go to an origin that is not
-        /// trusted, whatever this says.
-        ///
-        /// ```swift
-        /// let me = try await client.get("me").decode(User.self)                      // credentials sent
-        /// let status = try await client.get("status").authorized(false).send()      // none
-        /// ```
-        public var needsAuthorization: Bool? = nil
-        /// Whether to read the body as an adaptive envelope; `nil` follows the client. Default `nil`.
-        public var usesEnvelope: Bool? = nil
-        /// What the body is expected to hold (from a definition's response type). Default `nil`.
-        public var responseType: ResponseType? = nil
-        /// The name of the type to decode into, from the definition's `Response Class`
-        /// (see ``ResponseClasses``). Default `nil`.
-        public var responseClass: String? = nil
-        /// The types a failed call's body decodes into, by status, from the definition's
-        /// `errorClass` (see ``ErrorClasses`` and ``APIError/serverError``). Default `nil`.
-        public var errorClasses: ErrorClasses? = nil
-        /// Whether an empty or `null` body is acceptable (RFAPI's "Response Accept Null").
-        public var acceptsNullResponse: Bool = false
-        /// How ``APIClient/pages(_:pagination:)`` finds the next page when it is given no
-        /// pagination of its own (from the definition's ``APIDefinition/pagination``); `nil` means
-        /// ``Pagination/link``. Default `nil`.
-        public var pagination: Pagination? = nil
-        /// The retry policy for this call; `nil` uses the definition's, else the client's.
-        public var retry: RetryPolicy? = nil
-        /// One time limit for the whole call — attempts, waits, redirects and body; `nil` uses the
-        /// client's. Default `nil`.
-        public var deadline: Duration? = nil
-        /// Whether a slow attempt is hedged with a second one (see ``HedgePolicy``); `nil` uses the
-        /// definition's, else the client's ``APIClient/Configuration/hedging``; ``HedgePolicy/off``
-        /// turns it off for this call. Default `nil`.
-        ///
-        /// ```swift
-        /// request.hedging = .after(.milliseconds(200))
-        /// ```
-        public var hedging: HedgePolicy? = nil
-        /// How this call uses the client's HTTP cache; `nil` means ``CachePolicy/useProtocol``.
-        public var cachePolicy: CachePolicy? = nil
-        /// Whether a stored response is served, however stale, when the server cannot be
-        /// reached (RFAPI's `Offline Policy` 1); `nil` follows the cache's
-        /// ``HTTPCache/servesStaleWhenOffline``. Default `nil`.
-        ///
-        /// ```swift
-        /// request.servesStaleWhenOffline = true   // the last list seen, when offline
-        /// ```
-        public var servesStaleWhenOffline: Bool? = nil
-        /// What the body is written in, for decoding; `nil` means ``ResponseFormat/json``.
-        /// Default `nil`.
-        public var responseFormat: ResponseFormat? = nil
-        /// Whether this call is queued offline when the server cannot be reached; `nil` means
-        /// ``StorePolicy/none``.
-        public var storePolicy: StorePolicy? = nil
         /// For a call queued offline: calls with the same key are sent in the order they were
         /// queued, and a storage that can (`PostgresOfflineQueue`) sends different keys in
         /// parallel. `nil` (the default) uses the API name.
@@ -123,8 +61,6 @@ public struct Request: BoxedFields, Sendable {
         public var loadMessage: String? = nil
         /// Middlewares for this call only, run after the client's (``APIClient/Configuration/middlewares``).
         public var middlewares: [any Middleware] = []
-        /// Where common parameters go for this request; `nil` follows the client. Default `nil`.
-        public var commonParameterPlacement: CommonParameterPlacement? = nil
         /// The URL the request was sent to, filled in when Callsign builds the request.
         public internal(set) var url: URL? = nil
         /// Set by the redirect policy after a hop to another origin: credentials are never added again.
@@ -156,6 +92,13 @@ public struct Request: BoxedFields, Sendable {
         _modify { yield &storage.value }
     }
 
+    /// The options that shape the call (see ``CallOptions``); read and change them one by one on
+    /// the request itself: `request.retry = .none`.
+    public var options: CallOptions {
+        _read { yield storage.value.options }
+        _modify { yield &storage.value.options }
+    }
+
     /// Creates a request.
     ///
     /// ```swift
@@ -166,10 +109,11 @@ public struct Request: BoxedFields, Sendable {
         query: Parameters = [:], headers: Headers = [:], body: RequestBody? = nil,
         contentType: ContentType? = nil, timeout: Duration? = nil, tag: String? = nil
     ) {
-        storage = CopyOnWrite(
-            Fields(
-                method: method, path: path, baseURL: baseURL, parameters: parameters, query: query, headers: headers, body: body,
-                contentType: contentType, timeout: timeout, tag: tag))
+        var fields = Fields(method: method, path: path, baseURL: baseURL, parameters: parameters, query: query, headers: headers, body: body)
+        fields.options.contentType = contentType
+        fields.options.timeout = timeout
+        fields.options.tag = tag
+        storage = CopyOnWrite(fields)
     }
 
     /// The parameter key whose value (an array, usually) is sent as the whole JSON body,

@@ -10,7 +10,7 @@
 /// time than the delay.
 ///
 /// Off unless you ask: per client (``APIClient/Configuration/hedging``), per definition
-/// (``APIDefinition/hedging``, `hedging:` in a file) or per call (``Request/Fields/hedging``,
+/// (``CallOptions/hedging``, `hedging:` in a file) or per call (``CallOptions/hedging``,
 /// ``RequestBuilder/hedging(_:)``); the call's wins over its definition's, which wins over the
 /// client's.
 ///

@@ -20,7 +20,7 @@ import Foundation
 /// ```
 ///
 /// Turn it on or off per definition with `envelope: true|false`, per request with
-/// ``Request/Fields/usesEnvelope``.
+/// ``CallOptions/usesEnvelope``.
 public struct EnvelopePolicy: Sendable, Hashable {
     /// Keys that may hold the code, tried in order.
     public var codeKeys: [String]

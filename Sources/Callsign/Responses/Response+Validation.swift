@@ -94,12 +94,12 @@ extension Response {
     }
 
     /// For definitions that say `object` or `objects`: the body must be UTF-8 JSON of that shape
-    /// (an empty body only where there can be none, or with ``Request/Fields/acceptsNullResponse``).
+    /// (an empty body only where there can be none, or with ``CallOptions/acceptsNullResponse``).
     private func validateDeclaredJSON(_ payload: Data) throws(APIError) {
         guard let expected = self.request.responseType, expected == .object || expected == .objects else { return }
         if payload.isEmpty {
             let bodiless = self.request.method == .head || self.status.code == 204 || self.status.code == 304
-            guard bodiless || self.request.acceptsNullResponse else {
+            guard bodiless || (self.request.acceptsNullResponse ?? false) else {
                 throw APIError(
                     .decoding, localized: "expected JSON (response type \(expected)), but the body is empty", request: self.request, response: self)
             }
@@ -233,7 +233,7 @@ extension Response {
         var payload: Data
         if let enveloped = try envelopePayload() { payload = enveloped } else { payload = try jsonBody() }
         if T.self == EmptyResponse.self, let empty = EmptyResponse() as? T { return empty }
-        if self.request.acceptsNullResponse && payload.isEmpty { payload = Data("null".utf8) }
+        if (self.request.acceptsNullResponse ?? false) && payload.isEmpty { payload = Data("null".utf8) }
         try checkResponseType(payload)
         try JSONDepth.check(payload, limit: self.settings.maximumJSONDepth)
         do {
@@ -251,7 +251,7 @@ extension Response {
         guard let expected = self.request.responseType, expected == .object || expected == .objects,
             let first = payload.first(where: { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) })
         else { return }
-        if first == UInt8(ascii: "n"), self.request.acceptsNullResponse { return }
+        if first == UInt8(ascii: "n"), (self.request.acceptsNullResponse ?? false) { return }
         let wantsArray = expected == .objects
         let isArray = first == UInt8(ascii: "[")
         let isObject = first == UInt8(ascii: "{")

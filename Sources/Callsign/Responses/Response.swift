@@ -78,7 +78,7 @@ public struct Response: BoxedFields, Sendable {
     /// The body bytes.
     public func data() -> Data { self.body }
 
-    /// The body parsed as JSON (a property list with ``Request/Fields/responseFormat``
+    /// The body parsed as JSON (a property list with ``CallOptions/responseFormat``
     /// ``ResponseFormat/propertyList``, read as ``ResponseFormat`` says).
     ///
     /// - Throws: ``APIError`` (``APIError/Code/decoding``) when the body is not JSON.

@@ -84,7 +84,7 @@ public struct ResponseClasses: Sendable {
 }
 
 extension Response {
-    /// Decodes the body as the type registered under the request's ``Request/Fields/responseClass``
+    /// Decodes the body as the type registered under the request's ``CallOptions/responseClass``
     /// (an array of it for `objects`), after the same checks as ``decode(_:decoder:)``.
     ///
     /// ```swift

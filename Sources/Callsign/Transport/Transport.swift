@@ -94,7 +94,7 @@ public struct TransportRequest: Sendable {
     /// How the caller reads the response body. Default ``BodyReading/stream``.
     public var bodyReading: BodyReading
     /// When this attempt must be over — the per-attempt limit (``APIClient/Configuration/Timeouts/attempt``,
-    /// or the request's ``Request/Fields/timeout``), not the call's deadline
+    /// or the request's ``CallOptions/timeout``), not the call's deadline
     /// (``MiddlewareContext/deadline``, which the stages above enforce): the head, and a
     /// collected body. `nil` for none. Only a transport whose ``Transport/enforcesAttemptDeadlines`` is
     /// `true` needs to look at it.

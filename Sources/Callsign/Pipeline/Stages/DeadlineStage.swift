@@ -16,7 +16,7 @@ struct DeadlineStage: Middleware {
 }
 
 extension APIClient.Configuration.Timeouts {
-    /// A call's deadline, the one rule: the request's own ``Request/Fields/deadline`` (its
+    /// A call's deadline, the one rule: the request's own ``CallOptions/deadline`` (its
     /// call's, its definition's or `DEFAULT`'s), else the client's ``deadline``; `nil` for none.
     /// Read by the deadline stage for one call, and by walks of several calls (pages, an event
     /// stream's reconnections), which spend one deadline over all of them.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The per-attempt time limits (``MiddlewareStage/timeout``): a request's own ``Request/Fields/timeout``,
+/// The per-attempt time limits (``MiddlewareStage/timeout``): a request's own ``CallOptions/timeout``,
 /// else the client's ``APIClient/Configuration/Timeouts/attempt``, and the idle limit
 /// (``APIClient/Configuration/Timeouts/idle``). A transport that enforces attempt deadlines
 /// itself is handed the instant (``TransportRequest/attemptDeadline``); any other attempt, and
