@@ -11,16 +11,16 @@ public import Callsign
 /// ])
 /// ```
 ///
-/// A policy holds the same ``CallOptions`` as a `Request` — `policy.hedging`, `policy.deadline`,
+/// A policy holds the same `CallOptions` as a `Request` — `policy.hedging`, `policy.deadline`,
 /// every option by its name — and they reach the call as they are. The options that say how a
 /// body is read (`responseType`, `usesEnvelope`, `responseFormat`, `errorClasses`,
 /// `acceptsNullResponse`, `pagination`) have nothing to act on here: the generated code reads the
 /// body itself.
 @dynamicMemberLookup
 public struct OperationPolicy: HoldsCallOptions, Sendable {
-    /// The operation's options (see ``CallOptions``); each one left `nil` follows the client.
-    /// Credentials (``CallOptions/needsAuthorization``) default to `true` here: the document's
-    /// `security` decides (``CredentialRule``). A cache policy reads the response into memory so
+    /// The operation's options (see `CallOptions`); each one left `nil` follows the client.
+    /// Credentials (`CallOptions/needsAuthorization`) default to `true` here: the document's
+    /// `security` decides (`CredentialRule`). A cache policy reads the response into memory so
     /// it can be stored; without one the response streams. A store policy of `.offline` queues
     /// the operation when the server cannot be reached: see ``queuedOffline``.
     public var options: CallOptions
@@ -51,7 +51,7 @@ public struct OperationPolicy: HoldsCallOptions, Sendable {
         self.middlewares = middlewares
     }
 
-    /// A policy with these options, every one of them (see ``CallOptions``); credentials follow
+    /// A policy with these options, every one of them (see `CallOptions`); credentials follow
     /// the document's `security` unless `options` says otherwise.
     ///
     /// ```swift

@@ -2,8 +2,8 @@ public import Callsign
 import Foundation
 import HTTPTypes
 
-/// The checks every ``HTTPCacheStorage`` must pass, shipped so a storage written outside the
-/// package is held to what ``MemoryCacheStorage``, `SQLiteCacheStorage` and
+/// The checks every `HTTPCacheStorage` must pass, shipped so a storage written outside the
+/// package is held to what `MemoryCacheStorage`, `SQLiteCacheStorage` and
 /// `PostgresCacheStorage` are (Callsign's own tests run this suite on each of them).
 ///
 /// Each check gets a fresh, empty storage from `makeStorage`, so checks do not see one another's
@@ -17,7 +17,7 @@ import HTTPTypes
 /// }
 /// ```
 public struct CacheStorageConformance: Sendable {
-    /// One promise of the ``HTTPCacheStorage`` contract.
+    /// One promise of the `HTTPCacheStorage` contract.
     public enum Check: String, CaseIterable, Sendable, CustomStringConvertible {
         /// A stored response comes back equal: status, fields in order with repeated names,
         /// binary body, varying headers and both times.

@@ -1,8 +1,8 @@
 public import Callsign
 import Foundation
 
-/// The checks every ``OfflineQueueStorage`` must pass, shipped so a queue storage written outside
-/// the package is held to what ``MemoryOfflineQueue``, `SQLiteOfflineQueue` and
+/// The checks every `OfflineQueueStorage` must pass, shipped so a queue storage written outside
+/// the package is held to what `MemoryOfflineQueue`, `SQLiteOfflineQueue` and
 /// `PostgresOfflineQueue` are (Callsign's own tests run this suite on each of them).
 ///
 /// Each check gets a fresh, empty storage from `makeStorage`. The checks use one ordering key
@@ -17,7 +17,7 @@ import Foundation
 /// }
 /// ```
 public struct QueueStorageConformance: Sendable {
-    /// One promise of the ``OfflineQueueStorage`` contract.
+    /// One promise of the `OfflineQueueStorage` contract.
     public enum Check: String, CaseIterable, Sendable, CustomStringConvertible {
         /// A queued request comes back equal (method, URL, header fields in order, body, API
         /// name, tag, ordering key, whether it needs authorization), with an id that grows.
@@ -50,7 +50,7 @@ public struct QueueStorageConformance: Sendable {
         }
     }
 
-    /// Whether the storages support ``OfflineQueueStorage/revive(_:)``; when `false` the check
+    /// Whether the storages support `OfflineQueueStorage/revive(_:)`; when `false` the check
     /// expects it to throw.
     public let revivesDeadLetters: Bool
     private let makeStorage: @Sendable () async throws -> any OfflineQueueStorage
@@ -58,7 +58,7 @@ public struct QueueStorageConformance: Sendable {
     /// A suite for the storages `makeStorage` makes (a fresh, empty one each call).
     ///
     /// - Parameters:
-    ///   - revivesDeadLetters: Whether they move dead letters back (``OfflineQueueStorage/revive(_:)``).
+    ///   - revivesDeadLetters: Whether they move dead letters back (`OfflineQueueStorage/revive(_:)`).
     ///   - makeStorage: Makes an empty storage; called once per check.
     public init(revivesDeadLetters: Bool = true, makeStorage: @escaping @Sendable () async throws -> any OfflineQueueStorage) {
         self.revivesDeadLetters = revivesDeadLetters

@@ -2,12 +2,12 @@ public import Callsign
 import Foundation
 import HTTPTypes
 
-/// The checks every ``Transport`` must pass, shipped so a transport written outside the package
+/// The checks every `Transport` must pass, shipped so a transport written outside the package
 /// is held to what `AsyncHTTPClientTransport` and `URLSessionTransport` are (Callsign's own
 /// transport tests run this suite on both).
 ///
 /// Each check starts a ``TestServer`` on 127.0.0.1, makes a transport with `makeTransport`,
-/// calls the server through an ``APIClient`` (no retries, no redirects followed), and shuts the
+/// calls the server through an `APIClient` (no retries, no redirects followed), and shuts the
 /// transport down. Failures are thrown as ``ConformanceFailure`` (one check) or
 /// ``ConformanceFailures`` (a whole run), so the suite works from Swift Testing and XCTest alike.
 ///
@@ -18,7 +18,7 @@ import HTTPTypes
 /// }
 /// ```
 public struct TransportConformance: Sendable {
-    /// One promise of the ``Transport`` contract.
+    /// One promise of the `Transport` contract.
     public enum Check: String, CaseIterable, Sendable, CustomStringConvertible {
         /// Method, path, query and header fields reach the server as sent.
         case requestHead
@@ -30,15 +30,15 @@ public struct TransportConformance: Sendable {
         case redirectsReturned
         /// A large binary body arrives byte-exact.
         case largeBody
-        /// A body at ``Limits/maximumResponseBodySize`` arrives; one past it fails with
-        /// ``APIError/Code/responseTooLarge``, with or without a `Content-Length`.
+        /// A body at `Limits/maximumResponseBodySize` arrives; one past it fails with
+        /// `APIError.Code.responseTooLarge`, with or without a `Content-Length`.
         case sizeCap
         /// A connection reset or a body cut short is an error, never a short success.
         case brokenBody
         /// A `HEAD` answer has its head and no body.
         case head
         /// Cancelling the calling task while the request is in flight ends it as
-        /// ``APIError/Code/cancelled``, at once.
+        /// `APIError.Code.cancelled`, at once.
         case cancellation
 
         /// What the check promises, for a report.
@@ -93,7 +93,7 @@ public struct TransportConformance: Sendable {
 
     static let suite = "TransportConformance"
 
-    /// What a call threw, as an ``APIError``; `nil` when it succeeded.
+    /// What a call threw, as an `APIError`; `nil` when it succeeded.
     private func failure(_ body: () async throws -> Void) async -> APIError? {
         do {
             try await body()

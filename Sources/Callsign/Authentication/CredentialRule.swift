@@ -21,7 +21,7 @@ import Foundation
 /// | ``WayOfCalling/openAPIOperation``           | `true`  | an OpenAPI document declares `security` per operation, so the document decides; an operation with empty `security` asks for none |
 /// | ``WayOfCalling/commandLine``                | `true`  | credentials named on the command line (`--user`, `--token`, …) are for the request typed beside them |
 ///
-/// Callbacks (``APIClient/request(_:configure:)``) follow what they start: a name, a
+/// Callbacks (``APIClient/request(_:configure:)-(String,_)``) follow what they start: a name, a
 /// ``Request`` or an ``Endpoint``.
 ///
 /// ```swift
@@ -34,7 +34,7 @@ public enum CredentialRule {
     public enum WayOfCalling: String, Sendable, Hashable, CaseIterable {
         /// A call by name, built from its ``APIDefinition`` (code or a definitions file).
         case definition
-        /// A ``Request`` value made by hand and sent with ``APIClient/send(_:)``.
+        /// A ``Request`` value made by hand and sent with ``APIClient/send(_:)-(Request)``.
         case request
         /// The ``RequestBuilder`` (`client.get("me")`).
         case builder

@@ -47,7 +47,7 @@ public final class HARReplay: Sendable {
             left.number == right.number && left.message == right.message
         }
 
-        /// Hashes the number and the message, as ``==`` compares them.
+        /// Hashes the number and the message, as `==` compares them.
         public func hash(into hasher: inout Hasher) {
             hasher.combine(number)
             hasher.combine(message)

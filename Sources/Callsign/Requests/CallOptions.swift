@@ -4,7 +4,7 @@
 ///
 /// Every way of calling holds the same value — an ``APIDefinition`` (in code or a definitions
 /// file), a ``Request``, the ``RequestBuilder``, the callback context of
-/// ``APIClient/request(_:configure:)`` and an OpenAPI operation's policy — and reads and writes
+/// ``APIClient/request(_:configure:)-(String,_)`` and an OpenAPI operation's policy — and reads and writes
 /// each option by its name (`definition.retry`, `request.deadline`). They merge with one rule,
 /// ``merged(over:)``, the most specific first: the call's over its definition's over `DEFAULT`'s.
 /// What is still `nil` then is the client's ``APIClient/Configuration``, read once per call by the
@@ -64,7 +64,7 @@ public struct CallOptions: Sendable, Hashable {
     /// ```
     public var pagination: Pagination?
     /// The time limit for one attempt (the per-attempt limit); `nil` uses the client's
-    /// ``APIClient/Configuration/Timeouts/request``.
+    /// ``APIClient/Configuration/Timeouts/attempt``.
     public var timeout: Duration?
     /// One time limit for the whole call — attempts, waits, redirects and body; `nil` uses the
     /// client's ``APIClient/Configuration/Timeouts/deadline``. A middleware may tighten it

@@ -15,7 +15,7 @@ public import Logging
 /// `path` may be a template (`user/{user_id}/profile`); each `{name}` is filled from
 /// ``Fields/parameters`` (then ``Fields/query``) and that parameter is not sent again. Parameters go into the
 /// query string for GET, HEAD and DELETE (or with ``ContentType/query``) and into the body
-/// otherwise, encoded by ``Fields/contentType`` (JSON unless you say otherwise).
+/// otherwise, encoded by ``CallOptions/contentType`` (JSON unless you say otherwise).
 @dynamicMemberLookup
 public struct Request: BoxedFields, HoldsCallOptions, Sendable {
     /// What a request holds. Read and change them on the request itself — `request.path`,
