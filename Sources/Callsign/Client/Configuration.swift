@@ -1,7 +1,4 @@
 public import Foundation
-public import Logging
-public import Metrics
-public import Tracing
 
 extension APIClient {
     /// Everything an ``APIClient`` needs to know that is not an API definition, in groups like
@@ -9,6 +6,13 @@ extension APIClient {
     /// ``responses``, ``common``, ``tasks``, ``callbacks``, ``observability`` and ``limits``. Each
     /// built-in stage of the pipeline is made from its own group when the client is created;
     /// middlewares never receive the configuration whole.
+    ///
+    /// One grouping rule: settings with several parts that belong together are a group (a struct
+    /// of its own: ``Timeouts``, ``Offline``, ``Responses``, ``CommonValues``, ``Tasks``,
+    /// ``Callbacks``, ``Observability``, each in its own file); a setting that is one value — a
+    /// policy (``retry``, ``redirects``, ``hedging``), a component (``cache``, ``rateLimits``,
+    /// ``circuitBreaker``) or a bound (``limits``) — is a property of its own, its type documented
+    /// where it is declared. What a single call may say differently is in ``CallOptions``.
     ///
     /// A plain value with a documented default for every property; adjust a copy with a closure:
     ///
@@ -240,198 +244,6 @@ extension APIClient {
             configuration.proxy = try ProxySettings(environment: environment)
             return configuration
         }
-    }
-}
-
-extension APIClient.Configuration {
-    /// Time limits (``APIClient/Configuration/timeouts``).
-    ///
-    /// ```swift
-    /// configuration.timeouts = .init(attempt: .seconds(10), deadline: .seconds(30))
-    /// ```
-    public struct Timeouts: Sendable, Hashable {
-        /// The time limit for one attempt: sending, waiting, and reading a body into memory.
-        /// A request's own ``CallOptions/timeout`` wins. Streams are limited up to their head only;
-        /// downloads to a file only by a request's own timeout. Default 60 seconds.
-        public var attempt: Duration = .seconds(60)
-        /// One time limit for each whole call — attempts, retry waits, redirects and body —
-        /// (APE's abort-after). A request's own ``CallOptions/deadline`` wins. Default `nil`: none.
-        public var deadline: Duration? = nil
-        /// How long any call — a body read into memory, a stream, a download to a file — may go
-        /// without a byte from the server: waiting for the head, and between two chunks of the
-        /// body (AsyncHTTPClient's read timeout). Past it the call ends with
-        /// ``APIError/Code/timedOut``. It holds where the other limits do not reach: a stream's
-        /// body, and a download without a timeout or deadline of its own. A stream's body is
-        /// idle only while its reader waits for the next chunk. Default 60 seconds; `nil` for none.
-        ///
-        /// ```swift
-        /// configuration.timeouts.idle = .seconds(15)   // a silent server is given up after 15 s
-        /// ```
-        public var idle: Duration? = .seconds(60)
-
-        /// Creates time limits; the defaults are 60 seconds per attempt, no deadline, and an idle
-        /// limit of 60 seconds.
-        public init(attempt: Duration = .seconds(60), deadline: Duration? = nil, idle: Duration? = .seconds(60)) {
-            self.attempt = attempt
-            self.deadline = deadline
-            self.idle = idle
-        }
-    }
-
-    /// Where offline requests wait (``APIClient/Configuration/offline``).
-    public struct Offline: Sendable {
-        /// Where requests with ``StorePolicy/offline`` wait while the server cannot be reached.
-        /// Default `nil`: each client keeps its own ``MemoryOfflineQueue`` (lost when the process
-        /// ends); `SQLiteOfflineQueue` from `CallsignSQLite` keeps them on disk.
-        ///
-        /// ```swift
-        /// configuration.offline.queue = try SQLiteOfflineQueue(url: queueFile)   // CallsignSQLite
-        /// ```
-        public var queue: (any OfflineQueueStorage)? = nil
-
-        /// Creates the default: a memory queue per client.
-        public init(queue: (any OfflineQueueStorage)? = nil) { self.queue = queue }
-    }
-
-    /// How responses are judged and read (``APIClient/Configuration/responses``).
-    public struct Responses: Sendable {
-        /// The decoder ``Response/decode(_:decoder:)`` uses. Default: a plain `JSONDecoder`.
-        public var decoder: JSONDecoder = JSONDecoder()
-        /// The adaptive envelope for every response, unless a definition or request turns it
-        /// off. Default `nil` (off).
-        public var envelope: EnvelopePolicy? = nil
-        /// Statuses ``Response/validate()`` accepts when the request does not say. Default 200–299.
-        public var acceptedStatusCodes: StatusCodes = .successful
-        /// Extra checks ``Response/validate()`` runs on every response. Default none.
-        public var validators: [any ResponseValidator] = []
-        /// Whether compressed answers are asked for and decoded, with the limits that stop a
-        /// decompression bomb. Default ``DecompressionPolicy/default``.
-        public var decompression: DecompressionPolicy = .default
-        /// Types by the names definitions give in `Response Class` (RFAPI), for
-        /// ``Response/decodeResponseClass()`` and callbacks' `decoded`. Default: empty.
-        ///
-        /// ```swift
-        /// configuration.responses.classes.register(Profile.self)
-        /// ```
-        public var classes: ResponseClasses = ResponseClasses()
-
-        /// Creates the defaults.
-        public init() {}
-    }
-
-    /// Parameters and headers added to every request (``APIClient/Configuration/common``), as
-    /// xAPI's common parameters: computed per request from its tag.
-    ///
-    /// ```swift
-    /// configuration.common.parameters = { tag in tag == "system1" ? ["app": "demo"] : [:] }
-    /// configuration.common.headers = { _ in ["X-Trace": .string(UUID().uuidString)] }
-    /// ```
-    public struct CommonValues: Sendable {
-        /// Parameters added to every request; a call's own parameter of the same name wins.
-        /// Default `nil`.
-        public var parameters: (@Sendable (_ tag: String?) async throws -> Parameters)? = nil
-        /// Headers added to every request; a call's own header of the same name wins. Default `nil`.
-        public var headers: (@Sendable (_ tag: String?) async throws -> Headers)? = nil
-        /// Where common parameters go when the request does not say. Default
-        /// ``CommonParameterPlacement/query``, xAPI's `xAPICommonParamsUsagePath`: in the query
-        /// string whatever the method, so a POST's JSON body stays exactly the call's.
-        ///
-        /// ```swift
-        /// configuration.common.placement = .parameters   // xAPICommonParamsUsageParams: with the call's parameters
-        /// ```
-        public var placement: CommonParameterPlacement = .query
-
-        /// Creates the defaults: no common values.
-        public init() {}
-    }
-
-    /// How calls run side by side (``APIClient/Configuration/tasks``).
-    public struct Tasks: Sendable {
-        /// How many calls run at once, client-wide. Default ``ConcurrencyLimit/unlimited``.
-        public var concurrency: ConcurrencyLimit = .unlimited
-        /// How many calls of one tag run at once. Default none.
-        public var tagConcurrency: [String: ConcurrencyLimit] = [:]
-        /// What happens when a call starts with the identifier of a running one. Default
-        /// ``IdentifierConflict/cancelPrevious``.
-        public var identifierConflict: IdentifierConflict = .cancelPrevious
-        /// Whether identical in-flight GET/HEAD requests share one transport request. Default `false`.
-        public var deduplicatesRequests: Bool = false
-        /// Whether the tasks the client starts itself — ``APIClient/start(_:)``,
-        /// ``APIClient/request(_:configure:)-(String,_)`` and calls shared by identifier, group or
-        /// de-duplication — run on the transport's ``Transport/preferredTaskExecutor``.
-        /// Default `false`: your code (middlewares, decoders, callbacks) never runs on an event
-        /// loop unless you opt in.
-        ///
-        /// What it buys: with AsyncHTTPClient, a response resumes the waiting task on the event
-        /// loop where it arrived, with no hop to another thread (a few percent more requests
-        /// per second in the benchmarks). What it risks: while your code runs there, that loop
-        /// serves no other connection of the client — a middleware that reads a file, a keychain
-        /// lookup or a slow decode stalls every call sharing the loop. Opt in only when the code
-        /// in your calls never blocks.
-        public var usesTransportExecutor: Bool = false
-
-        /// Creates the defaults.
-        public init() {}
-    }
-
-    /// Callback calls (``APIClient/Configuration/callbacks``), as RFAPI had them.
-    public struct Callbacks: Sendable {
-        /// Where callbacks of ``APIClient/request(_:configure:)-(String,_)`` run. Default ``CallbackDelivery/mainActor``.
-        public var delivery: CallbackDelivery = .mainActor
-        /// Sees every failure of a callback call first (never a cancellation); return `true`
-        /// to consume it, so the call's own `failure` is not called (RFAPI's central error
-        /// handler). ``CallbackFailure/callHandlesFailure`` tells whether the call has a
-        /// `failure` of its own; when it has none, this is where its error is reported.
-        /// Default `nil`.
-        ///
-        /// ```swift
-        /// configuration.callbacks.errorHandler = { failure in
-        ///     if !failure.callHandlesFailure { await banner.show(failure.error) }
-        ///     return false
-        /// }
-        /// ```
-        public var errorHandler: (@Sendable (CallbackFailure) async -> Bool)? = nil
-
-        /// Creates the defaults.
-        public init() {}
-    }
-
-    /// Logs, metrics, traces, recordings and observers (``APIClient/Configuration/observability``).
-    ///
-    /// ```swift
-    /// configuration.observability.logger = Logger(label: "api")
-    /// configuration.observability.recorder = HARRecorder(fileURL: URL(fileURLWithPath: "session.har"))
-    /// ```
-    public struct Observability: Sendable {
-        /// Where Callsign logs: `debug` and `trace` only, one line per call and two per attempt,
-        /// secrets masked. Errors are thrown, never logged at `error`. A request's own
-        /// ``Request/Fields/logger`` wins. Default `nil`: silent.
-        public var logger: Logger? = nil
-        /// What is hidden in logs, cURL lines, error descriptions and HAR files. Default ``Redaction/default``.
-        public var redaction: Redaction = .default
-        /// Where metrics go. Default `nil`: the factory bootstrapped in `MetricsSystem` (none: no-op).
-        /// Bootstrap `MetricsSystem` before creating clients, as swift-metrics asks: a client that
-        /// found no metrics backend, no tracer and no logger when it was created leaves its
-        /// observability stages out of the chain, at no cost per call.
-        public var metricsFactory: (any MetricsFactory)? = nil
-        /// Who traces calls. Default `nil`: the tracer bootstrapped in `InstrumentationSystem`
-        /// (none: no spans, no `traceparent`), read when the client is created.
-        public var tracer: (any Tracer)? = nil
-        /// The longest body shown by `trace`-level logs. Default 4 KiB.
-        public var maximumLoggedBodySize: Int = 4096
-        /// Records every attempt into an HTTP Archive, at the ``MiddlewareStage/recording``
-        /// stage. Default `nil`.
-        public var recorder: HARRecorder? = nil
-        /// Told when calls start, move bytes, are retried and end, and how many are running
-        /// (a network activity indicator, a loading HUD, `callsign call --verbose`). Default none.
-        ///
-        /// ```swift
-        /// configuration.observability.observers = [Spinner()]
-        /// ```
-        public var observers: [any CallObserver] = []
-
-        /// Creates the defaults: silent.
-        public init() {}
     }
 }
 
