@@ -26,48 +26,24 @@ public protocol Middleware: Sendable {
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response
 }
 
-/// The rest of the request seam's chain, as a function a ``Middleware`` calls.
-public struct MiddlewareNext: Sendable {
-    /// The chain's stages and a position in them: a call walks the client's array of stages
-    /// instead of allocating a closure per stage.
-    private let stages: [any Middleware]
-    private let index: Int
-    /// What the next stage is told about the call, unless the caller passes a changed copy.
-    private let context: MiddlewareContext
+/// The rest of the request seam's chain, as a function a ``Middleware`` calls: the one chain
+/// (``ChainNext``) on the request seam.
+public typealias MiddlewareNext = ChainNext<RequestSeam>
 
-    init(_ stages: [any Middleware], at index: Int = 0, context: MiddlewareContext) {
-        self.stages = stages
-        self.index = index
-        self.context = context
+/// The request seam: ``Middleware``s on ``Request`` and ``Response`` values.
+public enum RequestSeam: PipelineSeam {
+    /// Runs one middleware.
+    public static func run(
+        _ stage: any Middleware, _ request: Request, context: MiddlewareContext, next: MiddlewareNext
+    ) async throws -> Response {
+        try await stage.intercept(request, context: context, next: next)
     }
 
-    /// Sends `request` through the rest of the chain, with the context this stage was given.
-    public func callAsFunction(_ request: Request) async throws -> Response {
-        try await callAsFunction(request, context: context)
-    }
-
-    /// Sends `request` through the rest of the chain with changed facts: the stages below see
-    /// `context`, the stages above keep theirs. A ``MiddlewareContext/deadline`` moved earlier
-    /// is enforced from here on: the call ends with ``APIError/Code/timedOut`` once it passes.
-    ///
-    /// ```swift
-    /// var context = context
-    /// context.tightenDeadline(within: .seconds(5))   // at most 5 s more; never later than the call's deadline
-    /// return try await next(request, context: context)
-    /// ```
-    public func callAsFunction(_ request: Request, context: MiddlewareContext) async throws -> Response {
-        guard index < stages.count else {
-            // The encoding stage ends every request chain and never calls on: only a broken chain gets here.
-            throw APIError(.invalidRequest, localized: "the middleware chain ended without a transport", request: request)
-        }
-        let stage = stages[index]
-        let next = MiddlewareNext(stages, at: index + 1, context: context)
-        guard context.tightensDeadline(of: self.context) else { return try await stage.intercept(request, context: context, next: next) }
-        return try await context.enforcingDeadline(request: request) { try await stage.intercept(request, context: context, next: next) }
-    }
+    /// The request itself, which an error names.
+    public static func request(of request: Request) -> Request? { request }
 }
 
-/// A middleware from a closure.
+/// A middleware from a closure: the one closure stage (``AnyStage``) on the request seam.
 ///
 /// ```swift
 /// let fetchToken = AnyMiddleware { request, context, next in
@@ -76,14 +52,9 @@ public struct MiddlewareNext: Sendable {
 ///     return try await next(request)
 /// }
 /// ```
-public struct AnyMiddleware: Middleware {
-    private let body: @Sendable (Request, MiddlewareContext, MiddlewareNext) async throws -> Response
+public typealias AnyMiddleware = AnyStage<RequestSeam>
 
-    /// Wraps a closure.
-    public init(_ body: @escaping @Sendable (Request, MiddlewareContext, MiddlewareNext) async throws -> Response) {
-        self.body = body
-    }
-
+extension AnyStage: Middleware where Seam == RequestSeam {
     public func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         try await body(request, context, next)
     }

@@ -4,7 +4,7 @@ public import Logging
 /// What a middleware knows about the call it is part of, beyond its ``Request``: the one carrier
 /// of per-call facts, for the built-in stages and yours alike.
 ///
-/// A stage that changes a fact passes its changed copy on with ``MiddlewareNext/callAsFunction(_:context:)``;
+/// A stage that changes a fact passes its changed copy on with ``ChainNext/callAsFunction(_:context:)``;
 /// stages above it never see the change. The timeout stage, for instance, sets
 /// ``attemptDeadline`` for everything below it:
 ///

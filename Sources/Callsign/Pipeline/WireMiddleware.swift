@@ -56,40 +56,24 @@ public protocol WireMiddleware: Sendable {
     func intercept(_ request: WireRequest, context: MiddlewareContext, next: WireNext) async throws -> TransportResponse
 }
 
-/// The rest of the wire seam's chain, as a function a ``WireMiddleware`` calls.
-public struct WireNext: Sendable {
-    private let stages: [any WireMiddleware]
-    private let index: Int
-    private let context: MiddlewareContext
+/// The rest of the wire seam's chain, as a function a ``WireMiddleware`` calls: the one chain
+/// (``ChainNext``) on the wire seam.
+public typealias WireNext = ChainNext<WireSeam>
 
-    init(_ stages: [any WireMiddleware], at index: Int = 0, context: MiddlewareContext) {
-        self.stages = stages
-        self.index = index
-        self.context = context
+/// The wire seam: ``WireMiddleware``s on ``WireRequest`` and ``TransportResponse`` values.
+public enum WireSeam: PipelineSeam {
+    /// Runs one wire middleware.
+    public static func run(
+        _ stage: any WireMiddleware, _ request: WireRequest, context: MiddlewareContext, next: WireNext
+    ) async throws -> TransportResponse {
+        try await stage.intercept(request, context: context, next: next)
     }
 
-    /// Sends `request` through the rest of the chain, with the context this stage was given.
-    public func callAsFunction(_ request: WireRequest) async throws -> TransportResponse {
-        try await callAsFunction(request, context: context)
-    }
-
-    /// Sends `request` through the rest of the chain with changed facts. A
-    /// ``MiddlewareContext/deadline`` moved earlier is enforced from here on, as in the request
-    /// seam (``MiddlewareNext/callAsFunction(_:context:)``).
-    public func callAsFunction(_ request: WireRequest, context: MiddlewareContext) async throws -> TransportResponse {
-        guard index < stages.count else {
-            // The transport stage ends every wire chain and never calls on: only a broken chain gets here.
-            throw APIError(.invalidRequest, localized: "the middleware chain ended without a transport")
-        }
-        let stage = stages[index]
-        let next = WireNext(stages, at: index + 1, context: context)
-        guard context.tightensDeadline(of: self.context) else { return try await stage.intercept(request, context: context, next: next) }
-        // The encoding stage names the request in the error.
-        return try await context.enforcingDeadline(request: nil) { try await stage.intercept(request, context: context, next: next) }
-    }
+    /// The wire form names no request: the encoding stage names it in the error.
+    public static func request(of request: WireRequest) -> Request? { nil }
 }
 
-/// A wire middleware from a closure.
+/// A wire middleware from a closure: the one closure stage (``AnyStage``) on the wire seam.
 ///
 /// ```swift
 /// let observe = AnyWireMiddleware { request, context, next in
@@ -97,14 +81,9 @@ public struct WireNext: Sendable {
 ///     return try await next(request)
 /// }
 /// ```
-public struct AnyWireMiddleware: WireMiddleware {
-    private let body: @Sendable (WireRequest, MiddlewareContext, WireNext) async throws -> TransportResponse
+public typealias AnyWireMiddleware = AnyStage<WireSeam>
 
-    /// Wraps a closure.
-    public init(_ body: @escaping @Sendable (WireRequest, MiddlewareContext, WireNext) async throws -> TransportResponse) {
-        self.body = body
-    }
-
+extension AnyStage: WireMiddleware where Seam == WireSeam {
     public func intercept(_ request: WireRequest, context: MiddlewareContext, next: WireNext) async throws -> TransportResponse {
         try await body(request, context, next)
     }
