@@ -20,7 +20,7 @@ public protocol PipelineSeam: Sendable {
 /// It holds the chain's stages and a position in them, so a call walks the client's array of
 /// stages instead of allocating a closure per stage. A stage may call it zero, one or several
 /// times, and may hand the stages below changed facts (``callAsFunction(_:context:)``): a
-/// ``MiddlewareContext/deadline`` moved earlier is enforced from there on.
+/// ``MiddlewareContext/Fields/deadline`` moved earlier is enforced from there on.
 public struct ChainNext<Seam: PipelineSeam>: Sendable {
     private let stages: [Seam.Stage]
     private let index: Int
@@ -39,7 +39,7 @@ public struct ChainNext<Seam: PipelineSeam>: Sendable {
     }
 
     /// Sends `input` through the rest of the chain with changed facts: the stages below see
-    /// `context`, the stages above keep theirs. A ``MiddlewareContext/deadline`` moved earlier
+    /// `context`, the stages above keep theirs. A ``MiddlewareContext/Fields/deadline`` moved earlier
     /// is enforced from here on: the call ends with ``APIError/Code/timedOut`` once it passes.
     ///
     /// ```swift

@@ -6,7 +6,7 @@ public import Logging
 ///
 /// A stage that changes a fact passes its changed copy on with ``ChainNext/callAsFunction(_:context:)``;
 /// stages above it never see the change. The timeout stage, for instance, sets
-/// ``attemptDeadline`` for everything below it:
+/// ``Fields/attemptDeadline`` for everything below it:
 ///
 /// ```swift
 /// struct LogAttempts: Middleware {
@@ -20,7 +20,8 @@ public import Logging
 ///
 /// A context is one pointer wide: its facts live in one copy-on-write box, shared by every
 /// stage until one of them changes a fact.
-public struct MiddlewareContext: Sendable {
+@dynamicMemberLookup
+public struct MiddlewareContext: BoxedFields, Sendable {
     /// How a call reads its response body.
     public enum BodyReading: Sendable, Hashable {
         /// Whole, in memory, up to the client's ``Limits/maximumResponseBodySize`` (`send`, `call`).
@@ -37,94 +38,92 @@ public struct MiddlewareContext: Sendable {
         }
     }
 
-    struct Facts: Sendable {
-        var apiName: String?
-        var tag: String?
-        var endpoint: (any Endpoint)?
-        var bodyReading: BodyReading = .memory
-        var isReplay = false
-        var attempt = 1
-        var deadline: ContinuousClock.Instant?
+    /// The facts a context carries. Read and change them on the context itself —
+    /// `context.attempt`, `context.logger = …` — through key-path member lookup; the call's
+    /// ``deadline`` only moves earlier, with ``MiddlewareContext/tightenDeadline(to:)``.
+    public struct Fields: Sendable {
+        /// The API name, when the call came from a definition (or an OpenAPI operation).
+        public var apiName: String? = nil
+        /// The request's tag (the backend subsystem it belongs to, xAPI's), for stages below the
+        /// request seam that no longer see the ``Request``.
+        public var tag: String? = nil
+        /// The endpoint value the call was made from (``APIClient/send(_:)-(E)``), for middlewares
+        /// and mock providers that switch on it.
+        public var endpoint: (any Endpoint)? = nil
+        /// How the response body will be read: in memory, as a stream, or into a file.
+        public var bodyReading: BodyReading = .memory
+        /// Whether the offline queue is replaying a request it stored: the chain then starts below
+        /// the ``MiddlewareStage/offline`` stage, since what ran above it ran when it was queued.
+        public var isReplay: Bool = false
+        /// Which attempt this is, from 1; the ``MiddlewareStage/retry`` stage counts them, so it is
+        /// 1 above that stage.
+        public var attempt: Int = 1
+        /// When the call must be over, if it has a deadline: an instant of the client's
+        /// ``APIClient/Configuration/clock``. The ``MiddlewareStage/deadline`` stage sets it from the
+        /// request's ``CallOptions/deadline`` (its call's, definition's or `DEFAULT`'s), else the
+        /// client's ``APIClient/Configuration/Timeouts/deadline``; a middleware may move it earlier
+        /// with ``tightenDeadline(to:)``. A stage that waits — a retry's back-off, a rate limit — does
+        /// not wait past it.
+        ///
+        /// It is the call's one deadline, and it is enforced: once it passes, the call ends with
+        /// ``APIError/Code/timedOut``, whatever the stages below are doing. It can only move earlier;
+        /// the per-attempt limit is ``attemptDeadline``.
+        public internal(set) var deadline: ContinuousClock.Instant? = nil
         /// How long the call had when its deadline was last moved: what the message says when it passes.
         var deadlineLimit: Duration = .zero
         /// The client's clock, when it is not the system's (``APIClient/Configuration/clock``).
-        var clock: (any CallClock)?
-        var attemptDeadline: ContinuousClock.Instant?
-        var idleWatch: IdleWatch?
-        var progress: ProgressReporter?
-        var logger: Logger?
-        var redaction: Redaction = .default
-        var commonParameterNames: Set<String> = []
-        var authorizingScheme: (any AuthenticationScheme)?
-        var observedCall: ObservedCall?
-        var headArrived: (@Sendable () -> Void)?
+        var clockIfNotSystem: (any CallClock)? = nil
+        /// When this attempt must be over — the per-attempt limit, not the call's ``deadline`` — for
+        /// a transport that enforces it itself (``TransportRequest/attemptDeadline``; set by the
+        /// ``MiddlewareStage/timeout`` stage).
+        public var attemptDeadline: ContinuousClock.Instant? = nil
+        /// The attempt's idle limit (set by the ``MiddlewareStage/timeout`` stage): whoever moves the
+        /// call's bytes restarts it with ``IdleWatch/touch()``.
+        public var idleWatch: IdleWatch? = nil
+        /// Where the call's transfer progress goes, when someone watches (a ``CallTask``'s stream, a
+        /// ``CallObserver``); `nil` when nobody does.
+        public var progress: ProgressReporter? = nil
+        /// The call's logger: the request's own, else the client's; `nil` when neither is set.
+        public var logger: Logger? = nil
+        /// What is secret in this call, for anything that shows or keeps it (logs, HAR files, cache
+        /// keys, the offline queue): the client's ``APIClient/Configuration/Observability/redaction``,
+        /// widened by the names and values of its ``Authentication``.
+        public var redaction: Redaction = .default
+        /// The parameters the ``MiddlewareStage/commonParameters`` stage added to the call's own:
+        /// they stay behind when a redirect leaves the origin.
+        public var commonParameterNames: Set<String> = []
+        /// The scheme that authorized this call, set by the ``MiddlewareStage/authentication`` stage
+        /// only when the request needs authorization and goes to a trusted origin; the
+        /// ``WireStage/signing`` stage asks it to sign the bytes sent.
+        public var authorizingScheme: (any AuthenticationScheme)? = nil
+        /// The call as the client's ``CallObserver``s see it; `nil` when the client has none.
+        public var observedCall: ObservedCall? = nil
+        /// Told by the ``MiddlewareStage/body`` stage when an answer's head has arrived, before its
+        /// body is read: the ``MiddlewareStage/hedging`` stage stops waiting to hedge then. `nil`
+        /// unless that stage asks.
+        var headArrived: (@Sendable () -> Void)? = nil
     }
 
     /// Every call starts from these facts; the box is copied only when a fact changes, so a call
     /// waiting for its turn holds one pointer to a box it shares with every other.
-    private static let defaults = CopyOnWrite(Facts())
-    private var facts: CopyOnWrite<Facts>
+    private static let defaults = CopyOnWrite(Fields())
+    private var storage: CopyOnWrite<Fields>
+
+    /// All the facts at once; read and change them one by one on the context itself.
+    public var fields: Fields {
+        _read { yield storage.value }
+        _modify { yield &storage.value }
+    }
 
     /// A context with no facts yet: a plain call, its body read into memory.
-    public init() { facts = Self.defaults }
+    public init() { storage = Self.defaults }
 
-    /// The API name, when the call came from a definition (or an OpenAPI operation).
-    public var apiName: String? {
-        get { facts.value.apiName }
-        set { facts.value.apiName = newValue }
-    }
-
-    /// The request's tag (the backend subsystem it belongs to, xAPI's), for stages below the
-    /// request seam that no longer see the ``Request``.
-    public var tag: String? {
-        get { facts.value.tag }
-        set { facts.value.tag = newValue }
-    }
-
-    /// The endpoint value the call was made from (``APIClient/send(_:)-(E)``), for middlewares
-    /// and mock providers that switch on it.
-    public var endpoint: (any Endpoint)? {
-        get { facts.value.endpoint }
-        set { facts.value.endpoint = newValue }
-    }
-
-    /// How the response body will be read: in memory, as a stream, or into a file.
-    public var bodyReading: BodyReading {
-        get { facts.value.bodyReading }
-        set { facts.value.bodyReading = newValue }
-    }
-
-    /// Whether the offline queue is replaying a request it stored: the chain then starts below
-    /// the ``MiddlewareStage/offline`` stage, since what ran above it ran when it was queued.
-    public var isReplay: Bool {
-        get { facts.value.isReplay }
-        set { facts.value.isReplay = newValue }
-    }
-
-    /// Which attempt this is, from 1; the ``MiddlewareStage/retry`` stage counts them, so it is
-    /// 1 above that stage.
-    public var attempt: Int {
-        get { facts.value.attempt }
-        set { facts.value.attempt = newValue }
-    }
-
-    /// When the call must be over, if it has a deadline: an instant of the client's
-    /// ``APIClient/Configuration/clock``. The ``MiddlewareStage/deadline`` stage sets it from the
-    /// request's ``CallOptions/deadline`` (its call's, definition's or `DEFAULT`'s), else the
-    /// client's ``APIClient/Configuration/Timeouts/deadline``; a middleware may move it earlier
-    /// with ``tightenDeadline(to:)``. A stage that waits — a retry's back-off, a rate limit — does
-    /// not wait past it.
-    ///
-    /// It is the call's one deadline, and it is enforced: once it passes, the call ends with
-    /// ``APIError/Code/timedOut``, whatever the stages below are doing. It can only move earlier;
-    /// the per-attempt limit is ``attemptDeadline``.
-    public var deadline: ContinuousClock.Instant? { facts.value.deadline }
 
     /// Moves the call's deadline earlier, to `instant` (of the client's
     /// ``APIClient/Configuration/clock``), for everything this context is passed to: the stages
     /// below end the call with ``APIError/Code/timedOut`` once it passes.
     ///
-    /// An instant later than the call's ``deadline`` changes nothing: no middleware can give a
+    /// An instant later than the call's ``Fields/deadline`` changes nothing: no middleware can give a
     /// call more time than its deadline (a middleware above the ``MiddlewareStage/deadline``
     /// stage keeps its earlier instant too). The stages below see the change; the stages above
     /// keep theirs.
@@ -140,14 +139,14 @@ public struct MiddlewareContext: Sendable {
     /// A stream's body, read after the call returns, is bounded by the deadline the
     /// ``MiddlewareStage/timeout`` stage saw: tighten it above that stage to bound the body too.
     public mutating func tightenDeadline(to instant: ContinuousClock.Instant) {
-        if let deadline, deadline <= instant { return }
+        if let deadline = fields.deadline, deadline <= instant { return }
         let limit = clock.now.duration(to: instant)
-        facts.value.deadline = instant
-        facts.value.deadlineLimit = max(.zero, limit)
+        fields.deadline = instant
+        fields.deadlineLimit = max(.zero, limit)
     }
 
     /// Moves the call's deadline earlier, to `limit` from now on the client's
-    /// ``APIClient/Configuration/clock``; a later instant than the call's ``deadline`` changes
+    /// ``APIClient/Configuration/clock``; a later instant than the call's ``Fields/deadline`` changes
     /// nothing (see ``tightenDeadline(to:)``).
     ///
     /// ```swift
@@ -159,81 +158,17 @@ public struct MiddlewareContext: Sendable {
         // A century at most: a limit of any size never reaches the clock's arithmetic.
         let limit = min(max(.zero, limit), .seconds(3_155_760_000))
         let instant = clock.now + limit
-        if let deadline, deadline <= instant { return }
-        facts.value.deadline = instant
-        facts.value.deadlineLimit = limit
+        if let deadline = fields.deadline, deadline <= instant { return }
+        fields.deadline = instant
+        fields.deadlineLimit = limit
     }
 
     /// The clock ``deadline`` is an instant of: the client's (set when the call starts).
     var clock: any CallClock {
-        get { facts.value.clock ?? SystemClock() }
-        set { facts.value.clock = type(of: newValue) == SystemClock.self ? nil : newValue }
+        get { fields.clockIfNotSystem ?? SystemClock() }
+        set { fields.clockIfNotSystem = type(of: newValue) == SystemClock.self ? nil : newValue }
     }
 
-    /// When this attempt must be over — the per-attempt limit, not the call's ``deadline`` — for
-    /// a transport that enforces it itself (``TransportRequest/attemptDeadline``; set by the
-    /// ``MiddlewareStage/timeout`` stage).
-    public var attemptDeadline: ContinuousClock.Instant? {
-        get { facts.value.attemptDeadline }
-        set { facts.value.attemptDeadline = newValue }
-    }
-
-    /// The attempt's idle limit (set by the ``MiddlewareStage/timeout`` stage): whoever moves the
-    /// call's bytes restarts it with ``IdleWatch/touch()``.
-    public var idleWatch: IdleWatch? {
-        get { facts.value.idleWatch }
-        set { facts.value.idleWatch = newValue }
-    }
-
-    /// Where the call's transfer progress goes, when someone watches (a ``CallTask``'s stream, a
-    /// ``CallObserver``); `nil` when nobody does.
-    public var progress: ProgressReporter? {
-        get { facts.value.progress }
-        set { facts.value.progress = newValue }
-    }
-
-    /// The call's logger: the request's own, else the client's; `nil` when neither is set.
-    public var logger: Logger? {
-        get { facts.value.logger }
-        set { facts.value.logger = newValue }
-    }
-
-    /// What is secret in this call, for anything that shows or keeps it (logs, HAR files, cache
-    /// keys, the offline queue): the client's ``APIClient/Configuration/Observability/redaction``,
-    /// widened by the names and values of its ``Authentication``.
-    public var redaction: Redaction {
-        get { facts.value.redaction }
-        set { facts.value.redaction = newValue }
-    }
-
-    /// The parameters the ``MiddlewareStage/commonParameters`` stage added to the call's own:
-    /// they stay behind when a redirect leaves the origin.
-    public var commonParameterNames: Set<String> {
-        get { facts.value.commonParameterNames }
-        set { facts.value.commonParameterNames = newValue }
-    }
-
-    /// The scheme that authorized this call, set by the ``MiddlewareStage/authentication`` stage
-    /// only when the request needs authorization and goes to a trusted origin; the
-    /// ``WireStage/signing`` stage asks it to sign the bytes sent.
-    public var authorizingScheme: (any AuthenticationScheme)? {
-        get { facts.value.authorizingScheme }
-        set { facts.value.authorizingScheme = newValue }
-    }
-
-    /// Told by the ``MiddlewareStage/body`` stage when an answer's head has arrived, before its
-    /// body is read: the ``MiddlewareStage/hedging`` stage stops waiting to hedge then. `nil`
-    /// unless that stage asks.
-    var headArrived: (@Sendable () -> Void)? {
-        get { facts.value.headArrived }
-        set { facts.value.headArrived = newValue }
-    }
-
-    /// The call as the client's ``CallObserver``s see it; `nil` when the client has none.
-    public var observedCall: ObservedCall? {
-        get { facts.value.observedCall }
-        set { facts.value.observedCall = newValue }
-    }
 }
 
 extension MiddlewareContext {
@@ -241,7 +176,7 @@ extension MiddlewareContext {
     /// rest of the chain runs under it. Two loads and a comparison on every `next` that passes a
     /// changed context; nothing for one that passes its own.
     func tightensDeadline(of given: MiddlewareContext) -> Bool {
-        guard let deadline else { return false }
+        guard let deadline = fields.deadline else { return false }
         guard let outer = given.deadline else { return true }
         return deadline < outer
     }
@@ -263,8 +198,8 @@ extension MiddlewareContext {
     /// deadline is an instant of the client's clock; the timers race real I/O on the real one, so
     /// they get the same time left, as a real instant (a test clock's time does not run).
     var deadlineOnTheRealClock: ContinuousClock.Instant? {
-        guard let deadline else { return nil }
-        guard let clock = facts.value.clock else { return deadline }
+        guard let deadline = fields.deadline else { return nil }
+        guard let clock = fields.clockIfNotSystem else { return deadline }
         return ContinuousClock.now + max(.zero, clock.now.duration(to: deadline))
     }
 
@@ -272,7 +207,7 @@ extension MiddlewareContext {
     /// that the timeout stage does not take it for a transport's own attempt timeout.
     func deadlinePassed(request: Request?, underlyingError: Deadline.Expired) -> APIError {
         APIError(
-            .timedOut, localized: "the deadline of \(APIClient.describe(facts.value.deadlineLimit)) passed before the call completed",
+            .timedOut, localized: "the deadline of \(APIClient.describe(fields.deadlineLimit)) passed before the call completed",
             request: request, underlyingError: underlyingError)
     }
 }

@@ -12,7 +12,7 @@
 /// | ``clientInfo`` | `X-Client-*` headers (APE) |
 /// | ``offline`` | queues ``StorePolicy/offline`` requests that cannot reach the server; a replay starts below it |
 /// | ``deadline`` | one time limit over everything below |
-/// | ``retry`` | back-off, `Retry-After`, idempotency rules; counts ``MiddlewareContext/attempt`` |
+/// | ``retry`` | back-off, `Retry-After`, idempotency rules; counts ``MiddlewareContext/Fields/attempt`` |
 /// | ``hedging`` | a second attempt when an idempotent call's answer is slow; the first answer wins (``HedgePolicy``) |
 /// | ``redirects`` | Callsign's redirect policy, the same on every transport |
 /// | ``authentication`` | the origin check, then the ``AuthenticationScheme``; refresh on 401 |

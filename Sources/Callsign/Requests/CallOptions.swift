@@ -68,7 +68,7 @@ public struct CallOptions: Sendable, Hashable {
     public var timeout: Duration?
     /// One time limit for the whole call — attempts, waits, redirects and body; `nil` uses the
     /// client's ``APIClient/Configuration/Timeouts/deadline``. A middleware may tighten it
-    /// (``MiddlewareContext/deadline``), never extend it.
+    /// (``MiddlewareContext/Fields/deadline``), never extend it.
     public var deadline: Duration?
     /// How failed attempts are retried; `nil` uses the client's ``APIClient/Configuration/retry``.
     public var retry: RetryPolicy?

@@ -33,7 +33,7 @@ public struct TransferProgress: Sendable, Hashable {
 }
 
 /// Where a call's stages report its transfer progress: a ``CallTask``'s stream, the client's
-/// ``CallObserver``s, or a handler of your own (see ``MiddlewareContext/progress``). A reporter
+/// ``CallObserver``s, or a handler of your own (see ``MiddlewareContext/Fields/progress``). A reporter
 /// passes every report on to its parent, so a middleware can watch a call's progress without
 /// taking it from anyone else:
 ///

@@ -57,7 +57,7 @@ enum Deadline {
 
 /// How long a transfer may go without a byte (``APIClient/Configuration/Timeouts/idle``):
 /// restarted by every byte that moves, watched by the ``MiddlewareStage/timeout`` stage, which
-/// ends the attempt once it passes. One per attempt (``MiddlewareContext/idleWatch``), shared by
+/// ends the attempt once it passes. One per attempt (``MiddlewareContext/Fields/idleWatch``), shared by
 /// whoever moves its bytes; restarting it costs one clock read and one atomic store, no task.
 ///
 /// ```swift

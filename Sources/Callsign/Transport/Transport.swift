@@ -95,7 +95,7 @@ public struct TransportRequest: Sendable {
     public var bodyReading: BodyReading
     /// When this attempt must be over — the per-attempt limit (``APIClient/Configuration/Timeouts/attempt``,
     /// or the request's ``CallOptions/timeout``), not the call's deadline
-    /// (``MiddlewareContext/deadline``, which the stages above enforce): the head, and a
+    /// (``MiddlewareContext/Fields/deadline``, which the stages above enforce): the head, and a
     /// collected body. `nil` for none. Only a transport whose ``Transport/enforcesAttemptDeadlines`` is
     /// `true` needs to look at it.
     public var attemptDeadline: ContinuousClock.Instant?

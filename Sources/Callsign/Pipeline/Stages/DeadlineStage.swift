@@ -1,7 +1,7 @@
 import Foundation
 
 /// Gives a call one overall time limit — attempts, waits, redirects and body reading together
-/// (``MiddlewareStage/deadline``): it tightens ``MiddlewareContext/deadline`` to the call's
+/// (``MiddlewareStage/deadline``): it tightens ``MiddlewareContext/Fields/deadline`` to the call's
 /// limit, and the chain enforces it below (``ChainNext/callAsFunction(_:context:)``). A
 /// middleware above that set an earlier deadline keeps it.
 struct DeadlineStage: Middleware {

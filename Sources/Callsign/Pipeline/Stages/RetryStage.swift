@@ -1,7 +1,7 @@
 import Foundation
 
 /// Tries failed attempts again under a ``RetryPolicy`` (``MiddlewareStage/retry``), counting
-/// them in ``MiddlewareContext/attempt``.
+/// them in ``MiddlewareContext/Fields/attempt``.
 struct RetryStage: Middleware {
     let clock: any CallClock
     let defaultPolicy: RetryPolicy

@@ -5,7 +5,7 @@ import Foundation
 /// (``APIClient/Configuration/Timeouts/idle``). A transport that enforces attempt deadlines
 /// itself is handed the instant (``TransportRequest/attemptDeadline``); any other attempt, and
 /// any attempt the idle limit can end sooner, is raced against one timer. A stream's body, read after the attempt, waits for each chunk under
-/// the idle limit and the call's deadline (``MiddlewareContext/deadline``).
+/// the idle limit and the call's deadline (``MiddlewareContext/Fields/deadline``).
 struct TimeoutStage: Middleware {
     let attempt: Duration
     /// No byte for this long ends the call; `nil` for no idle limit.
