@@ -16,7 +16,7 @@ import HTTPTypes
 ///     try await CacheStorageConformance(byteBudget: 64 << 10) { try MyCacheStorage(budget: 64 << 10) }.run(check)
 /// }
 /// ```
-public struct CacheStorageConformance: Sendable {
+public struct CacheStorageConformance: ConformanceSuite {
     /// One promise of the `HTTPCacheStorage` contract.
     public enum Check: String, CaseIterable, Sendable, CustomStringConvertible {
         /// A stored response comes back equal: status, fields in order with repeated names,
@@ -63,11 +63,6 @@ public struct CacheStorageConformance: Sendable {
     public init(byteBudget: Int? = nil, makeStorage: @escaping @Sendable () async throws -> any HTTPCacheStorage) {
         self.byteBudget = byteBudget
         self.makeStorage = makeStorage
-    }
-
-    /// Runs every check, and throws ``ConformanceFailures`` naming each that failed.
-    public func run() async throws {
-        try await runAll(Check.allCases, suite: Self.suite) { try await run($0) }
     }
 
     /// Runs one check, and throws a ``ConformanceFailure`` naming it when it fails.

@@ -88,19 +88,34 @@ struct ConformanceExpectation: Sendable {
     }
 }
 
-/// Runs every check of a suite, collecting failures rather than stopping at the first.
-func runAll<Check: Sendable & CustomStringConvertible>(
-    _ checks: [Check], suite: String, _ run: (Check) async throws -> Void
-) async throws(ConformanceFailures) {
-    var failures: [ConformanceFailure] = []
-    for check in checks {
-        do {
-            try await run(check)
-        } catch let failure as ConformanceFailure {
-            failures.append(failure)
-        } catch {
-            failures.append(ConformanceFailure(suite: suite, check: check.description, detail: "threw \(error)"))
+/// A suite of checks shipped for code written outside the package — ``CacheStorageConformance``,
+/// ``QueueStorageConformance``, ``TransportConformance``: ``run()`` runs every check and reports
+/// every failure, ``run(_:)`` one check.
+///
+/// ```swift
+/// try await QueueStorageConformance { try MyQueueStorage(path: freshPath()) }.run()
+/// ```
+public protocol ConformanceSuite: Sendable {
+    /// The suite's checks, each a promise of the contract it holds code to.
+    associatedtype Check: CaseIterable & Sendable & CustomStringConvertible
+    /// Runs one check, and throws a ``ConformanceFailure`` naming it when it fails.
+    func run(_ check: Check) async throws
+}
+
+extension ConformanceSuite {
+    /// Runs every check, and throws ``ConformanceFailures`` naming each that failed (all of them,
+    /// not only the first).
+    public func run() async throws {
+        var failures: [ConformanceFailure] = []
+        for check in Check.allCases {
+            do {
+                try await run(check)
+            } catch let failure as ConformanceFailure {
+                failures.append(failure)
+            } catch {
+                failures.append(ConformanceFailure(suite: String(describing: Self.self), check: check.description, detail: "threw \(error)"))
+            }
         }
+        guard failures.isEmpty else { throw ConformanceFailures(failures) }
     }
-    guard failures.isEmpty else { throw ConformanceFailures(failures) }
 }

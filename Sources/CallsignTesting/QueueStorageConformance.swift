@@ -16,7 +16,7 @@ import Foundation
 ///     try await QueueStorageConformance { MyQueueStorage() }.run(check)
 /// }
 /// ```
-public struct QueueStorageConformance: Sendable {
+public struct QueueStorageConformance: ConformanceSuite {
     /// One promise of the `OfflineQueueStorage` contract.
     public enum Check: String, CaseIterable, Sendable, CustomStringConvertible {
         /// A queued request comes back equal (method, URL, header fields in order, body, API
@@ -63,11 +63,6 @@ public struct QueueStorageConformance: Sendable {
     public init(revivesDeadLetters: Bool = true, makeStorage: @escaping @Sendable () async throws -> any OfflineQueueStorage) {
         self.revivesDeadLetters = revivesDeadLetters
         self.makeStorage = makeStorage
-    }
-
-    /// Runs every check, and throws ``ConformanceFailures`` naming each that failed.
-    public func run() async throws {
-        try await runAll(Check.allCases, suite: Self.suite) { try await run($0) }
     }
 
     /// Runs one check, and throws a ``ConformanceFailure`` naming it when it fails.

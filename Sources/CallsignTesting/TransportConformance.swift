@@ -17,7 +17,7 @@ import HTTPTypes
 ///     try await TransportConformance { MyTransport() }.run(check)
 /// }
 /// ```
-public struct TransportConformance: Sendable {
+public struct TransportConformance: ConformanceSuite {
     /// One promise of the `Transport` contract.
     public enum Check: String, CaseIterable, Sendable, CustomStringConvertible {
         /// Method, path, query and header fields reach the server as sent.
@@ -63,11 +63,6 @@ public struct TransportConformance: Sendable {
     /// after it).
     public init(makeTransport: @escaping @Sendable () throws -> any Transport) {
         self.makeTransport = makeTransport
-    }
-
-    /// Runs every check, and throws ``ConformanceFailures`` naming each that failed.
-    public func run() async throws {
-        try await runAll(Check.allCases, suite: Self.suite) { try await run($0) }
     }
 
     /// Runs one check, and throws a ``ConformanceFailure`` naming it when it fails.
