@@ -74,7 +74,7 @@ public struct MiddlewareContext: BoxedFields, Sendable {
         /// The client's clock, when it is not the system's (``APIClient/Configuration/clock``).
         var clockIfNotSystem: (any CallClock)? = nil
         /// When this attempt must be over — the per-attempt limit, not the call's ``deadline`` — for
-        /// a transport that enforces it itself (``TransportRequest/attemptDeadline``; set by the
+        /// a transport that enforces it itself (``WireRequest/attemptDeadline``; set by the
         /// ``MiddlewareStage/timeout`` stage).
         public var attemptDeadline: ContinuousClock.Instant? = nil
         /// The attempt's idle limit (set by the ``MiddlewareStage/timeout`` stage): whoever moves the

@@ -1,25 +1,77 @@
 public import Foundation
 public import HTTPTypes
 
-/// A request in wire form: the HTTP head exactly as it will be sent, and the body bytes.
+/// The request on the wire: the HTTP head exactly as it will be sent, the body, and how the
+/// transport is to send it and hand back the answer.
 ///
 /// The ``MiddlewareStage/encoding`` stage makes it from a ``Request``; ``WireMiddleware``s see it and
-/// may change it; the transport sends it.
+/// may change it; the ``WireStage/transport`` stage says how it goes (how the answer is read, the
+/// per-attempt limit, progress, proxy, TLS) and hands it to the ``Transport`` — one type from the
+/// encoding stage to the network (``TransportRequest`` is its name in the transport's API).
 public struct WireRequest: Sendable {
+    /// How the caller reads the response body.
+    public enum BodyReading: Sendable, Equatable {
+        /// Chunk by chunk, as it arrives (streams and downloads to a file). The transport returns
+        /// as soon as the head has arrived.
+        case stream
+        /// Whole, in memory, up to `limit` bytes. A transport may read it before returning (in
+        /// one step, as ``AsyncHTTPClientTransport`` does) and hand back a body already in memory;
+        /// past `limit` it throws ``APIError/Code/responseTooLarge``. A transport that ignores
+        /// this and streams is still correct: the caller collects.
+        case collect(limit: Int)
+    }
+
     /// Method, scheme, authority, path and query, and header fields, exactly as sent.
     public var head: HTTPRequest {
         didSet { headChanged = true }
     }
     /// The body, if any: in memory, a file, or a stream (``TransportBody``).
     public var body: TransportBody?
+    /// How the caller reads the response body. Default ``BodyReading/stream``.
+    public var bodyReading: BodyReading = .stream
+    /// When this attempt must be over — the per-attempt limit (``APIClient/Configuration/Timeouts/attempt``,
+    /// or the request's ``CallOptions/timeout``), not the call's deadline
+    /// (``MiddlewareContext/Fields/deadline``, which the stages above enforce): the head, and a
+    /// collected body. `nil` for none. Only a transport whose ``Transport/enforcesAttemptDeadlines`` is
+    /// `true` needs to look at it.
+    public var attemptDeadline: ContinuousClock.Instant? = nil
+    /// Told the body bytes received so far and the expected total (`Content-Length`), by a
+    /// transport that collects the body itself; `nil` when nobody watches. A streamed body is
+    /// counted by its reader instead.
+    public var receiveProgress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)? = nil
+    /// The HTTP proxy to go through (``APIClient/Configuration/proxy`` chose it for this URL),
+    /// or `nil` to connect directly. A transport that cannot use a proxy throws
+    /// ``APIError/Code/invalidRequest`` rather than connecting around it.
+    public var proxy: Proxy? = nil
+    /// How to trust the server and identify the client over TLS
+    /// (``APIClient/Configuration/tls``). A transport that cannot apply settings other than the
+    /// defaults throws ``APIError/Code/invalidRequest`` rather than connecting with weaker ones.
+    public var tls = TLSSettings()
+    /// Whether the client's own HTTP cache (``APIClient/Configuration/cache``) handles this
+    /// request: a transport with a cache of its own (URLSession's `URLCache`) must then not cache
+    /// it a second time.
+    public var clientCaches = false
     /// Whether a wire middleware changed ``head`` since the request was encoded: the
     /// ``Response``'s request then reports the header fields that were really sent.
     var headChanged = false
 
-    /// Creates a wire request.
-    public init(head: HTTPRequest, body: TransportBody? = nil) {
+    /// Creates a request on the wire; what is left out is said by the transport stage (or, for
+    /// a transport called directly, its defaults: the answer streamed, no limit, no proxy, the
+    /// system's TLS).
+    public init(
+        head: HTTPRequest, body: TransportBody? = nil, bodyReading: BodyReading = .stream,
+        attemptDeadline: ContinuousClock.Instant? = nil,
+        receiveProgress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)? = nil,
+        proxy: Proxy? = nil, tls: TLSSettings = TLSSettings(), clientCaches: Bool = false
+    ) {
         self.head = head
         self.body = body
+        self.bodyReading = bodyReading
+        self.attemptDeadline = attemptDeadline
+        self.receiveProgress = receiveProgress
+        self.proxy = proxy
+        self.tls = tls
+        self.clientCaches = clientCaches
     }
 
     /// The absolute URL of the head (scheme, authority, path and query), when it makes one.

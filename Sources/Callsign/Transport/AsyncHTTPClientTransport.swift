@@ -76,7 +76,7 @@ public final class AsyncHTTPClientTransport: Transport {
         owner = ClientOwner(client: client, owned: false)
     }
 
-    /// Sends a request. A body read whole (``TransportRequest/BodyReading/collect(limit:)``) is
+    /// Sends a request. A body read whole (``WireRequest/BodyReading/collect(limit:)``) is
     /// read on the event loop with the head, under the attempt's deadline, through
     /// AsyncHTTPClient's delegate API: the calling task resumes once, with everything. A streamed
     /// body is handed over as it arrives, and the deadline covers the wait for the head.
@@ -88,7 +88,7 @@ public final class AsyncHTTPClientTransport: Transport {
         return try await Deadline.run(until: deadline) { try await self.stream(request) }
     }
 
-    /// This transport enforces ``TransportRequest/attemptDeadline``: no timer task of Callsign's per attempt.
+    /// This transport enforces ``WireRequest/attemptDeadline``: no timer task of Callsign's per attempt.
     public var enforcesAttemptDeadlines: Bool { true }
 
     private func stream(_ request: TransportRequest) async throws -> TransportResponse {

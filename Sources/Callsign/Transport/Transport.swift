@@ -28,7 +28,7 @@ public import HTTPTypes
 /// cancelled, never as complete.
 public protocol Transport: Sendable {
     /// Sends the request and returns once the response head has arrived (or, when the request
-    /// asks for ``TransportRequest/BodyReading/collect(limit:)``, once the whole body has too).
+    /// asks for ``WireRequest/BodyReading/collect(limit:)``, once the whole body has too).
     func send(_ request: TransportRequest) async throws -> TransportResponse
 
     /// Releases the transport's resources. Calls after this fail. The default does nothing.
@@ -39,7 +39,7 @@ public protocol Transport: Sendable {
     /// when it is created.
     var decodesContentEncoding: Bool { get }
 
-    /// Whether the transport enforces ``TransportRequest/attemptDeadline`` itself, throwing an
+    /// Whether the transport enforces ``WireRequest/attemptDeadline`` itself, throwing an
     /// ``APIError`` with code ``APIError/Code/timedOut`` once it passes (over the head and, for a
     /// collected body, the body too). When `false` (the default), the timeout stage races the
     /// attempt against a timer instead. A client reads it once, when it is created.
@@ -67,72 +67,15 @@ extension Transport {
     public var preferredTaskExecutor: (any TaskExecutor)? { nil }
 }
 
-/// What a ``Transport`` sends: the wire head, the body, and how the caller will read the answer.
+/// What a ``Transport`` sends: the request on the wire (``WireRequest``) — one type from the
+/// encoding stage to the transport, the name kept for transports written against it.
 ///
 /// ```swift
 /// let request = TransportRequest(head: HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:8080", path: "/"))
 /// let response = try await transport.send(request)
 /// let body = try await response.body.collect(upTo: 1 << 20)
 /// ```
-public struct TransportRequest: Sendable {
-    /// How the caller reads the response body.
-    public enum BodyReading: Sendable, Equatable {
-        /// Chunk by chunk, as it arrives (streams and downloads to a file). The transport returns
-        /// as soon as the head has arrived.
-        case stream
-        /// Whole, in memory, up to `limit` bytes. A transport may read it before returning (in
-        /// one step, as ``AsyncHTTPClientTransport`` does) and hand back a body already in memory;
-        /// past `limit` it throws ``APIError/Code/responseTooLarge``. A transport that ignores
-        /// this and streams is still correct: the caller collects.
-        case collect(limit: Int)
-    }
-
-    /// Method, scheme, authority, path and query, and header fields, exactly as sent.
-    public var head: HTTPRequest
-    /// The body, if any.
-    public var body: TransportBody?
-    /// How the caller reads the response body. Default ``BodyReading/stream``.
-    public var bodyReading: BodyReading
-    /// When this attempt must be over — the per-attempt limit (``APIClient/Configuration/Timeouts/attempt``,
-    /// or the request's ``CallOptions/timeout``), not the call's deadline
-    /// (``MiddlewareContext/Fields/deadline``, which the stages above enforce): the head, and a
-    /// collected body. `nil` for none. Only a transport whose ``Transport/enforcesAttemptDeadlines`` is
-    /// `true` needs to look at it.
-    public var attemptDeadline: ContinuousClock.Instant?
-    /// Told the body bytes received so far and the expected total (`Content-Length`), by a
-    /// transport that collects the body itself; `nil` when nobody watches. A streamed body is
-    /// counted by its reader instead.
-    public var receiveProgress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?
-    /// The HTTP proxy to go through (``APIClient/Configuration/proxy`` chose it for this URL),
-    /// or `nil` to connect directly. A transport that cannot use a proxy throws
-    /// ``APIError/Code/invalidRequest`` rather than connecting around it.
-    public var proxy: Proxy?
-    /// How to trust the server and identify the client over TLS
-    /// (``APIClient/Configuration/tls``). A transport that cannot apply settings other than the
-    /// defaults throws ``APIError/Code/invalidRequest`` rather than connecting with weaker ones.
-    public var tls: TLSSettings
-    /// Whether the client's own HTTP cache (``APIClient/Configuration/cache``) handles this
-    /// request: a transport with a cache of its own (URLSession's `URLCache`) must then not cache
-    /// it a second time.
-    public var clientCaches: Bool
-
-    /// Creates a request.
-    public init(
-        head: HTTPRequest, body: TransportBody? = nil, bodyReading: BodyReading = .stream,
-        attemptDeadline: ContinuousClock.Instant? = nil,
-        receiveProgress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)? = nil,
-        proxy: Proxy? = nil, tls: TLSSettings = TLSSettings(), clientCaches: Bool = false
-    ) {
-        self.head = head
-        self.body = body
-        self.bodyReading = bodyReading
-        self.attemptDeadline = attemptDeadline
-        self.receiveProgress = receiveProgress
-        self.proxy = proxy
-        self.tls = tls
-        self.clientCaches = clientCaches
-    }
-}
+public typealias TransportRequest = WireRequest
 
 /// The head of a response and its body, as a transport delivers them: what the wire seam
 /// (``WireMiddleware``) returns.

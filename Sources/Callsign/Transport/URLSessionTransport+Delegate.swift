@@ -25,7 +25,7 @@ final class TaskBox: @unchecked Sendable {
 /// Routes delegate callbacks to the waiting call, by task identifier.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     /// A call waiting for its task: for the head, then the body chunk by chunk; or, for a body
-    /// read whole (``TransportRequest/BodyReading/collect(limit:)``), for both at once.
+    /// read whole (``WireRequest/BodyReading/collect(limit:)``), for both at once.
     private enum Pending {
         case streaming(head: CheckedContinuation<HTTPURLResponse, any Error>?, body: AsyncThrowingStream<Data, any Error>.Continuation)
         case collecting(Collecting)

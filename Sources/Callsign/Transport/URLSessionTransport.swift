@@ -18,7 +18,7 @@ public import FoundationNetworking
 /// let client = APIClient(definitions: definitions, transport: URLSessionTransport())
 /// ```
 ///
-/// A ``TransportRequest/proxy`` goes into a session of its own (`connectionProxyDictionary`,
+/// A ``WireRequest/proxy`` goes into a session of its own (`connectionProxyDictionary`,
 /// and the proxy's credentials answer its authentication challenge); on Apple platforms the
 /// system then sends `http://` requests to the proxy in absolute form and tunnels `https://`
 /// ones, as curl does, and a ``Proxy/alwaysTunnels`` proxy for an `http://` request is refused
@@ -111,7 +111,7 @@ public final class URLSessionTransport: Transport {
     /// the headers); Callsign's decompression limits do not apply to it, the body cap does.
     public var decodesContentEncoding: Bool { true }
 
-    /// This transport ends an attempt at ``TransportRequest/attemptDeadline`` itself (the head, and a
+    /// This transport ends an attempt at ``WireRequest/attemptDeadline`` itself (the head, and a
     /// collected body) with an entry in the process's one table of timers: no timer task of its
     /// own per attempt.
     public var enforcesAttemptDeadlines: Bool { true }

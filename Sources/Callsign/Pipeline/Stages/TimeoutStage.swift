@@ -3,14 +3,14 @@ import Foundation
 /// The per-attempt time limits (``MiddlewareStage/timeout``): a request's own ``CallOptions/timeout``,
 /// else the client's ``APIClient/Configuration/Timeouts/attempt``, and the idle limit
 /// (``APIClient/Configuration/Timeouts/idle``). A transport that enforces attempt deadlines
-/// itself is handed the instant (``TransportRequest/attemptDeadline``); any other attempt, and
+/// itself is handed the instant (``WireRequest/attemptDeadline``); any other attempt, and
 /// any attempt the idle limit can end sooner, is raced against one timer. A stream's body, read after the attempt, waits for each chunk under
 /// the idle limit and the call's deadline (``MiddlewareContext/Fields/deadline``).
 struct TimeoutStage: Middleware {
     let attempt: Duration
     /// No byte for this long ends the call; `nil` for no idle limit.
     let idle: Duration?
-    /// Whether the transport ends an attempt at ``TransportRequest/attemptDeadline`` itself.
+    /// Whether the transport ends an attempt at ``WireRequest/attemptDeadline`` itself.
     let transportEnforcesAttemptDeadlines: Bool
 
     init(_ timeouts: APIClient.Configuration.Timeouts, transportEnforcesAttemptDeadlines: Bool) {

@@ -61,13 +61,16 @@ struct TransportStage: WireMiddleware {
                 upload?.sent(sent)
             }
         }
-        var sent = try await transport.send(
-            TransportRequest(
-                head: request.head, body: body,
-                // Under an idle watch the head must come up as soon as it arrives, for the error.
-                bodyReading: collects && watch == nil ? .collect(limit: limits.maximumResponseBodySize) : .stream,
-                attemptDeadline: context.attemptDeadline, receiveProgress: receiveProgress,
-                proxy: proxy.flatMap { settings in request.url.flatMap(settings.proxy(for:)) }, tls: tls, clientCaches: clientCaches))
+        var outgoing = request
+        outgoing.body = body
+        // Under an idle watch the head must come up as soon as it arrives, for the error.
+        outgoing.bodyReading = collects && watch == nil ? .collect(limit: limits.maximumResponseBodySize) : .stream
+        outgoing.attemptDeadline = context.attemptDeadline
+        outgoing.receiveProgress = receiveProgress
+        outgoing.proxy = proxy.flatMap { settings in request.url.flatMap(settings.proxy(for:)) }
+        outgoing.tls = tls
+        outgoing.clientCaches = clientCaches
+        var sent = try await transport.send(outgoing)
         upload?.finished()
         sent.body = sent.body.watched(by: watch)
         sent.request = request
