@@ -314,7 +314,10 @@ struct CLISessionTests {
             _ = try await home.run(["get", server.url("/quick").absoluteString, "--session", "both"])
             server.route("/quick") { _ in .json(["ok": true], headers: [("Set-Cookie", "quick2=c; Path=/")]) }
 
-            async let slow = home.run(["get", server.url("/slow").absoluteString, "--session", "both"])
+            // The slow command waits for the quick one, a whole process, however long a busy
+            // machine takes to run it: its limit (and so its idle limit) is ten minutes, not the
+            // default minute of silence.
+            async let slow = home.run(["get", server.url("/slow").absoluteString, "--session", "both", "--timeout", "600"])
             var waiting = arrivals.makeAsyncIterator()
             await waiting.next()  // the slow command has read the session and is waiting for its answer
             let quick = try await home.run(["get", server.url("/quick").absoluteString, "--session", "both"])
