@@ -118,7 +118,6 @@ public struct MiddlewareContext: BoxedFields, Sendable {
     /// A context with no facts yet: a plain call, its body read into memory.
     public init() { storage = Self.defaults }
 
-
     /// Moves the call's deadline earlier, to `instant` (of the client's
     /// ``APIClient/Configuration/clock``), for everything this context is passed to: the stages
     /// below end the call with ``APIError/Code/timedOut`` once it passes.
@@ -163,12 +162,11 @@ public struct MiddlewareContext: BoxedFields, Sendable {
         fields.deadlineLimit = limit
     }
 
-    /// The clock ``deadline`` is an instant of: the client's (set when the call starts).
+    /// The clock ``Fields/deadline`` is an instant of: the client's (set when the call starts).
     var clock: any CallClock {
         get { fields.clockIfNotSystem ?? SystemClock() }
         set { fields.clockIfNotSystem = type(of: newValue) == SystemClock.self ? nil : newValue }
     }
-
 }
 
 extension MiddlewareContext {
