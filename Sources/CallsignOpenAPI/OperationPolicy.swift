@@ -19,7 +19,7 @@ public import Callsign
 @dynamicMemberLookup
 public struct OperationPolicy: HoldsCallOptions, Sendable {
     /// The operation's options (see `CallOptions`); each one left `nil` follows the client.
-    /// Credentials (`CallOptions/needsAuthorization`) default to `true` here: the document's
+    /// Credentials (`CallOptions.needsAuthorization`) default to `true` here: the document's
     /// `security` decides (`CredentialRule`). A cache policy reads the response into memory so
     /// it can be stored; without one the response streams. A store policy of `.offline` queues
     /// the operation when the server cannot be reached: see ``queuedOffline``.

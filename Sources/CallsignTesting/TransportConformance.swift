@@ -30,7 +30,7 @@ public struct TransportConformance: ConformanceSuite {
         case redirectsReturned
         /// A large binary body arrives byte-exact.
         case largeBody
-        /// A body at `Limits/maximumResponseBodySize` arrives; one past it fails with
+        /// A body at `Limits.maximumResponseBodySize` arrives; one past it fails with
         /// `APIError.Code.responseTooLarge`, with or without a `Content-Length`.
         case sizeCap
         /// A connection reset or a body cut short is an error, never a short success.
