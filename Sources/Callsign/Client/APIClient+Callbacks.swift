@@ -91,33 +91,30 @@ extension APIClient {
                     return .failure(error)
                 }
             }
-            var successThunk: (@Sendable () -> Void)?
-            if case .success(let response) = outcome, let decode = context.successHandler {
+            var successStep: CallbackStep?
+            if case .success(let response) = outcome, let decode = context.handlers.success {
                 do throws(APIError) {
-                    successThunk = try decode(response)
+                    successStep = try decode(response)
                 } catch {
                     outcome = .failure(error)
                 }
             }
             var reportFailure = false
             if case .failure(let error) = outcome, !error.isCancellation {
-                let failure = CallbackFailure(error: error, callHandlesFailure: context.failureHandler != nil)
+                let failure = CallbackFailure(error: error, callHandlesFailure: context.handlers.failure != nil)
                 let consumed = await errorHandler?(failure) ?? false
                 reportFailure = !consumed
             }
-            let finalOutcome = outcome
-            let showFailure = reportFailure
-            let onSuccess = successThunk
-            await delivery.run {
-                switch finalOutcome {
-                case .success:
-                    onSuccess?()
-                case .failure(let error):
-                    if showFailure { context.failureHandler?(error) }
-                }
-                context.completionHandler?(finalOutcome)
-                context.finishedHandler?(CallOutcome(finalOutcome))
+            var steps: [CallbackStep] = []
+            switch outcome {
+            case .success:
+                if let successStep { steps.append(successStep) }
+            case .failure(let error):
+                if reportFailure, let failure = context.handlers.failure { steps.append(failure.step(error)) }
             }
+            if let completion = context.handlers.completion { steps.append(completion.step(outcome)) }
+            if let finished = context.handlers.finished { steps.append(finished.step(CallOutcome(outcome))) }
+            await delivery.run(steps)
         }
     }
 }
@@ -125,17 +122,21 @@ extension APIClient {
 /// Where callback closures run.
 public struct CallbackDelivery: Sendable {
     private let body: @Sendable (@escaping @Sendable () -> Void) async -> Void
+    private let isMainActor: Bool
 
-    /// On the main actor (the default): UI code may run in the callbacks
-    /// (`MainActor.assumeIsolated { … }` states it to the compiler). The main actor runs on the
-    /// main dispatch queue; in an app that queue is the main thread's, while a process that calls
-    /// `dispatch_main()` (a test runner or server on Linux) hands it to a worker thread — still one
-    /// callback at a time, in order.
-    public static let mainActor = CallbackDelivery { work in await MainActor.run { work() } }
+    /// On the main actor (the default). The handlers a call sets with `c.success { … }` and the
+    /// others are `@MainActor` closures whatever the delivery, so UI code in them compiles as
+    /// written; this delivery also runs the ``CallContext/nonisolated`` ones there, all of a call's
+    /// callbacks in one turn of the main actor. The main actor runs on the main dispatch queue: in
+    /// an app that queue is the main thread's, while a process that calls `dispatch_main()` (a test
+    /// runner or server on Linux) hands it to a worker thread — still one callback at a time, in
+    /// order.
+    public static let mainActor = CallbackDelivery(isMainActor: true) { work in await MainActor.run { work() } }
 
-    /// On a dispatch queue (use a serial one to keep callbacks in order).
+    /// The ``CallContext/nonisolated`` handlers on a dispatch queue (use a serial one to keep
+    /// them in order); `@MainActor` handlers still run on the main actor.
     public static func queue(_ queue: DispatchQueue) -> CallbackDelivery {
-        CallbackDelivery { work in
+        CallbackDelivery(isMainActor: false) { work in
             await withCheckedContinuation { continuation in
                 queue.async {
                     work()
@@ -145,10 +146,35 @@ public struct CallbackDelivery: Sendable {
         }
     }
 
-    /// Wherever the call finished, with no hop (for servers and tests).
-    public static let immediate = CallbackDelivery { work in work() }
+    /// The ``CallContext/nonisolated`` handlers wherever the call finished, with no hop (for
+    /// servers and tests); `@MainActor` handlers still run on the main actor.
+    public static let immediate = CallbackDelivery(isMainActor: false) { work in work() }
 
-    func run(_ work: @escaping @Sendable () -> Void) async { await body(work) }
+    private init(isMainActor: Bool, _ body: @escaping @Sendable (@escaping @Sendable () -> Void) async -> Void) {
+        self.isMainActor = isMainActor
+        self.body = body
+    }
+
+    /// Runs a call's callbacks in order: on the main actor in one turn when this delivery is the
+    /// main actor's; otherwise each run of `@MainActor` handlers there and each run of
+    /// nonisolated ones here, one after the other.
+    func run(_ steps: [CallbackStep]) async {
+        if isMainActor {
+            await MainActor.run { for step in steps { step.runOnMainActor() } }
+            return
+        }
+        var rest = steps[...]
+        while let first = rest.first {
+            let sameKind = rest.prefix { $0.isMainActor == first.isMainActor }
+            rest = rest.dropFirst(sameKind.count)
+            let group = Array(sameKind)
+            if first.isMainActor {
+                await MainActor.run { for step in group { step.runOnMainActor() } }
+            } else {
+                await body { for step in group { step.runAnywhere() } }
+            }
+        }
+    }
 }
 
 /// A callback call's failure as ``APIClient/Configuration/Callbacks/errorHandler`` sees it.
@@ -221,60 +247,86 @@ public struct CallContext: HoldsCallOptions, Sendable {
     /// one on the context itself: `c.timeout = .seconds(10)`.
     public var options = CallOptions()
 
-    var successHandler: (@Sendable (Response) throws(APIError) -> @Sendable () -> Void)?
-    var failureHandler: (@Sendable (APIError) -> Void)?
-    var completionHandler: (@Sendable (Result<Response, APIError>) -> Void)?
-    var finishedHandler: (@Sendable (CallOutcome) -> Void)?
+    /// The callbacks, in the form they run.
+    var handlers = CallbackHandlers()
 
-    /// Runs with the decoded value when the call succeeds. A body that does not decode as `T`
-    /// is a failure instead.
-    public mutating func success<T: Decodable & Sendable>(_ handler: @escaping @Sendable (T) -> Void) {
-        successHandler = { response throws(APIError) in
-            let value = try response.decode(T.self)
-            return { handler(value) }
-        }
+    /// Runs with the decoded value when the call succeeds, on the main actor. A body that does
+    /// not decode as `T` is a failure instead.
+    ///
+    /// ```swift
+    /// @MainActor final class BoardScreen {
+    ///     let title = UILabel()
+    ///     func load(_ client: APIClient) {
+    ///         client.request(.get("boards/7")) { c in
+    ///             c.success { (board: Board) in self.title.text = board.name }   // no assumeIsolated
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    public mutating func success<T: Decodable & Sendable>(_ handler: @escaping @MainActor @Sendable (T) -> Void) {
+        handlers.success(decoding: T.self, .mainActor(handler))
     }
 
     /// Runs with the answer decoded as the type registered for the definition's
-    /// `Response Class` (see ``ResponseClasses``), when the call succeeds; an unregistered class
-    /// or a body that does not decode is a failure instead.
+    /// `Response Class` (see ``ResponseClasses``), when the call succeeds, on the main actor; an
+    /// unregistered class or a body that does not decode is a failure instead.
     ///
     /// ```swift
     /// c.decoded { value in if let profile = value as? Profile { show(profile) } }
     /// ```
-    public mutating func decoded(_ handler: @escaping @Sendable (any Sendable) -> Void) {
-        successHandler = { response throws(APIError) in
-            let value = try response.decodeResponseClass()
-            return { handler(value) }
-        }
+    public mutating func decoded(_ handler: @escaping @MainActor @Sendable (any Sendable) -> Void) {
+        handlers.decodedResponseClass(.mainActor(handler))
     }
 
-    /// Runs with the validated response when the call succeeds.
-    public mutating func success(_ handler: @escaping @Sendable (Response) -> Void) {
-        successHandler = { response in { handler(response) } }
+    /// Runs with the validated response when the call succeeds, on the main actor.
+    public mutating func success(_ handler: @escaping @MainActor @Sendable (Response) -> Void) {
+        handlers.success(.mainActor(handler))
     }
 
-    /// Runs when the call fails — never for cancellation, and not when the client's error
-    /// handler consumed the error. Without it, the error handler is the only report.
-    public mutating func failure(_ handler: @escaping @Sendable (APIError) -> Void) { failureHandler = handler }
-
-    /// Runs with the outcome, after `success` or `failure`, also for cancellation.
-    public mutating func completion(_ handler: @escaping @Sendable (Result<Response, APIError>) -> Void) {
-        completionHandler = handler
+    /// Runs when the call fails, on the main actor — never for cancellation, and not when the
+    /// client's error handler consumed the error. Without it, the error handler is the only report.
+    public mutating func failure(_ handler: @escaping @MainActor @Sendable (APIError) -> Void) {
+        handlers.failure = .mainActor(handler)
     }
 
-    /// Runs last, exactly once, however the call ended.
-    public mutating func finished(_ handler: @escaping @Sendable () -> Void) { finishedHandler = { _ in handler() } }
+    /// Runs with the outcome, after `success` or `failure`, also for cancellation, on the main actor.
+    public mutating func completion(_ handler: @escaping @MainActor @Sendable (Result<Response, APIError>) -> Void) {
+        handlers.completion = .mainActor(handler)
+    }
 
-    /// Runs last, exactly once, with how the call ended: success, failure or cancellation.
+    /// Runs last, exactly once, however the call ended, on the main actor.
+    public mutating func finished(_ handler: @escaping @MainActor @Sendable () -> Void) {
+        handlers.finished = .mainActor { _ in handler() }
+    }
+
+    /// Runs last, exactly once, with how the call ended — success, failure or cancellation — on
+    /// the main actor.
     ///
     /// ```swift
     /// c.finished { outcome in
     ///     if case .cancelled = outcome { return }
-    ///     spinner.stop()
+    ///     spinner.stopAnimating()
     /// }
     /// ```
-    public mutating func finished(_ handler: @escaping @Sendable (CallOutcome) -> Void) { finishedHandler = handler }
+    public mutating func finished(_ handler: @escaping @MainActor @Sendable (CallOutcome) -> Void) {
+        handlers.finished = .mainActor(handler)
+    }
+
+    /// The same callbacks as nonisolated closures, run where ``APIClient/Configuration/Callbacks/delivery``
+    /// says — wherever the call finished (``CallbackDelivery/immediate``) or on a queue — for a
+    /// server, a command-line tool or a test that does not want the main actor.
+    ///
+    /// ```swift
+    /// configuration.callbacks.delivery = .immediate
+    /// client.request("Ping") { c in
+    ///     c.nonisolated.success { (pong: Pong) in log.info("pong \(pong.id)") }
+    ///     c.nonisolated.finished { done.signal() }
+    /// }
+    /// ```
+    public var nonisolated: NonisolatedCallbacks {
+        get { NonisolatedCallbacks(handlers: handlers) }
+        set { handlers = newValue.handlers }
+    }
 
     /// Adds the context's parameters and headers to a request (the context's win), then its options.
     func apply(to request: inout Request) {

@@ -98,15 +98,21 @@ extension RequestBuilder {
 
 extension CallContext {
     /// Runs with the decoded value and its response — status, headers, raw body — when the call
-    /// succeeds (see ``DecodedResponse``). A body that does not decode as `T` is a failure instead.
+    /// succeeds (see ``DecodedResponse``), on the main actor. A body that does not decode as `T`
+    /// is a failure instead.
     ///
     /// ```swift
     /// c.success { (answer: DecodedResponse<Board>) in show(answer.value, etag: answer.headers[.eTag]) }
     /// ```
+    public mutating func success<T: Decodable & Sendable>(_ handler: @escaping @MainActor @Sendable (DecodedResponse<T>) -> Void) {
+        handlers.success(decodingWithResponse: T.self, .mainActor(handler))
+    }
+}
+
+extension NonisolatedCallbacks {
+    /// Runs with the decoded value and its response when the call succeeds (see
+    /// `CallContext.success(_:)`), where the delivery says.
     public mutating func success<T: Decodable & Sendable>(_ handler: @escaping @Sendable (DecodedResponse<T>) -> Void) {
-        successHandler = { response throws(APIError) in
-            let answer = try response.decoded(T.self)
-            return { handler(answer) }
-        }
+        handlers.success(decodingWithResponse: T.self, .anywhere(handler))
     }
 }

@@ -67,9 +67,9 @@ struct DecodedResponseTests {
             let log = CallbackLog()
             client.request("Board") { c in
                 c.parameters = ["id": 4]
-                c.success { (answer: DecodedResponse<Board>) in delivered.withLock { $0 = answer } }
-                c.failure { error in log.add("failure \(error.code)") }
-                c.finished { log.finish() }
+                c.nonisolated.success { (answer: DecodedResponse<Board>) in delivered.withLock { $0 = answer } }
+                c.nonisolated.failure { error in log.add("failure \(error.code)") }
+                c.nonisolated.finished { log.finish() }
             }
             await log.waitUntilFinished()
             #expect(log.all == ["finished"])

@@ -25,7 +25,8 @@ struct CallbackDeliveryTests {
     /// Which of the test's labelled queues a closure runs on, read with `DispatchQueue.getSpecific`.
     static let queueKey = DispatchSpecificKey<String>()
 
-    /// Runs one successful and one failing callback call and returns where each callback ran.
+    /// Runs one successful and one failing callback call with nonisolated callbacks (the ones the
+    /// delivery places) and returns where each callback ran.
     static func places(delivery: CallbackDelivery?) async throws -> [Place] {
         let places = Mutex<[Place]>([])
         @Sendable func record(_ callback: String) {
@@ -38,10 +39,10 @@ struct CallbackDeliveryTests {
                 let log = CallbackLog()
                 client.request("UserProfile") { c in
                     c.parameters = ["user_id": .int(userID)]
-                    c.success { (_: Response) in record("success") }
-                    c.failure { _ in record("failure") }
-                    c.completion { _ in record("completion") }
-                    c.finished {
+                    c.nonisolated.success { (_: Response) in record("success") }
+                    c.nonisolated.failure { _ in record("failure") }
+                    c.nonisolated.completion { _ in record("completion") }
+                    c.nonisolated.finished {
                         record("finished")
                         log.finish()
                     }
@@ -52,7 +53,7 @@ struct CallbackDeliveryTests {
         return places.withLock { $0 }
     }
 
-    @Test("by default every callback runs on the main actor: its queue, and its thread")
+    @Test("by default every nonisolated callback runs on the main actor too: its queue, and its thread")
     func mainActorByDefault() async throws {
         DispatchQueue.main.setSpecific(key: Self.queueKey, value: "main")
         // Where this process runs the main actor: its queue is the main queue, its thread the main
@@ -70,7 +71,7 @@ struct CallbackDeliveryTests {
         #expect(try await Self.places(delivery: .mainActor).allSatisfy { $0.queue == "main" && $0.isMainThread == mainActor.isMainThread })
     }
 
-    @Test("delivery on a given queue runs every callback on that queue, not the main actor's")
+    @Test("delivery on a given queue runs every nonisolated callback on that queue, not the main actor's")
     func givenQueue() async throws {
         let queue = DispatchQueue(label: "callsign.test.callbacks")
         queue.setSpecific(key: Self.queueKey, value: "callbacks")
@@ -81,10 +82,94 @@ struct CallbackDeliveryTests {
         }
     }
 
-    @Test("immediate delivery runs where the call finished: on no labelled queue, the main one included")
+    @Test("immediate delivery runs nonisolated callbacks where the call finished: on no labelled queue, the main one included")
     func immediate() async throws {
         let places = try await Self.places(delivery: .immediate)
         #expect(places.count == 6)
         for place in places { #expect(place.queue == nil, "\(place.callback) ran on \(place.queue ?? "")") }
+    }
+
+    @Test("@MainActor callbacks update a main-actor screen directly, and run on the main actor whatever the delivery", arguments: [
+        "main actor", "queue", "immediate",
+    ])
+    func mainActorCallbacks(delivery name: String) async throws {
+        DispatchQueue.main.setSpecific(key: Self.queueKey, value: "main")
+        let delivery: CallbackDelivery = switch name {
+        case "queue": .queue(DispatchQueue(label: "callsign.test.other"))
+        case "immediate": .immediate
+        default: .mainActor
+        }
+        let screen = ProfileScreen()
+        try await withServer(definitions: DemoAPI.definitions, configure: { $0.callbacks.delivery = delivery }) { _, client in
+            await screen.load(7, from: client)
+            await screen.load(4242, from: client)  // answered with 404: a failure
+        }
+        // Written as UI code is: plain assignments to a main-actor object, no assumeIsolated.
+        await MainActor.run {
+            #expect(screen.title == "User 7")
+            #expect(screen.errorText == "404")
+            #expect(screen.events == ["success", "completion", "finished", "failure", "completion", "finished"])
+            #expect(screen.queues.allSatisfy { $0 == "main" }, "callbacks ran on \(screen.queues)")
+            #expect(screen.spinnerVisible == false)
+        }
+    }
+
+    @Test("mixing @MainActor and nonisolated callbacks keeps their order: success, completion, finished")
+    func mixedOrder() async throws {
+        let queue = DispatchQueue(label: "callsign.test.mixed")
+        queue.setSpecific(key: Self.queueKey, value: "mixed")
+        DispatchQueue.main.setSpecific(key: Self.queueKey, value: "main")
+        let log = CallbackLog()
+        try await withServer(definitions: DemoAPI.definitions, configure: { $0.callbacks.delivery = .queue(queue) }) { _, client in
+            client.request("UserProfile") { c in
+                c.parameters = ["user_id": 7]
+                c.success { (_: Response) in log.add("success on \(DispatchQueue.getSpecific(key: Self.queueKey) ?? "?")") }
+                c.nonisolated.completion { _ in log.add("completion on \(DispatchQueue.getSpecific(key: Self.queueKey) ?? "?")") }
+                c.finished {
+                    log.add("finished on \(DispatchQueue.getSpecific(key: Self.queueKey) ?? "?")")
+                    log.finish()
+                }
+            }
+            await log.waitUntilFinished()
+        }
+        #expect(log.all == ["success on main", "completion on mixed", "finished on main", "finished"])
+    }
+}
+
+/// A screen as an app writes one: main-actor state, changed from callbacks as plain statements.
+@MainActor
+final class ProfileScreen {
+    var title = ""
+    var errorText = ""
+    var spinnerVisible = false
+    var events: [String] = []
+    var queues: [String] = []
+
+    func load(_ userID: Int, from client: APIClient) async {
+        spinnerVisible = true
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            client.request("UserProfile") { c in
+                c.parameters = ["user_id": .int(userID)]
+                c.success { (profile: Profile) in
+                    self.title = profile.name
+                    self.note("success")
+                }
+                c.failure { error in
+                    self.errorText = error.statusCode.map(String.init) ?? "\(error.code)"
+                    self.note("failure")
+                }
+                c.completion { _ in self.note("completion") }
+                c.finished {
+                    self.spinnerVisible = false
+                    self.note("finished")
+                    done.resume()
+                }
+            }
+        }
+    }
+
+    private func note(_ event: String) {
+        events.append(event)
+        queues.append(DispatchQueue.getSpecific(key: CallbackDeliveryTests.queueKey) ?? "an unlabelled queue")
     }
 }
