@@ -39,6 +39,10 @@ public struct WireRequest: Sendable {
     /// transport that collects the body itself; `nil` when nobody watches. A streamed body is
     /// counted by its reader instead.
     public var receiveProgress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)? = nil
+    /// Told the body bytes written to the connection so far, by the transport, as it writes them;
+    /// `nil` when nobody watches the upload. A transport that cannot tell leaves it uncalled:
+    /// the upload is then reported only at its start and end.
+    public var sendProgress: (@Sendable (_ sent: Int64) -> Void)? = nil
     /// The HTTP proxy to go through (``APIClient/Configuration/proxy`` chose it for this URL),
     /// or `nil` to connect directly. A transport that cannot use a proxy throws
     /// ``APIError/Code/invalidRequest`` rather than connecting around it.

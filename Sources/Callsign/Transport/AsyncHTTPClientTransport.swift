@@ -81,6 +81,12 @@ public final class AsyncHTTPClientTransport: Transport {
     /// AsyncHTTPClient's delegate API: the calling task resumes once, with everything. A streamed
     /// body is handed over as it arrives, and the deadline covers the wait for the head.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        var counted = request
+        if let report = request.sendProgress {
+            // Told as AsyncHTTPClient takes each chunk (a body in memory goes in slices then).
+            counted.body = request.body?.reportingProgress(report)
+        }
+        let request = counted
         if case .collect(let limit) = request.bodyReading, request.body?.inMemoryData != nil || request.body == nil {
             return try await sendAndCollect(request, limit: limit)
         }

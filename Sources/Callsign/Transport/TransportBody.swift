@@ -121,8 +121,10 @@ public struct TransportBody: Sendable {
     /// The same bytes, reporting how many have been handed to the transport as they go.
     func reportingProgress(_ report: @escaping @Sendable (Int64) -> Void) -> TransportBody {
         switch storage {
-        case .data:
-            return self
+        case .data(let data):
+            // Handed over in slices, each told as it is taken; a small body goes whole.
+            guard data.count > FileChunks.chunkSize else { return self }
+            return TransportBody(storage: .factory({ ResponseBodyStream(CountingChunks(slicing: data, report: report)) }, length: data.count))
         case .file(let url, _, let limit):
             return TransportBody(storage: .file(url, report: report, limit: limit))
         case .factory:
@@ -371,6 +373,19 @@ struct CountingChunks: AsyncSequence, Sendable {
     typealias Element = Data
     let base: TransportBody
     let report: @Sendable (Int64) -> Void
+    /// For a body in memory: the size of the slices it is handed over in.
+    var sliceSize: Int? = nil
+
+    init(base: TransportBody, report: @escaping @Sendable (Int64) -> Void) {
+        self.base = base
+        self.report = report
+    }
+
+    /// An in-memory body in slices of `FileChunks.chunkSize` bytes, a file's read size.
+    init(slicing data: Data, report: @escaping @Sendable (Int64) -> Void) {
+        self.init(base: .data(data), report: report)
+        sliceSize = FileChunks.chunkSize
+    }
 
     struct AsyncIterator: AsyncIteratorProtocol {
         var source: ResponseBodyStream.AsyncIterator?
@@ -378,14 +393,24 @@ struct CountingChunks: AsyncSequence, Sendable {
         let report: @Sendable (Int64) -> Void
         var total: Int64 = 0
 
+        let sliceSize: Int?
+
         mutating func next() async throws -> Data? {
-            if source == nil { source = try base.chunks().makeAsyncIterator() }
-            guard let chunk = try await source?.next() else { return nil }
+            let chunk: Data
+            if let sliceSize, let data = base.inMemoryData {
+                let start = data.startIndex + Int(total)
+                guard start < data.endIndex else { return nil }
+                chunk = data[start..<Swift.min(data.endIndex, start + sliceSize)]
+            } else {
+                if source == nil { source = try base.chunks().makeAsyncIterator() }
+                guard let next = try await source?.next() else { return nil }
+                chunk = next
+            }
             total += Int64(chunk.count)
             report(total)
             return chunk
         }
     }
 
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(source: nil, base: base, report: report) }
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(source: nil, base: base, report: report, sliceSize: sliceSize) }
 }

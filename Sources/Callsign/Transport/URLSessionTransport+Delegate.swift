@@ -55,6 +55,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let tls: TLSSettings
     /// Why a task's server was refused, by task identifier, for the error its completion reports.
     private let refusals = Mutex<[Int: APIError]>([:])
+    /// Who is told the bytes of each task's body as they are written, by task identifier.
+    private let sendProgress = Mutex<[Int: @Sendable (Int64) -> Void]>([:])
 
     init(proxyCredentials: Proxy.Credentials?, tls: TLSSettings) {
         self.proxyCredentials = proxyCredentials
@@ -77,9 +79,15 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         pending.withLock { $0[identifier] = .collecting(Collecting(whole: whole, limit: limit, progress: progress)) }
     }
 
+    /// Registers who is told the bytes of a task's body as the session writes them.
+    func register(_ identifier: Int, sendProgress report: @escaping @Sendable (Int64) -> Void) {
+        sendProgress.withLock { $0[identifier] = report }
+    }
+
     /// Ends a task's wait at once, as cancelled: the head's waiter and the body's reader. What
     /// URLSession reports for it later finds nothing to resume.
     func abandon(_ identifier: Int) {
+        sendProgress.withLock { _ = $0.removeValue(forKey: identifier) }
         guard let entry = pending.withLock({ $0.removeValue(forKey: identifier) }) else { return }
         Self.end(entry, throwing: CancellationError())
     }
@@ -163,6 +171,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler(.allow)
     }
 
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        sendProgress.withLock { $0[task.taskIdentifier] }?(totalBytesSent)
+    }
+
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let identifier = dataTask.taskIdentifier
         enum Step { case stream(AsyncThrowingStream<Data, any Error>.Continuation), progress(Collecting), tooLarge(Collecting), nothing }
@@ -202,6 +217,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        sendProgress.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
         let refusal = refusals.withLock { $0.removeValue(forKey: task.taskIdentifier) }
         guard let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         if let refusal {

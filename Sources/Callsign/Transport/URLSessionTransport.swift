@@ -179,6 +179,8 @@ public final class URLSessionTransport: Transport {
         let task = session.dataTask(with: urlRequest)
         let taskBox = TaskBox(task)
         let identifier = task.taskIdentifier
+        // Told by the delegate as the session writes the body, whatever kind it is.
+        if let report = transportRequest.sendProgress { delegate.register(identifier, sendProgress: report) }
         if case .collect(let limit) = transportRequest.bodyReading {
             // Read whole on the session's queue: the calling task resumes once, with everything.
             let collected = try await Self.run(taskBox, on: delegate, until: transportRequest.attemptDeadline) { (whole: CheckedContinuation<SessionDelegate.Collected, any Error>) in

@@ -216,7 +216,7 @@ struct TaskControlTests {
         }
     }
 
-    @Test("an in-memory upload reports 0 then 1 before the first download update; the download ends at 1")
+    @Test("a small in-memory upload (one chunk) reports 0 then 1 before the first download update; the download ends at 1")
     func inMemoryUploadProgress() async throws {
         // Every update, as a CallObserver hears it: a task's stream keeps only the newest one for a
         // slow reader, so on a busy machine it may skip the upload's last update.

@@ -133,6 +133,37 @@ struct TransferTests {
         }
     }
 
+    @Test("Uploads report progress by bytes on both transports — in memory, file, multipart form and stream — rising to the total", arguments: TransportKind.allCases)
+    func uploadProgressByBytes(kind: TransportKind) async throws {
+        // Every report, as an observer hears it (a task's progress stream keeps only the newest).
+        let recorder = CallProgressRecorder()
+        try await withServer(transport: kind, configure: { $0.observability.observers = [recorder] }) { server, client in
+            let content = TestServer.expectedBytes(count: 4 << 20, offset: 3)
+            let file = Scratch.folder().appendingPathComponent("upload.bin")
+            try content.write(to: file)
+            var form = MultipartFormData()
+            form.append(fileAt: file, name: "video", mimeType: "video/mp4")
+            let slices = stride(from: 0, to: content.count, by: 100_000).map { Data(content[$0..<min(content.count, $0 + 100_000)]) }
+            let bodies: [(String, RequestBody)] = [
+                ("memory", .data(content)), ("file", .file(file)), ("form", .multipart(form)),
+                ("stream", .stream(slices.asyncChunks, length: content.count)),
+            ]
+            for (name, body) in bodies {
+                recorder.updates.withLock { $0 = [] }
+                let answer = try await client.send(Request(method: .put, path: "/upload/file", body: body)).json()
+                let sent = recorder.updates.withLock { $0 }.filter { $0.progress.direction == .upload }.map(\.progress)
+                let bytes = sent.map(\.completedBytes)
+                let total = try #require(sent.last?.totalBytes, "\(name): no upload report")
+                #expect(answer["bytes"] == .int(Int(total)), "\(name): the server got every byte")
+                #expect(bytes.first == 0, "\(name) starts at 0")
+                #expect(bytes.last == total, "\(name) ends at the total")
+                #expect(Set(bytes).count >= 10, "\(name) reported \(bytes)")
+                #expect(zip(bytes, bytes.dropFirst()).allSatisfy { $0 <= $1 }, "\(name) never goes back: \(bytes)")
+                #expect(bytes.allSatisfy { $0 <= total })
+            }
+        }
+    }
+
     @Test("File bodies and multipart forms with files are streamed with a known length (on URLSession, a form through a private temporary file); progress reaches 1.0", arguments: TransportKind.allCases)
     func uploads(kind: TransportKind) async throws {
         try await withServer(transport: kind) { server, client in

@@ -54,12 +54,9 @@ struct TransportStage: WireMiddleware {
                 }
             }
         }
-        if body?.inMemoryData == nil, upload != nil || watch != nil {
-            // A streamed body reports each chunk as the transport takes it.
-            body = body?.reportingProgress { sent in
-                watch?.touch()
-                upload?.sent(sent)
-            }
+        if body?.inMemoryData == nil, let watch {
+            // A streamed body is activity as the transport reads it.
+            body = body?.reportingProgress { _ in watch.touch() }
         }
         var outgoing = request
         outgoing.body = body
@@ -67,6 +64,14 @@ struct TransportStage: WireMiddleware {
         outgoing.bodyReading = collects && watch == nil ? .collect(limit: limits.maximumResponseBodySize) : .stream
         outgoing.attemptDeadline = context.attemptDeadline
         outgoing.receiveProgress = receiveProgress
+        // The transport tells the bytes as it writes them (AsyncHTTPClient as it takes each chunk,
+        // URLSession from its delegate): progress by bytes on both, whatever the body.
+        if let upload {
+            outgoing.sendProgress = { @Sendable (sent: Int64) in
+                watch?.touch()
+                upload.sent(sent)
+            }
+        }
         outgoing.proxy = proxy.flatMap { settings in request.url.flatMap(settings.proxy(for:)) }
         outgoing.tls = tls
         outgoing.clientCaches = clientCaches
