@@ -58,9 +58,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     /// Who is told the bytes of each task's body as they are written, by task identifier.
     private let sendProgress = Mutex<[Int: @Sendable (Int64) -> Void]>([:])
 
-    init(proxyCredentials: Proxy.Credentials?, tls: TLSSettings) {
+    /// The app's answers to what Callsign leaves open.
+    private let hooks: URLSessionHooks
+
+    init(proxyCredentials: Proxy.Credentials?, tls: TLSSettings, hooks: URLSessionHooks) {
         self.proxyCredentials = proxyCredentials
         self.tls = tls
+        self.hooks = hooks
     }
 
     func register(
@@ -262,7 +266,37 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         let completionHandler: @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void = { disposition, credential in
             DispatchQueue.global().async { completionHandler(disposition, credential) }
         }
-        // The proxy's credentials are the one challenge answered here: they go to the proxy only.
+        // What Callsign owns is answered by Callsign: the configured proxy's credentials (they
+        // go to the proxy only), and the server's trust when configuration.tls sets roots or pins.
+        let space = challenge.protectionSpace
+        let ownsChallenge = space.isProxy()
+            ? proxyCredentials != nil
+            : Self.isServerTrust(space) && !tls.isDefault
+        guard !ownsChallenge, let ask = hooks.challenge else {
+            answerAsCallsign(challenge, task: task, completionHandler: completionHandler)
+            return
+        }
+        // Every other challenge goes to the app's hook first; `nil` leaves it to Callsign.
+        let asked = ChallengeAsked(challenge: challenge, task: task)
+        Task {
+            if let answer = await ask(asked.challenge, asked.task) {
+                completionHandler(answer.disposition, answer.credential)
+            } else {
+                self.answerAsCallsign(asked.challenge, task: asked.task, completionHandler: completionHandler)
+            }
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
+        hooks.metrics?(metrics, task)
+    }
+
+    /// Callsign's own answer: the proxy gets its configured credentials once; any other
+    /// challenge is the platform's business below (a 401 reaches the caller as a response).
+    private func answerAsCallsign(
+        _ challenge: URLAuthenticationChallenge, task: URLSessionTask,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
         if challenge.protectionSpace.isProxy() {
             if let credentials = proxyCredentials, challenge.previousFailureCount == 0 {
                 completionHandler(
@@ -276,9 +310,20 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         answerServerChallenge(challenge, task: task, completionHandler: completionHandler)
     }
 
+    /// A challenge and its task, handed to the app's hook from another task. Safety: Foundation
+    /// makes both before the delegate is called and documents them as safe to use from any
+    /// thread; neither is changed here.
+    private struct ChallengeAsked: @unchecked Sendable {
+        let challenge: URLAuthenticationChallenge
+        let task: URLSessionTask
+    }
+
     // The one place where this file differs by platform: which challenges each one raises and
     // how they are answered.
     #if canImport(FoundationNetworking)
+    /// Whether a challenge is about the server's trust: FoundationNetworking raises none.
+    private static func isServerTrust(_ space: URLProtectionSpace) -> Bool { false }
+
     /// Answers a challenge that is not the proxy's. FoundationNetworking raises one only after a
     /// whole 401 response has been delivered to this delegate (on its serial queue), and offers
     /// no way to just complete the task: so the call is finished here with what arrived, then the
@@ -305,6 +350,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler(.cancelAuthenticationChallenge, nil)
     }
     #else
+    /// Whether a challenge is about the server's trust.
+    private static func isServerTrust(_ space: URLProtectionSpace) -> Bool {
+        space.authenticationMethod == NSURLAuthenticationMethodServerTrust
+    }
+
     /// Answers a challenge that is not the proxy's: a server-trust challenge is evaluated against
     /// the configured trust roots and pins (the system decides when none are set); any other is
     /// rejected, so that a 401 reaches the caller as a response.

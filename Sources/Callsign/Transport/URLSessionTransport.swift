@@ -33,6 +33,8 @@ public final class URLSessionTransport: Transport {
     private let proxied: Mutex<ProxiedSessions>
     /// Where a body made as it is read is spooled before it is sent (``SpooledBody``).
     private let spoolDirectory: URL
+    /// The app's answers to what Callsign leaves open, given to every session's delegate.
+    private let hooks: URLSessionHooks
 
     private struct ProxiedSessions {
         let configuration: URLSessionConfiguration
@@ -70,14 +72,21 @@ public final class URLSessionTransport: Transport {
     /// configuration.urlCache = URLCache(memoryCapacity: 4 << 20, diskCapacity: 64 << 20)
     /// let client = APIClient(definitions: definitions, transport: URLSessionTransport(configuration: configuration))
     /// ```
-    public init(configuration: URLSessionConfiguration, spoolDirectory: URL = FileManager.default.temporaryDirectory) {
+    ///
+    /// `hooks` answers what URLSession asks and Callsign leaves open: a client certificate, a
+    /// challenge of the app's own, task metrics (see ``URLSessionHooks``).
+    public init(
+        configuration: URLSessionConfiguration, spoolDirectory: URL = FileManager.default.temporaryDirectory,
+        hooks: URLSessionHooks = URLSessionHooks()
+    ) {
         self.spoolDirectory = spoolDirectory
+        self.hooks = hooks
         let configuration = configuration.copy() as? URLSessionConfiguration ?? configuration
         // One jar: Callsign's (configuration.cookies). URLSession neither sends nor stores cookies.
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
         configuration.httpCookieAcceptPolicy = .never
-        delegate = SessionDelegate(proxyCredentials: nil, tls: TLSSettings())
+        delegate = SessionDelegate(proxyCredentials: nil, tls: TLSSettings(), hooks: hooks)
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: Self.delegateQueue())
         proxied = Mutex(ProxiedSessions(configuration: configuration))
     }
@@ -98,7 +107,7 @@ public final class URLSessionTransport: Transport {
                 ]
             }
             let restoreMinimumVersion = Self.setMinimumVersion(of: tls, in: configuration)
-            let delegate = SessionDelegate(proxyCredentials: proxy?.credentials, tls: tls)
+            let delegate = SessionDelegate(proxyCredentials: proxy?.credentials, tls: tls, hooks: hooks)
             let made = URLSession(configuration: configuration, delegate: delegate, delegateQueue: Self.delegateQueue())
             configuration.connectionProxyDictionary = previousProxy
             restoreMinimumVersion()
@@ -368,7 +377,7 @@ extension URLSessionTransport {
         if tls.clientIdentity != nil {
             return APIError.notSent(
                 .invalidRequest,
-                "URLSessionTransport does not send client certificates (configuration.tls.clientIdentity) on this platform yet")
+                "URLSessionTransport cannot send a client certificate from PEM text (configuration.tls.clientIdentity): answer NSURLAuthenticationMethodClientCertificate with a keychain identity in URLSessionHooks.challenge")
         }
         return nil
     }

@@ -4,6 +4,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Synchronization
 import Testing
 
 @Suite("URLSessionTransport options: your configuration, its URLCache unless Callsign caches", .hangGuard)
@@ -41,7 +42,7 @@ struct URLSessionOptionsTests {
 
     @Test("an attempt's time limit that passes once a stream's head has arrived leaves the stream alone: its body is still to be read")
     func expiryAfterTheHead() async throws {
-        let delegate = SessionDelegate(proxyCredentials: nil, tls: TLSSettings())
+        let delegate = SessionDelegate(proxyCredentials: nil, tls: TLSSettings(), hooks: URLSessionHooks())
         let session = URLSession(configuration: .ephemeral)
         defer { session.invalidateAndCancel() }
         let url = try #require(URL(string: "http://127.0.0.1:9/stream"))
@@ -69,6 +70,38 @@ struct URLSessionOptionsTests {
                 delegate.register(waiting.taskIdentifier, head: head, body: waitingBody)
                 #expect(delegate.expire(waiting.taskIdentifier))
             }
+        }
+    }
+
+    @Test("an app's challenge hook answers what Callsign leaves open, sees only those, and nil keeps Callsign's answer")
+    func challengeHook() async throws {
+        try await TestServer.withRunning { server in
+            let asked = Mutex<[String]>([])
+            let hooks = URLSessionHooks(challenge: { challenge, _ in
+                let space = challenge.protectionSpace
+                asked.withLock { $0.append("\(space.authenticationMethod) \(space.host) \(space.realm ?? "")") }
+                // The app checks the host before it hands out a credential.
+                guard space.host == "127.0.0.1", space.realm == "Fake Realm", challenge.previousFailureCount == 0 else { return nil }
+                return (.useCredential, URLCredential(user: "ann", password: "s3cret", persistence: .forSession))
+            })
+            let transport = URLSessionTransport(configuration: .ephemeral, hooks: hooks)
+            let client = APIClient(configuration: .init { $0.baseURL = server.baseURL }, transport: transport)
+
+            // Answered by the hook: URLSession sends the request again with the credential.
+            let answer = try await client.get("basic-auth/ann/s3cret").send().validate().json()
+            #expect(answer["authenticated"] == true)
+            #expect(server.requests.last?.header("Authorization") == "Basic " + Data("ann:s3cret".utf8).base64EncodedString())
+            #expect(asked.withLock { $0 }.count == 1)
+
+            // A wrong password fails once more: the hook returns nil the second time, and
+            // Callsign's answer lets the 401 reach the caller as a response.
+            let refused = try await client.get("basic-auth/ann/other").send()
+            #expect(refused.status.code == 401)
+            #expect(asked.withLock { $0 }.allSatisfy { $0.contains("127.0.0.1") && $0.contains("Fake Realm") })
+
+            // Without hooks, nothing answers: the 401 is the caller's.
+            let plain = APIClient(configuration: .init { $0.baseURL = server.baseURL }, transport: URLSessionTransport())
+            #expect(try await plain.get("basic-auth/ann/s3cret").send().status.code == 401)
         }
     }
 }
