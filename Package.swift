@@ -21,6 +21,21 @@ let package = Package(
         .library(name: "CallsignPostgres", targets: ["CallsignPostgres"]),
         .executable(name: "callsign", targets: ["callsign"]),
     ],
+    // Every trait is on by default: a clone builds and tests everything. An app that wants the
+    // core alone turns them off (`traits: []` on its `.package` line) and resolves only the core's
+    // seven packages; a package only a disabled trait uses is never fetched (a platform
+    // condition alone would still fetch it).
+    traits: [
+        .trait(name: "AsyncHTTPClient", description: "The AsyncHTTPClient transport, the default transport on Linux (else URLSession)."),
+        .trait(name: "SQLite", description: "The CallsignSQLite product (GRDB)."),
+        .trait(name: "PostgreSQL", description: "The CallsignPostgres product (PostgresNIO, ServiceLifecycle)."),
+        .trait(name: "OpenAPI", description: "The CallsignOpenAPI product (OpenAPIKit)."),
+        .trait(name: "TestServers", description: "The CallsignTesting product: in-process HTTP, TLS and raw servers (SwiftNIO)."),
+        .trait(
+            name: "CommandLine", description: "The callsign tool, with every product it uses.",
+            enabledTraits: ["AsyncHTTPClient", "SQLite", "PostgreSQL", "OpenAPI", "TestServers"]),
+        .default(enabledTraits: ["AsyncHTTPClient", "SQLite", "PostgreSQL", "OpenAPI", "TestServers", "CommandLine"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
@@ -61,15 +76,15 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(
                     name: "AsyncHTTPClient", package: "async-http-client",
-                    condition: .when(platforms: [.linux, .android, .windows])),
+                    condition: .when(platforms: [.linux, .android, .windows], traits: ["AsyncHTTPClient"])),
                 // AsyncHTTPClient's TLS, named only to tell its errors apart (certificate, handshake).
-                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: [.linux, .android, .windows])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: [.linux, .android, .windows], traits: ["AsyncHTTPClient"])),
                 // The TLS check that tells an expired certificate from an untrusted one connects by itself.
-                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows])),
-                .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows])),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows], traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows], traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows], traits: ["AsyncHTTPClient"])),
                 // A large body collected in memory becomes `Data` without a second copy.
-                .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows])),
+                .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows], traits: ["AsyncHTTPClient"])),
             ],
             resources: [.process("Resources")]
         ),
@@ -79,7 +94,7 @@ let package = Package(
             name: "CallsignSQLite",
             dependencies: [
                 "Callsign",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["SQLite"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
@@ -89,9 +104,9 @@ let package = Package(
             name: "CallsignPostgres",
             dependencies: [
                 "Callsign",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -102,10 +117,10 @@ let package = Package(
             name: "CallsignOpenAPI",
             dependencies: [
                 "Callsign",
-                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
-                .product(name: "OpenAPIKit30", package: "OpenAPIKit"),
-                .product(name: "OpenAPIKitCompat", package: "OpenAPIKit"),
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIKit", package: "OpenAPIKit", condition: .when(traits: ["OpenAPI"])),
+                .product(name: "OpenAPIKit30", package: "OpenAPIKit", condition: .when(traits: ["OpenAPI"])),
+                .product(name: "OpenAPIKitCompat", package: "OpenAPIKit", condition: .when(traits: ["OpenAPI"])),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
@@ -114,13 +129,13 @@ let package = Package(
             dependencies: [
                 "Callsign",
                 "CCallsignZlib",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["TestServers"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["TestServers"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["TestServers"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["TestServers"])),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["TestServers"])),
+                .product(name: "X509", package: "swift-certificates", condition: .when(traits: ["TestServers"])),
+                .product(name: "SwiftASN1", package: "swift-asn1", condition: .when(traits: ["TestServers"])),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -132,7 +147,7 @@ let package = Package(
                 "CallsignTesting",
                 "CallsignOpenAPI",
                 "CallsignPostgres",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["CommandLine"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 // Seals the secrets a --session file keeps (AES-GCM under a per-user key).
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -152,14 +167,14 @@ let package = Package(
                 "CallsignTesting",
                 "CallsignOpenAPI",
                 "CallsignPostgres",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["TestServers"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["TestServers"])),
             ],
             path: "Benchmarks/Sources/CallsignBenchmarks"
         ),
@@ -169,10 +184,10 @@ let package = Package(
                 "Callsign", "CallsignSQLite", "CallsignTesting", "CallsignOpenAPI", "CallsignPostgres", "callsign",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle", condition: .when(traits: ["PostgreSQL"])),
                 // The generated client in OpenAPIClient/Generated (see scripts/generate-openapi-client).
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
             ],
             exclude: ["OpenAPIClient/openapi.yaml", "OpenAPIClient/openapi-generator-config.yaml"],
             resources: [.copy("Fixtures")]

@@ -103,16 +103,17 @@ public final class APIClient: Sendable {
     }
 
     /// The transport a client uses when given none: a process-wide AsyncHTTPClient transport on
-    /// Linux, a process-wide URLSession transport on Apple platforms.
+    /// Linux (with the package's `AsyncHTTPClient` trait, on by default), a process-wide URLSession
+    /// transport on Apple platforms and wherever that trait is off.
     public static var defaultTransport: any Transport {
-        #if os(Linux) || os(Android) || os(Windows)
+        #if AsyncHTTPClient && (os(Linux) || os(Android) || os(Windows))
         AsyncHTTPClientTransport.shared
         #else
         sharedURLSessionTransport
         #endif
     }
 
-    #if !(os(Linux) || os(Android) || os(Windows))
+    #if !(AsyncHTTPClient && (os(Linux) || os(Android) || os(Windows)))
     private static let sharedURLSessionTransport = URLSessionTransport()
     #endif
 

@@ -1,4 +1,4 @@
-#if os(Linux) || os(Android) || os(Windows)
+#if AsyncHTTPClient && (os(Linux) || os(Android) || os(Windows))
 import AsyncHTTPClient
 import Foundation
 import NIOCore

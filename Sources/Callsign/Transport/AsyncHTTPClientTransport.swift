@@ -1,4 +1,4 @@
-#if os(Linux) || os(Android) || os(Windows)
+#if AsyncHTTPClient && (os(Linux) || os(Android) || os(Windows))
 public import AsyncHTTPClient
 import Foundation
 import HTTPTypes
