@@ -59,9 +59,16 @@ extension DocumentationClaimsTests {
         let spi = try Self.text(".spi.yml")
         let inSPI = Set(spi.matches(of: /(?m)^\s+- ([A-Za-z]+)\s*$/).map { String($0.1) })
 
+        // The simulators' job: one matrix entry per platform, each with the schemes it builds.
         let workflow = try Self.text(".github/workflows/ci.yml")
-        let schemes = try #require(workflow.split(separator: "\n").first { $0.contains("for scheme in") })
-        let inCI = Set(schemes.split(separator: ";").first?.split(separator: " ").drop { $0 != "in" }.dropFirst().map(String.init) ?? [])
+        var schemesByPlatform: [String: Set<String>] = [:]
+        for match in workflow.matches(of: /- platform: (\w+)\n\s+schemes: ([A-Za-z ]+)\n/) {
+            schemesByPlatform[String(match.1)] = Set(match.2.split(separator: " ").map(String.init))
+        }
+        #expect(Set(schemesByPlatform.keys) == ["iOS", "tvOS", "watchOS", "visionOS"], "\(schemesByPlatform.keys.sorted())")
+        #expect(schemesByPlatform.values.allSatisfy { $0.contains("Callsign") && $0.isSubset(of: Set(products)) })
+        #expect(workflow.contains("for scheme in ${{ matrix.schemes }}"))
+        let inCI = schemesByPlatform["iOS"] ?? []
 
         let readme = try Self.text("README.md")
         for product in products {
