@@ -124,7 +124,7 @@ struct SquidTestProxy: Sendable {
 
     /// A TCP port on 127.0.0.1 that nothing listens on now: the one the system picks for port 0.
     private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, streamSocket(SOCK_STREAM), 0)
         guard descriptor >= 0 else { throw TestServerError("socket() failed (errno \(errno))") }
         defer { close(descriptor) }
         var address = sockaddr_in()
@@ -156,7 +156,7 @@ struct SquidTestProxy: Sendable {
     }
 
     private static func canConnect(port: Int) -> Bool {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, streamSocket(SOCK_STREAM), 0)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
         var address = sockaddr_in()
@@ -183,3 +183,8 @@ struct SquidTestProxy: Sendable {
         _ = try ChildProcess.wait(for: pid, "squid")
     }
 }
+
+/// `SOCK_STREAM` as `socket(2)` takes it: an enumeration in glibc, a plain `Int32` on Darwin (the
+/// overload the platform's type picks, so no `#if`).
+func streamSocket<Kind: RawRepresentable>(_ kind: Kind) -> Int32 where Kind.RawValue: BinaryInteger { Int32(kind.rawValue) }
+func streamSocket(_ kind: Int32) -> Int32 { kind }

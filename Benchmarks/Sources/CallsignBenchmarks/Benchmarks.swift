@@ -83,7 +83,7 @@ struct Benchmarks {
         let definitions = try APIDefinitions(values: ["DEFAULT": ["baseURL": .string(server.baseURL.absoluteString)], "Item": ["path": "bench/item", "responseType": "object"]])
         // Callsign as a user gets it: the default configuration and the default transport (its
         // pool as the library sizes it), beside the raw client tuned for the concurrency.
-        let ahcTransport = AsyncHTTPClientTransport.shared
+        let ahcTransport = callsignAHCTransport()
         let callsignAHC = APIClient(definitions: definitions)
         let sessionTransport = URLSessionTransport()
         let callsignSession = APIClient(definitions: definitions, transport: sessionTransport)
@@ -358,7 +358,7 @@ struct Benchmarks {
     ) async throws {
         let sizes = [8, 16, 32, 64, 128]
         let clients = sizes.map { size in
-            (size, APIClient(definitions: definitions, transport: AsyncHTTPClientTransport(maximumConnectionsPerHost: size)))
+            (size, APIClient(definitions: definitions, transport: callsignAHCTransport(maximumConnectionsPerHost: size)))
         }
         for concurrency in [32, 64] {
             let requests = Int(20_000 * scale)
@@ -394,4 +394,15 @@ extension Request {
 
 extension Duration {
     var secondsValue: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// Callsign's AsyncHTTPClient transport, which Callsign builds on Linux (the platform these
+/// benchmarks are run on); elsewhere its URLSession transport, so that the benchmarks still build.
+func callsignAHCTransport(maximumConnectionsPerHost: Int? = nil) -> any Transport {
+    #if os(Linux) || os(Android) || os(Windows)
+    guard let maximumConnectionsPerHost else { return AsyncHTTPClientTransport.shared }
+    return AsyncHTTPClientTransport(maximumConnectionsPerHost: maximumConnectionsPerHost)
+    #else
+    return URLSessionTransport()
+    #endif
 }

@@ -29,7 +29,7 @@ enum TLSBenchmark {
             APIClient(configuration: .init {
                 $0.tls.trustRoots = .only(authority)
                 $0.tls.allowsHTTP2 = http2
-            }, transport: AsyncHTTPClientTransport(maximumConnectionsPerHost: 32))
+            }, transport: callsignAHCTransport(maximumConnectionsPerHost: 32))
         }
         let raw1 = try rawClient(http2: false)
         let raw2 = try rawClient(http2: true)

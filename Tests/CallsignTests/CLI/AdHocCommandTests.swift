@@ -133,7 +133,7 @@ struct AdHocCommandTests {
         }
     }
 
-    @Test("--proxy, HTTPS_PROXY and NO_PROXY as curl reads them; proxy credentials go to the proxy only")
+    @Test("--proxy, HTTPS_PROXY and NO_PROXY as curl reads them; proxy credentials go to the proxy only", .enabled(if: TransportKind.asyncHTTPClientIsBuilt))
     func proxies() async throws {
         try CLIRunner.requireBuilt()
         try await TestServer.withRunning { server in

@@ -9,7 +9,7 @@ import Testing
 /// checked by running the built binary against the in-process server.
 @Suite("callsign as curl and HTTPie users expect it", .hangGuard)
 struct HTTPToolTests {
-    @Test("plain http:// goes to the proxy in absolute form, as curl sends it; --proxytunnel tunnels it")
+    @Test("plain http:// goes to the proxy in absolute form, as curl sends it; --proxytunnel tunnels it", .enabled(if: TransportKind.asyncHTTPClientIsBuilt))
     func proxiesAsCurlUsesThem() async throws {
         try CLIRunner.requireBuilt()
         try await TestServer.withRunning { server in
@@ -167,7 +167,7 @@ struct HTTPToolTests {
 
     // MARK: Output
 
-    @Test("status lines carry the protocol the answer came over (HTTP/1.1 200 OK, HTTP/2 200); head prints the response head by itself")
+    @Test("status lines carry the protocol the answer came over (HTTP/1.1 200 OK, HTTP/2 200); head prints the response head by itself", .enabled(if: TransportKind.asyncHTTPClientIsBuilt))
     func statusLinesAndHead() async throws {
         try CLIRunner.requireBuilt()
         try await TestServer.withRunning { server in

@@ -96,7 +96,7 @@ struct PersistenceCommandTests {
         await server.stop()
     }
 
-    @Test("call --queue-offline, queue list, drop and replay")
+    @Test("call --queue-offline, queue list, drop and replay", .enabled(if: TransportKind.asyncHTTPClientIsBuilt))
     func queueCommands() async throws {
         try CLIRunner.requireBuilt()
         let refusing = try RefusingPort()

@@ -14,7 +14,7 @@ private func callRaw(_ server: RawServer, extra: [String] = []) async throws -> 
 /// Bombs and floods, each in a child process (the `callsign` executable, on the default
 /// transport) whose peak memory is read from the kernel: what a hostile server can make a
 /// client hold stays bounded, and the process ends with a clear error instead of dying.
-@Suite("Hostile servers: memory stays bounded and the process survives", .serialized, .hangGuard)
+@Suite("Hostile servers: memory stays bounded and the process survives", .enabled(if: TransportKind.asyncHTTPClientIsBuilt), .serialized, .hangGuard)
 struct HostileProcessTests {
     /// A small, normal exchange: the baseline every peak is compared with.
     private func baseline() async throws -> Int {

@@ -180,13 +180,18 @@ struct RedirectTests {
             "https://secure.test/start": (302, ["Location": "http://plain.test/next"]),
             "http://plain.test/next": (200, [:]),
         ])
-        let strict = APIClient(transport: transport)
+        // An instant transport: the attempt limit is a hang guard for a starved machine, not an assertion.
+        let strict = APIClient(configuration: .init { $0.timeouts.attempt = .seconds(600) }, transport: transport)
         let error = await apiError { _ = try await strict.send(.get("https://secure.test/start")) }
         #expect(error?.code == .redirect)
         #expect(error?.message.contains("https to http") == true)
         #expect(transport.seen.urls.withLock { $0 } == ["https://secure.test/start"])
 
-        let lenient = APIClient(configuration: .init { $0.redirects.allowsHTTPSDowngrade = true }, transport: transport)
+        let lenient = APIClient(
+            configuration: .init {
+                $0.redirects.allowsHTTPSDowngrade = true
+                $0.timeouts.attempt = .seconds(600)
+            }, transport: transport)
         let response = try await lenient.send(.get("https://secure.test/start"))
         #expect(response.status == .ok)
     }

@@ -84,7 +84,7 @@ struct SendPathTests {
     @Test("a call asks the transport to collect under the client's cap and the attempt's deadline; streams and downloads ask for a stream")
     func bodyReadingAndDeadline() async throws {
         try await TestServer.withRunning { server in
-            let witness = Witness(AsyncHTTPClientTransport.shared)
+            let witness = Witness(APIClient.defaultTransport)
             let client = APIClient(
                 configuration: .init {
                     $0.baseURL = server.baseURL

@@ -13,7 +13,7 @@ struct MockTests {
         try Data(#"[{"id": 1, "title": "From a file"}]"#.utf8).write(to: folder.appendingPathComponent("topics.json"))
 
         try await TestServer.withRunning { server in
-            let real = AsyncHTTPClientTransport()
+            let real = TransportKind.asyncHTTPClient.make()
             let mocks = Mocks(directory: folder) { request in
                 switch (request.apiName, request.url.path) {
                 case ("TopicListRecommended", _): .file("topics.json")

@@ -1,5 +1,5 @@
 import Callsign
-import CallsignTesting
+@testable import CallsignTesting
 import Foundation
 import Synchronization
 
@@ -7,6 +7,24 @@ import Synchronization
 enum TransportKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case asyncHTTPClient
     case urlSession
+
+    /// Both where Callsign builds its AsyncHTTPClient transport; URLSession alone on Apple
+    /// platforms, where `.asyncHTTPClient` would only run URLSession a second time under a name
+    /// whose expectations it does not meet.
+    static var allCases: [TransportKind] {
+        #if os(Linux) || os(Android) || os(Windows)
+        [.asyncHTTPClient, .urlSession]
+        #else
+        [.urlSession]
+        #endif
+    }
+
+    /// Whether Callsign's AsyncHTTPClient transport is built here, and so is the default: a
+    /// test of behaviour only that transport has (Unix sockets, client certificates, the HTTP
+    /// version it reports, its own decompression and error wording) runs only then
+    /// (`.enabled(if: TransportKind.asyncHTTPClientIsBuilt)`). Documentation/Platforms.md lists
+    /// those tests and what URLSession does instead on Apple platforms.
+    static var asyncHTTPClientIsBuilt: Bool { allCases.contains(.asyncHTTPClient) }
 
     var testDescription: String { rawValue }
 
@@ -82,7 +100,7 @@ final class RefusingPort: Sendable {
     private let descriptor: Mutex<Int32>
 
     init() throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, streamSocket(SOCK_STREAM), 0)
         // SO_REUSEPORT lets a test server listen on the port later while this socket still holds
         // it (TestServer sets it too): the port is never free for a parallel test to take.
         var one: Int32 = 1
@@ -132,3 +150,4 @@ struct RetryRecorder: CallObserver {
 
     func callWillRetry(_ call: ObservedCall, after report: AttemptReport) { record(report) }
 }
+

@@ -85,7 +85,7 @@ struct TLSTests {
         }
     }
 
-    @Test("mutual TLS: a server that asks for a client certificate gets one from configuration.tls.clientIdentity")
+    @Test("mutual TLS: a server that asks for a client certificate gets one from configuration.tls.clientIdentity", .enabled(if: TransportKind.asyncHTTPClientIsBuilt))
     func mutualTLS() async throws {
         let certificates = try certificates()
         let authority = try TLSCertificate.load(pem: certificates.authority.certificatePEM)
@@ -155,7 +155,7 @@ struct TLSTests {
         }
     }
 
-    @Test("HTTP/2 is negotiated by ALPN: many concurrent calls share one connection, and HAR records the protocol")
+    @Test("HTTP/2 is negotiated by ALPN: many concurrent calls share one connection, and HAR records the protocol", .enabled(if: TransportKind.asyncHTTPClientIsBuilt))
     func http2() async throws {
         let certificates = try certificates()
         let authority = try TLSCertificate.load(pem: certificates.authority.certificatePEM)
@@ -244,7 +244,7 @@ struct TLSTests {
 
 @Suite("callsign over TLS: --cacert, --cert/--key, --pin, --http1.1", .hangGuard)
 struct TLSCommandTests {
-    @Test("the CLI trusts a private CA with --cacert, sends a client certificate, checks pins and exits 35 on TLS failures")
+    @Test("the CLI trusts a private CA with --cacert, sends a client certificate, checks pins and exits 35 on TLS failures", .enabled(if: TransportKind.asyncHTTPClientIsBuilt))
     func commandLine() async throws {
         try CLIRunner.requireBuilt()
         let certificates = try #require(TLSTests.certificates)

@@ -1,5 +1,5 @@
 import Callsign
-import CallsignTesting
+@testable import CallsignTesting
 import Foundation
 import Synchronization
 import Testing
@@ -100,7 +100,7 @@ struct TestServerTests {
         }
 
         private static func connect(port: Int) -> Int32 {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let descriptor = socket(AF_INET, streamSocket(SOCK_STREAM), 0)
             guard descriptor >= 0 else { return -1 }
             // A connect that meets a closing listener may wait out a SYN retransmission (a
             // second or more): give up after 50 ms and make the next one.

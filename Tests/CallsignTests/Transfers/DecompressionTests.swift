@@ -3,7 +3,7 @@ import CallsignTesting
 import Foundation
 import Testing
 
-@Suite("Decompression", .hangGuard)
+@Suite("Decompression", .enabled(if: TransportKind.asyncHTTPClientIsBuilt), .hangGuard)
 struct DecompressionTests {
     @Test("gzip, deflate (zlib and raw) and stacked encodings are decoded", arguments: TransportKind.allCases)
     func decodes(kind: TransportKind) async throws {

@@ -3,6 +3,8 @@ import CallsignTesting
 import Foundation
 import Testing
 
+// AsyncHTTPClientTransport is built where Package.swift links AsyncHTTPClient into Callsign.
+#if os(Linux) || os(Android) || os(Windows)
 @Suite("AsyncHTTPClient transport: connection pool", .hangGuard)
 struct ConnectionPoolTests {
     @Test("maximumConnectionsPerHost caps the requests in flight to one host; the rest wait and then succeed")
@@ -26,3 +28,4 @@ struct ConnectionPoolTests {
         }
     }
 }
+#endif

@@ -122,7 +122,7 @@ struct ProxyTests {
         }
     }
 
-    @Test(arguments: proxyingTransports)
+    @Test(.enabled(if: TransportKind.asyncHTTPClientIsBuilt), arguments: proxyingTransports)
     func proxyCredentialsGoToTheProxyOnly(kind: TransportKind) async throws {
         try await TestProxy.withRunning(credentials: ("alice", "hunter2")) { proxy in
             let settings = ProxySettings(all: Proxy(host: "127.0.0.1", port: proxy.port, credentials: .init(username: "alice", password: "hunter2")))

@@ -22,16 +22,22 @@ private final class ThreadProbe: Middleware {
     }
 }
 
+@Test("the URLSession transport offers no task executor: its tasks run where URLSession's delegate calls")
+func urlSessionOffersNoExecutor() async throws {
+    let session = URLSessionTransport()
+    #expect(session.preferredTaskExecutor == nil)
+    try await session.shutdown()
+}
+
+// AsyncHTTPClientTransport is built where Package.swift links AsyncHTTPClient into Callsign.
+#if os(Linux) || os(Android) || os(Windows)
 @Suite("Task executors: calls on the transport's event loops", .hangGuard)
 struct TaskExecutorTests {
-    @Test("the AsyncHTTPClient transport offers its event loops; URLSession has none")
+    @Test("the AsyncHTTPClient transport offers its event loops")
     func transportsOfferExecutors() async throws {
         let transport = AsyncHTTPClientTransport()
         #expect(transport.preferredTaskExecutor != nil)
         try await transport.shutdown()
-        let session = URLSessionTransport()
-        #expect(session.preferredTaskExecutor == nil)
-        try await session.shutdown()
     }
 
     @Test("tasks the client starts stay off the transport's loops by default; usesTransportExecutor = true puts them there")
@@ -109,7 +115,6 @@ struct TaskExecutorTests {
     }
 }
 
-#if os(Linux) || os(Android) || os(Windows)
 @Suite("AsyncHTTPClient transport settings", .hangGuard)
 struct AsyncHTTPClientSettingsTests {
     @Test("the owned HTTPClient emits no spans of its own: Callsign traces each attempt, so there are no duplicates")
