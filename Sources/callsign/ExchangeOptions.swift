@@ -103,6 +103,13 @@ struct ExchangeOptions: ParsableArguments {
     var har: String?
 
     @Option(
+        name: [.customShort("w"), .customLong("write-out")],
+        help: ArgumentHelp(
+            localized("Once the call is over, print this on stdout as curl -w does: %{http_code}, %{time_namelookup}, %{time_connect}, %{time_appconnect}, %{time_pretransfer}, %{time_starttransfer}, %{time_total}, %{size_download}, %{size_upload}, %{speed_download}, %{remote_ip}, %{remote_port}, %{num_redirects}, %{url_effective}, %{content_type}, %{http_version}, %{method}, %{errormsg}; \\n is a line feed."),
+            valueName: "format"))
+    var writeOut: String?
+
+    @Option(
         name: .customLong("secret-name"),
         help: .localized("A header, query parameter or body field whose value is secret, beside the built-in rule (any name containing token, key, secret, auth, password, passwd, session, signature, credential or cookie): masked in output and HAR files, part of the cache's partition, never queued. Repeatable."))
     var secretNames: [String] = []
@@ -191,7 +198,45 @@ struct ExchangeOptions: ParsableArguments {
             try await EventPrinter(verbose: verbose, output: display).show(client.events(request))
             return
         }
-        let response: Response = try await withStorages { queueStorage, cacheStorage in
+        let started = ContinuousClock.now
+        let response: Response
+        do {
+            response = try await send(request, definitions: definitions, configuration: configuration, session: session, jar: jar)
+        } catch {
+            writeOut(response: nil, error: error, since: started)
+            throw error
+        }
+        waits.explain(response, quiet: quiet)
+        if verbose, cache != nil { Terminal.error(localized("cache: \(CacheReport.describe(response.source))")) }
+        if try selection().responseHead { ResponsePrinter.printHead(response, colors: display.headColors(on: STDOUT_FILENO)) }
+        do {
+            try show(response)
+        } catch {
+            writeOut(response: response, error: error, since: started)
+            throw error
+        }
+        writeOut(response: response, error: nil, since: started)
+    }
+
+    /// `-w`: the format filled in from the call, on standard output.
+    private func writeOut(response: Response?, error: any Error, since started: ContinuousClock.Instant) {
+        writeOut(response: response, error: error as? APIError, since: started)
+    }
+
+    private func writeOut(response: Response?, error: APIError?, since started: ContinuousClock.Instant) {
+        guard let writeOut else { return }
+        let format = WriteOut(writeOut)
+        for name in format.unknown { Terminal.error(localized("callsign: unknown --write-out variable: '\(name)'")) }
+        Terminal.write(Data(format.render(response: response, error: error, total: started.duration(to: .now)).utf8))
+    }
+
+    /// Sends the request through a client made for it, with the queue and the cache the options
+    /// name; a session keeps the cookies the answer set.
+    private func send(
+        _ request: Request, definitions: APIDefinitions, configuration: APIClient.Configuration, session: ActiveSession?, jar: CookieJar?
+    ) async throws -> Response {
+        var configuration = configuration
+        return try await withStorages { queueStorage, cacheStorage in
             if let queueStorage { configuration.offline.queue = queueStorage }
             if let cacheStorage { configuration.cache = HTTPCache(storage: cacheStorage) }
             let client = APIClient(definitions: definitions, configuration: configuration)
@@ -206,10 +251,6 @@ struct ExchangeOptions: ParsableArguments {
                 throw ExitCode(75)
             }
         }
-        waits.explain(response, quiet: quiet)
-        if verbose, cache != nil { Terminal.error(localized("cache: \(CacheReport.describe(response.source))")) }
-        if try selection().responseHead { ResponsePrinter.printHead(response, colors: display.headColors(on: STDOUT_FILENO)) }
-        try show(response)
     }
 
     /// Runs `body` with the offline queue (`--queue-offline`) and the cache (`--cache`) open; a

@@ -188,6 +188,7 @@ enum FileDownload {
             }
             var response = try await next(attempt, context: context)
             guard let body = response.bodyStream else { return response }
+            let headArrived = ContinuousClock.now
             response.bodyStream = nil
             // An error status keeps its (small) body in memory, for the error to show.
             guard (200..<300).contains(response.status.code) else {
@@ -222,7 +223,9 @@ enum FileDownload {
                 throw BodyStage.bodyFailure(error, response: response)
             }
             response.fileURL = destination
-            response.duration = ContinuousClock.now - start
+            let end = ContinuousClock.now
+            response.duration = end - start
+            response.timings.complete = (response.timings.firstByte ?? .zero) + (end - headArrived)
             return response
         }
     }

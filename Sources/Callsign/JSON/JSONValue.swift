@@ -137,6 +137,19 @@ extension JSONValue {
         default: nil
         }
     }
+    /// The value as a `Double`, if it is a number (a large integer or a long decimal may round).
+    ///
+    /// ```swift
+    /// let seconds = entry["time"]?.doubleValue ?? 0
+    /// ```
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let value): Double(value)
+        case .double(let value): value
+        case .number(let value): value.doubleValue
+        default: nil
+        }
+    }
     /// The value as a Boolean, if it is one.
     public var boolValue: Bool? { if case .bool(let value) = self { value } else { nil } }
     /// The value as an array, if it is one.

@@ -96,10 +96,11 @@ struct Pipeline: Sendable {
             ingredients.configuration.rateLimits.map { RateLimitStage(limits: $0, clock: ingredients.configuration.clock, telemetry: ingredients.telemetry) }
         }),
         Row(kind: .request(.recording) { ingredients in
-            guard ingredients.isObserved || ingredients.configuration.observability.recorder != nil else { return nil }
+            guard ingredients.isObserved || ingredients.configuration.observability.recorder != nil || !ingredients.observers.isEmpty
+            else { return nil }
             return RecordingStage(
                 telemetry: ingredients.telemetry, recorder: ingredients.configuration.observability.recorder,
-                log: CallLogSettings(ingredients.configuration))
+                log: CallLogSettings(ingredients.configuration), observers: ingredients.observers)
         }),
         Row(kind: .request(.timeout) { TimeoutStage($0.configuration.timeouts, transportEnforcesAttemptDeadlines: $0.transport.enforcesAttemptDeadlines) }),
         Row(kind: .request(.body) { BodyStage(limit: $0.configuration.limits.maximumResponseBodySize) }),

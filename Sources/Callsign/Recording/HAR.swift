@@ -25,6 +25,7 @@ struct HARFile: Encodable, Sendable {
         var response: HARResponse
         var cache: Cache = Cache()
         var timings: Timings
+        var serverIPAddress: String?
         var comment: String?
     }
 
@@ -84,6 +85,9 @@ struct HARFile: Encodable, Sendable {
         var wait: Double
         var receive = 0.0
         var ssl = -1.0
+
+        /// The entry's `time`: the sum of the phases that happened (`ssl` is inside `connect`).
+        var total: Double { [blocked, dns, connect, send, wait, receive].filter { $0 >= 0 }.reduce(0, +) }
     }
 
     var log: Log

@@ -110,9 +110,14 @@ public final class HARRecorder: Middleware {
                 status: 0, statusText: "", headers: [], content: HARFile.Content(size: 0, mimeType: "x-unknown"), redirectURL: "",
                 bodySize: -1, _error: error.map { mask.text(($0 as? APIError).map { "\($0.code): \($0.message)" } ?? "\($0)") })
         }
+        // The exchange's phases as the transport measured them; a failure before any answer has
+        // only its whole time.
+        let measured = response?.timings.firstByte == nil ? nil : response?.timings.har
+        let timings = measured ?? HARFile.Timings(wait: milliseconds)
         let entry = HARFile.Entry(
             startedDateTime: started.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true)),
-            time: milliseconds, request: harRequest, response: harResponse, timings: HARFile.Timings(wait: milliseconds))
+            time: timings.total, request: harRequest, response: harResponse, timings: timings,
+            serverIPAddress: response?.timings.remoteAddress)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         guard let encoded = try? encoder.encode(entry) else { return }

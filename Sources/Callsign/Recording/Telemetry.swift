@@ -49,6 +49,11 @@ struct Telemetry: Sendable {
             .increment()
         Metrics.Timer(label: "callsign_request_duration_seconds", dimensions: dimensions(request), factory: factory)
             .recordNanoseconds(response.duration.nanoseconds)
+        // The answer's own exchange, phase by phase (HAR's names): where the time went.
+        for (phase, duration) in response.timings.phases {
+            Metrics.Timer(label: "callsign_request_phase_seconds", dimensions: dimensions(request) + [("phase", phase)], factory: factory)
+                .recordNanoseconds(duration.nanoseconds)
+        }
     }
 
     func recordFailure(_ error: APIError, request: Request, duration: Duration) {
@@ -112,9 +117,35 @@ extension Span {
         }
     }
 
+    /// An attempt's phases as events at the instants they ended (offsets from `start`, the
+    /// attempt's beginning), and its connection as OpenTelemetry's `network.*` attributes.
+    func record(_ timings: PhaseTimings, httpVersion: String, from start: DefaultTracerClock.Instant) {
+        guard !(self is NoOpTracer.NoOpSpan) else { return }
+        let milestones: [(String, Duration?)] = [
+            ("dns", timings.nameLookup), ("connect", timings.connect), ("tls", timings.secureConnect),
+            ("request_sent", timings.requestSent), ("first_byte", timings.firstByte), ("complete", timings.complete),
+        ]
+        for case let (name, offset?) in milestones {
+            let nanoseconds = UInt64(clamping: max(0, offset.nanoseconds))
+            let (at, overflow) = start.nanosecondsSinceEpoch.addingReportingOverflow(nanoseconds)
+            addEvent(SpanEvent(name: name, at: TracingInstant(nanosecondsSinceEpoch: overflow ? .max : at)))
+        }
+        if let reused = timings.reusedConnection { attributes["callsign.connection.reused"] = reused }
+        if let address = timings.remoteAddress { attributes["network.peer.address"] = address }
+        if let port = timings.remotePort { attributes["network.peer.port"] = port }
+        if httpVersion.hasPrefix("HTTP/") { attributes["network.protocol.version"] = String(httpVersion.dropFirst(5)) }
+    }
+
     func record(failure error: APIError) {
         guard !(self is NoOpTracer.NoOpSpan) else { return }
         attributes["error.type"] = error.code.shortDescription
         setStatus(SpanStatus(code: .error, message: error.code.shortDescription))
     }
+}
+
+/// An instant for a span event, as nanoseconds since 1970.
+struct TracingInstant: TracerInstant {
+    var nanosecondsSinceEpoch: UInt64
+
+    static func < (lhs: TracingInstant, rhs: TracingInstant) -> Bool { lhs.nanosecondsSinceEpoch < rhs.nanosecondsSinceEpoch }
 }

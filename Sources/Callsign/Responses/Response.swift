@@ -32,6 +32,16 @@ public struct Response: BoxedFields, Sendable {
         public var httpVersion: String = "HTTP/1.1"
         /// For a download, the file that holds the body (``body`` is then empty).
         public var fileURL: URL? = nil
+        /// When each phase of the exchange that brought this answer ended — name lookup,
+        /// connect, TLS, request sent, first byte, complete — and whether its connection was
+        /// reused; empty for an answer served from the cache (see ``PhaseTimings``).
+        ///
+        /// ```swift
+        /// print(response.timings.firstByte ?? .zero, response.timings.reusedConnection ?? false)
+        /// ```
+        public var timings: PhaseTimings = PhaseTimings()
+        /// How many redirects were followed to reach this answer.
+        public var redirects: Int = 0
         /// Settings from the client that decide how this response is validated and decoded.
         var settings: ResponseSettings
         /// The body, still arriving: below the ``MiddlewareStage/body`` stage for every response,

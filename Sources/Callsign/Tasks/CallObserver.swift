@@ -22,6 +22,16 @@ public protocol CallObserver: Sendable {
     func callDidProgress(_ call: ObservedCall, progress: TransferProgress)
     /// An attempt of a call failed and the retry policy will try again after the report's wait.
     func callWillRetry(_ call: ObservedCall, after report: AttemptReport)
+    /// An exchange of a call got its answer (each attempt and each redirect has its own), with
+    /// when each of its phases ended: told once its body has been read, or at its head for a
+    /// streamed body.
+    ///
+    /// ```swift
+    /// func callDidMeasure(_ call: ObservedCall, timings: PhaseTimings) {
+    ///     if let firstByte = timings.firstByte { histogram.record(firstByte, for: call.apiName) }
+    /// }
+    /// ```
+    func callDidMeasure(_ call: ObservedCall, timings: PhaseTimings)
     /// A call ended: success, failure or cancellation.
     func callDidEnd(_ call: ObservedCall)
     /// The number of running calls changed.
@@ -32,6 +42,7 @@ extension CallObserver {
     public func callDidStart(_ call: ObservedCall) {}
     public func callDidProgress(_ call: ObservedCall, progress: TransferProgress) {}
     public func callWillRetry(_ call: ObservedCall, after report: AttemptReport) {}
+    public func callDidMeasure(_ call: ObservedCall, timings: PhaseTimings) {}
     public func callDidEnd(_ call: ObservedCall) {}
     public func activeCallCountDidChange(_ count: Int) {}
 }
@@ -67,6 +78,7 @@ struct CallObservers: Sendable {
         for observer in observers { observer.callDidProgress(call, progress: progress) }
     }
     func willRetry(_ call: ObservedCall, _ report: AttemptReport) { for observer in observers { observer.callWillRetry(call, after: report) } }
+    func measured(_ call: ObservedCall, _ timings: PhaseTimings) { for observer in observers { observer.callDidMeasure(call, timings: timings) } }
     func ended(_ call: ObservedCall) { for observer in observers { observer.callDidEnd(call) } }
     func countChanged(_ count: Int) { for observer in observers { observer.activeCallCountDidChange(count) } }
 }

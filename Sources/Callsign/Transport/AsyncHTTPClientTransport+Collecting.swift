@@ -46,28 +46,54 @@ final class Submission: Sendable {
     }
 }
 
-/// Collects a response in memory, failing past a size limit.
+/// Collects a response in memory, failing past a size limit, and notes when each step of the
+/// exchange AsyncHTTPClient reports happened (``PhaseTimings``).
 final class CollectingDelegate: HTTPClientResponseDelegate, Sendable {
-    typealias Response = (HTTPResponseHead, ByteBuffer)
+    typealias Response = (head: HTTPResponseHead, body: ByteBuffer, timings: PhaseTimings)
+
+    private struct State {
+        var head: HTTPResponseHead?
+        var body = ByteBuffer()
+        var expected: Int64?
+        var timings = PhaseTimings()
+    }
 
     private let limit: Int
     private let progress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?
-    private let state = Mutex<(head: HTTPResponseHead?, body: ByteBuffer, expected: Int64?)>((nil, ByteBuffer(), nil))
+    /// When the exchange started: every timing is measured from here.
+    private let started = ContinuousClock.now
+    private let state = Mutex(State())
 
     init(limit: Int, progress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?) {
         self.limit = limit
         self.progress = progress
     }
 
-    /// The response head, once it has arrived.
-    var arrivedHead: HTTPResponseHead? { state.withLock { $0.head } }
+    /// The response head, once it has arrived, and the timings so far.
+    var arrived: (head: HTTPResponseHead, timings: PhaseTimings)? {
+        state.withLock { state in state.head.map { ($0, state.timings) } }
+    }
+
+    func didSendRequestHead(task: HTTPClient.Task<Response>, _ head: HTTPRequestHead) {
+        // Written once a connection was ready: the name lookup, connect and handshake (or the
+        // wait for a pooled connection) are behind it.
+        let now = started.duration(to: .now)
+        state.withLock { $0.timings.connectionReady = now }
+    }
+
+    func didSendRequest(task: HTTPClient.Task<Response>) {
+        let now = started.duration(to: .now)
+        state.withLock { $0.timings.requestSent = now }
+    }
 
     func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        let now = started.duration(to: .now)
         // Conflicting or malformed lengths are refused later, by the client's head check.
         let length = head.headers.first(name: "Content-Length").flatMap { ContentLength.digits($0) }
         state.withLock {
             $0.head = head
             $0.expected = length
+            $0.timings.firstByte = now
         }
         if let length, length > limit {
             return task.eventLoop.makeFailedFuture(ResponseBodyStream.tooLarge(limit))
@@ -94,9 +120,11 @@ final class CollectingDelegate: HTTPClientResponseDelegate, Sendable {
     }
 
     func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
-        try state.withLock { state in
+        let now = started.duration(to: .now)
+        return try state.withLock { state in
             guard let head = state.head else { throw APIError(.invalidResponse, localized: "the response ended without a head") }
-            return (head, state.body)
+            state.timings.complete = now
+            return (head, state.body, state.timings)
         }
     }
 }

@@ -113,15 +113,19 @@ public final class AsyncHTTPClientTransport: Transport {
             }
         }
         let response: HTTPClientResponse
+        let started = ContinuousClock.now
         do {
             response = try await owner.client(for: request).execute(outbound, deadline: .distantFuture)
         } catch {
             throw await failure(error, request: request)
         }
+        let firstByte = started.duration(to: .now)
         try Self.checkForwardingProxy(response.status, request: request)
-        return TransportResponse(
+        var answer = TransportResponse(
             head: Self.responseHead(response.status, response.headers), body: ResponseBodyStream(response.body.map { Data($0.readableBytesView) }),
             httpVersion: Self.harVersion(response.version))
+        answer.timings.firstByte = firstByte
+        return answer
     }
 
     /// Reads head and body in one step on the event loop, under the deadline.
@@ -142,9 +146,9 @@ public final class AsyncHTTPClientTransport: Transport {
         // No deadline, no timer: AsyncHTTPClient schedules one for any deadline it is given.
         let deadline = request.attemptDeadline.map(Self.nioDeadline)
         let submission = Submission()
-        let (responseHead, buffer): (HTTPResponseHead, ByteBuffer)
+        let (responseHead, buffer, timings): CollectingDelegate.Response
         do {
-            (responseHead, buffer) = try await owner.handOff { loop in
+            (responseHead, buffer, timings) = try await owner.handOff { loop in
                 try await withTaskCancellationHandler {
                     try await withCheckedThrowingContinuation { (answer: CheckedContinuation<CollectingDelegate.Response, any Error>) in
                         loop.execute {
@@ -168,21 +172,25 @@ public final class AsyncHTTPClientTransport: Transport {
         } catch {
             // Once the head is in, a failure belongs to the body: the head is handed back with a
             // body that fails as it did, so the caller's error still holds status and headers.
-            guard let arrived = delegate.arrivedHead else {
+            guard let (arrived, timings) = delegate.arrived else {
                 if error is APIError { throw error }
                 throw await failure(error, request: request)
             }
-            return TransportResponse(
+            var answer = TransportResponse(
                 head: Self.responseHead(arrived.status, arrived.headers), body: ResponseBodyStream(failing: ResponseBodyStream.failureAfterHead(error)),
                 httpVersion: Self.harVersion(arrived.version))
+            answer.timings = timings
+            return answer
         }
         try Self.checkForwardingProxy(responseHead.status, request: request)
         // A large body is handed over where it lies (the buffer the delegate collected it into,
         // never a read buffer of NIO's); a small one is copied, as AsyncHTTPClient decides.
         let body = buffer.getData(at: buffer.readerIndex, length: buffer.readableBytes, byteTransferStrategy: .automatic) ?? Data()
-        return TransportResponse(
+        var answer = TransportResponse(
             head: Self.responseHead(responseHead.status, responseHead.headers), body: ResponseBodyStream(data: body),
             httpVersion: Self.harVersion(responseHead.version))
+        answer.timings = timings
+        return answer
     }
 
     /// The URL and header fields AsyncHTTPClient is given for `request`: its own, or — for a plain

@@ -89,6 +89,14 @@ public struct TransportResponse: Sendable {
     /// The request this answers, exactly as it was sent: set by the stage that sent it (the
     /// ``WireStage/transport`` or ``WireStage/mocks`` stage); `nil` from a transport itself.
     public var request: WireRequest?
+    /// What the transport measured of the exchange, from when its `send` began: Callsign fills
+    /// in ``PhaseTimings/firstByte`` and ``PhaseTimings/complete`` when a transport leaves them out.
+    ///
+    /// ```swift
+    /// var response = TransportResponse(head: head, body: body)
+    /// response.timings.firstByte = started.duration(to: .now)
+    /// ```
+    public var timings = PhaseTimings()
 
     /// Creates a response.
     public init(head: HTTPResponse, body: ResponseBodyStream, httpVersion: String = "HTTP/1.1") {

@@ -39,13 +39,32 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         var head: HTTPURLResponse?
         var expected: Int64?
         var body = Data()
+        /// When the task was registered, and what was seen since.
+        let started = ContinuousClock.now
+        var timings = PhaseTimings()
+        /// The task's metrics, when URLSession delivered them before the task's end.
+        var measured: TransactionDates?
+
+        /// The timings to hand over: URLSession's metrics where it has them, else what was seen.
+        var reported: PhaseTimings {
+            guard let metrics = measured?.timings else { return timings }
+            return metrics.filling(from: timings)
+        }
+
+        /// What the caller gets for `body`.
+        func collected(_ head: HTTPURLResponse, _ body: Result<Data, APIError>) -> Collected {
+            Collected(head: head, body: body, timings: reported, httpVersion: measured?.httpVersion)
+        }
     }
 
-    /// What a collecting call gets: the head, and the body or why it broke off after the head.
+    /// What a collecting call gets: the head, and the body or why it broke off after the head,
+    /// and what is known of the exchange's timings and protocol.
     struct Collected: @unchecked Sendable {
         // `HTTPURLResponse` is immutable once made; FoundationNetworking does not mark it Sendable.
         let head: HTTPURLResponse
         let body: Result<Data, APIError>
+        let timings: PhaseTimings
+        let httpVersion: String?
     }
 
     private let pending = Mutex<[Int: Pending]>([:])
@@ -147,6 +166,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             case .collecting(var collecting):
                 collecting.head = http
                 collecting.expected = expected
+                collecting.timings.firstByte = collecting.started.duration(to: .now)
                 if let expected, expected > Int64(collecting.limit) {
                     table[identifier] = nil
                     return .tooLarge(collecting)
@@ -163,7 +183,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         case .collecting(let collecting):
             collecting.progress?(0, expected)
         case .tooLarge(let collecting):
-            collecting.whole.resume(returning: Collected(head: http, body: .failure(ResponseBodyStream.failureAfterHead(ResponseBodyStream.tooLarge(collecting.limit)))))
+            collecting.whole.resume(returning: collecting.collected(http, .failure(ResponseBodyStream.failureAfterHead(ResponseBodyStream.tooLarge(collecting.limit)))))
             // FoundationNetworking ignores the disposition: the task is ended here, so that the
             // body it would go on reading is not downloaded.
             TaskBox(dataTask).cancelInBackground()
@@ -180,6 +200,14 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         totalBytesExpectedToSend: Int64
     ) {
         sendProgress.withLock { $0[task.taskIdentifier] }?(totalBytesSent)
+        guard totalBytesSent == totalBytesExpectedToSend else { return }
+        // The whole body written: the request is sent.
+        pending.withLock { table in
+            guard case .collecting(var collecting) = table[task.taskIdentifier] else { return }
+            table[task.taskIdentifier] = nil
+            collecting.timings.requestSent = collecting.started.duration(to: .now)
+            table[task.taskIdentifier] = .collecting(collecting)
+        }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
@@ -210,7 +238,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             collecting.progress?(Int64(collecting.body.count), collecting.expected)
         case .tooLarge(let collecting):
             if let head = collecting.head {
-                collecting.whole.resume(returning: Collected(head: head, body: .failure(ResponseBodyStream.failureAfterHead(ResponseBodyStream.tooLarge(collecting.limit)))))
+                collecting.whole.resume(returning: collecting.collected(head, .failure(ResponseBodyStream.failureAfterHead(ResponseBodyStream.tooLarge(collecting.limit)))))
             } else {
                 collecting.whole.resume(throwing: ResponseBodyStream.tooLarge(collecting.limit))
             }
@@ -237,17 +265,18 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
                 head?.resume(throwing: Self.noResponse)
                 body.finish()
             }
-        case .collecting(let collecting):
+        case .collecting(var collecting):
             guard let head = collecting.head else {
                 collecting.whole.resume(throwing: error ?? Self.noResponse)
                 return
             }
+            collecting.timings.complete = collecting.started.duration(to: .now)
             // Once the head is in, a failure belongs to the body: the head is handed back with a
             // body that fails as it did, so the caller's error still holds status and headers.
             if let error {
-                collecting.whole.resume(returning: Collected(head: head, body: .failure(ResponseBodyStream.failureAfterHead(error))))
+                collecting.whole.resume(returning: collecting.collected(head, .failure(ResponseBodyStream.failureAfterHead(error))))
             } else {
-                collecting.whole.resume(returning: Collected(head: head, body: .success(collecting.body)))
+                collecting.whole.resume(returning: collecting.collected(head, .success(collecting.body)))
             }
         }
     }
@@ -288,6 +317,16 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
+        // Callsign follows redirects itself: a task has one transaction, the last one is its own.
+        if let transaction = metrics.transactionMetrics.last {
+            let dates = TransactionDates(transaction)
+            pending.withLock { table in
+                guard case .collecting(var collecting) = table[task.taskIdentifier] else { return }
+                table[task.taskIdentifier] = nil
+                collecting.measured = dates
+                table[task.taskIdentifier] = .collecting(collecting)
+            }
+        }
         hooks.metrics?(metrics, task)
     }
 
@@ -341,7 +380,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
                 body.finish()
             case .collecting(let collecting):
                 if let failure = challenge.failureResponse as? HTTPURLResponse {
-                    collecting.whole.resume(returning: Collected(head: failure, body: .success(collecting.body)))
+                    collecting.whole.resume(returning: collecting.collected(failure, .success(collecting.body)))
                 } else {
                     collecting.whole.resume(throwing: Self.noResponse)
                 }
@@ -430,3 +469,17 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     }
 }
 
+
+extension TransactionDates {
+    /// What one transaction's metrics say, read the same way on every platform (the port is a
+    /// number on Apple platforms and text in FoundationNetworking: read through its description).
+    init(_ transaction: URLSessionTaskTransactionMetrics) {
+        self.init(
+            fetchStart: transaction.fetchStartDate, domainLookupEnd: transaction.domainLookupEndDate, connectEnd: transaction.connectEndDate,
+            secureConnectionStart: transaction.secureConnectionStartDate, secureConnectionEnd: transaction.secureConnectionEndDate,
+            requestStart: transaction.requestStartDate, requestEnd: transaction.requestEndDate, responseStart: transaction.responseStartDate,
+            responseEnd: transaction.responseEndDate, reusedConnection: transaction.isReusedConnection,
+            networkProtocol: transaction.networkProtocolName, remoteAddress: transaction.remoteAddress,
+            remotePort: transaction.remotePort.map { "\($0)" })
+    }
+}

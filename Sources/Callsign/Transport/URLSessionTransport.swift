@@ -196,19 +196,26 @@ public final class URLSessionTransport: Transport {
                 delegate.register(identifier, collecting: whole, limit: limit, progress: transportRequest.receiveProgress)
             }
             let head = try Self.head(of: collected.head)
+            let body: ResponseBodyStream
             switch collected.body {
-            case .success(let data): return TransportResponse(head: head, body: ResponseBodyStream(data: data))
-            case .failure(let failure): return TransportResponse(head: head, body: ResponseBodyStream(failing: failure))
+            case .success(let data): body = ResponseBodyStream(data: data)
+            case .failure(let failure): body = ResponseBodyStream(failing: failure)
             }
+            var answer = TransportResponse(head: head, body: body, httpVersion: collected.httpVersion ?? "HTTP/1.1")
+            answer.timings = collected.timings
+            return answer
         }
         let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
         continuation.onTermination = { termination in
             if case .cancelled = termination { taskBox.cancelInBackground() }
         }
+        let started = ContinuousClock.now
         let response = try await Self.run(taskBox, on: delegate, until: transportRequest.attemptDeadline) { (head: CheckedContinuation<HTTPURLResponse, any Error>) in
             delegate.register(identifier, head: head, body: continuation)
         }
-        return TransportResponse(head: try Self.head(of: response), body: ResponseBodyStream(stream))
+        var answer = TransportResponse(head: try Self.head(of: response), body: ResponseBodyStream(stream))
+        answer.timings.firstByte = started.duration(to: .now)
+        return answer
     }
 
     /// Starts the task once `register` has filed its waiter with the delegate, and waits for

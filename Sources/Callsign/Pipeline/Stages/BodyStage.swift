@@ -24,13 +24,17 @@ struct BodyStage: Middleware {
         var response = try await next(request, context: context)
         context.headArrived?()
         guard let stream = response.bodyStream else { return response }
+        // A transport that handed the body over whole said when it ended; else it is timed here.
+        let headArrived = response.timings.complete == nil ? ContinuousClock.now : nil
         do {
             response.body = try await Self.read(stream, limit: limit, declared: response.declaredLength, progress: progress)
         } catch {
             throw Self.bodyFailure(error, response: response)
         }
         response.bodyStream = nil
-        response.duration = ContinuousClock.now - start
+        let end = ContinuousClock.now
+        response.duration = end - start
+        if let headArrived { response.timings.complete = (response.timings.firstByte ?? .zero) + (end - headArrived) }
         // Ends at 1 also without a Content-Length, or once a compressed body is decoded.
         progress?.report(
             TransferProgress(direction: .download, completedBytes: Int64(response.body.count), totalBytes: Int64(response.body.count)))

@@ -25,9 +25,12 @@ struct EncodingStage: Middleware {
         }
         let sent = answer.request ?? encoded
         if sent.headChanged { request.headers = Headers(sent.head.headerFields) }
+        let elapsed = ContinuousClock.now - start
         var response = Response(
             request: request, status: answer.head.status, headers: answer.head.headerFields, body: Data(), startedAt: startedAt,
-            duration: .now - start, settings: .standard)
+            duration: elapsed, settings: .standard)
+        response.timings = answer.timings
+        if answer.timings.firstByte == nil { response.timings.firstByte = elapsed }
         response.bodyStream = answer.body
         response.sentBody = sent.body
         response.httpVersion = answer.httpVersion

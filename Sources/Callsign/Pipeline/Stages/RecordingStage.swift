@@ -2,15 +2,18 @@ import Foundation
 import HTTPTypes
 import Tracing
 
-/// Each attempt's span, `debug`/`trace` lines and HAR entry (``MiddlewareStage/recording``).
+/// Each attempt's span, `debug`/`trace` lines, HAR entry and phase timings for the observers
+/// (``MiddlewareStage/recording``).
 struct RecordingStage: Middleware {
     let telemetry: Telemetry
     let recorder: HARRecorder?
     let log: CallLogSettings
+    let observers: CallObservers
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         let span = telemetry.startSpan("HTTP \(request.method.rawValue) attempt")
         defer { span?.end() }
+        let spanStart = span == nil ? nil : DefaultTracerClock.now
         var request = request
         if let span {
             // W3C trace context for the server, under this attempt's span.
@@ -28,10 +31,14 @@ struct RecordingStage: Middleware {
                 response = try await next(request)
             }
             span?.record(status: response.status.code)
+            if let span, let spanStart { span.record(response.timings, httpVersion: response.httpVersion, from: spanStart) }
+            if let call = context.observedCall { observers.measured(call, response.timings) }
             log?.received(response)
             return response
         } catch {
-            span?.record(failure: APIError.wrap(error, request: request))
+            let failure = APIError.wrap(error, request: request)
+            span?.record(failure: failure)
+            if let call = context.observedCall, let answer = failure.response { observers.measured(call, answer.timings) }
             throw error
         }
     }

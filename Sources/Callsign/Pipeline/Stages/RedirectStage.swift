@@ -20,7 +20,12 @@ struct RedirectStage: Middleware {
             let code = response.status.code
             guard [301, 302, 303, 307, 308].contains(code), let location = response.headers[.location],
                 let from = URL(string: current.path)
-            else { return response }
+            else {
+                guard hops > 0 else { return response }
+                var reached = response
+                reached.redirects = hops
+                return reached
+            }
             guard let target = URL(string: location, relativeTo: from)?.absoluteURL,
                 let scheme = target.scheme?.lowercased(), URLScheme.isSupported(scheme), target.host != nil,
                 // A socket path is this machine's: only a server on a socket may send there.
