@@ -74,6 +74,10 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // The one decision on a server's certificates (trust roots, host, validity), the
+                // same code on every platform: X.509 path validation, not a hand-written one.
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(
                     name: "AsyncHTTPClient", package: "async-http-client",
                     condition: .when(platforms: [.linux, .android, .windows], traits: ["AsyncHTTPClient"])),

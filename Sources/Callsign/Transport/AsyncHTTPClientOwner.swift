@@ -163,10 +163,25 @@ struct ConnectionOptions: Hashable {
             case .adding(let roots): configuration.additionalTrustRoots = [.certificates(try roots.map(Self.certificate))]
             case .only(let roots): configuration.trustRoots = .certificates(try roots.map(Self.certificate))
             }
-            if let identity = tls.clientIdentity {
-                configuration.certificateChain = try identity.certificateChain.map { .certificate(try Self.certificate($0)) }
-                configuration.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(identity.privateKeyPEM.utf8), format: .pem))
+            switch tls.clientIdentity?.material {
+            case nil: break
+            case .pem(let key)?:
+                configuration.certificateChain = try tls.clientIdentity?.certificateChain.map { .certificate(try Self.certificate($0)) } ?? []
+                configuration.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(key.utf8), format: .pem))
+            case .pkcs12(let data, let password)?:
+                let bundle: NIOSSLPKCS12Bundle
+                do {
+                    bundle = try NIOSSLPKCS12Bundle(buffer: Array(data), passphrase: Array(password.utf8))
+                } catch {
+                    throw APIError(
+                        .invalidRequest, localized: "the PKCS#12 identity (configuration.tls.clientIdentity) cannot be opened: a wrong password, or not a PKCS#12 file",
+                        underlyingError: error)
+                }
+                configuration.certificateChain = bundle.certificateChain.map { .certificate($0) }
+                configuration.privateKey = .privateKey(bundle.privateKey)
             }
+        } catch let error as APIError {
+            throw error
         } catch {
             throw APIError(.invalidRequest, localized: "configuration.tls holds a certificate or key that TLS cannot use: \(error)", underlyingError: error)
         }
@@ -178,9 +193,9 @@ struct ConnectionOptions: Hashable {
             // connection whose key is not pinned never carries a byte of a request.
             let check: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
                 channel.pipeline.handler(type: NIOSSLHandler.self).flatMapThrowing { handler in
-                    guard let certificate = handler.peerCertificate,
-                        let spki = try? certificate.extractPublicKey().toSPKIBytes(),
-                        pinnedDigests.contains(CertificatePins.digest(ofSubjectPublicKeyInfo: spki))
+                    // The certificate the TLS library verified (it hands over no more of the
+                    // chain), checked by the rule URLSession's chain is checked by.
+                    guard let der = try? handler.peerCertificate?.toDERBytes(), ServerTrust.isPinned([Data(der)], digests: pinnedDigests)
                     else { throw PinMismatch() }
                 }
             }

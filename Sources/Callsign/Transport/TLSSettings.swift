@@ -96,13 +96,34 @@ public struct TLSCertificate: Sendable, Hashable {
     }
 }
 
-/// A client certificate chain and its private key, for mutual TLS. Its description, `dump` and
-/// mirrors never show the key.
+/// A client certificate chain and its private key, for mutual TLS: from PEM text, or from a
+/// PKCS#12 file (`.p12`, `.pfx`), the form a keychain exports and the one both transports read.
+/// Its description, `dump` and mirrors never show the key or the password.
+///
+/// | | AsyncHTTPClient | URLSession, Apple platforms |
+/// |---|---|---|
+/// | PEM text | ✓ | refused, naming PKCS#12 and ``URLSessionHooks`` |
+/// | PKCS#12 | ✓ | ✓ |
+///
+/// An identity kept in the app's keychain is handed over through ``URLSessionHooks`` `challenge`
+/// (`NSURLAuthenticationMethodClientCertificate`).
 public struct TLSClientIdentity: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    /// The client's certificate first, then any intermediates.
+    /// What the identity is made of. Secret.
+    enum Material: Sendable, Hashable {
+        /// The private key, PEM (PKCS#8, or SEC1/PKCS#1).
+        case pem(privateKey: String)
+        /// A PKCS#12 file and its password.
+        case pkcs12(Data, password: String)
+    }
+
+    /// The client's certificate first, then any intermediates. Empty for a PKCS#12 identity:
+    /// its certificates stay inside the file until a transport opens it.
     public let certificateChain: [TLSCertificate]
-    /// The private key, PEM (PKCS#8, or SEC1/PKCS#1). Secret.
-    let privateKeyPEM: String
+    /// The key, or the file that holds it.
+    let material: Material
+
+    /// The largest PKCS#12 file read: 1 MiB (a client identity is a few kilobytes).
+    static let maximumPKCS12Size = 1 << 20
 
     /// An identity from PEM text: the certificate chain and the private key.
     ///
@@ -114,12 +135,59 @@ public struct TLSClientIdentity: Sendable, Hashable, CustomStringConvertible, Cu
         guard privateKeyPEM.contains("PRIVATE KEY-----") else {
             throw APIError(.invalidRequest, localized: "the private key is not a PEM private key")
         }
-        self.privateKeyPEM = privateKeyPEM
+        material = .pem(privateKey: privateKeyPEM)
     }
 
-    public var description: String { "TLSClientIdentity(\(certificateChain.count) certificates, private key: REDACTED)" }
+    /// An identity from the bytes of a PKCS#12 file and its password, for both transports.
+    ///
+    /// ```swift
+    /// let p12 = try Data(contentsOf: Bundle.main.url(forResource: "client", withExtension: "p12")!)
+    /// configuration.tls.clientIdentity = try TLSClientIdentity(pkcs12: p12, password: password)
+    /// ```
+    ///
+    /// The file is opened by the transport when it first connects: a wrong password fails the
+    /// call with ``APIError/Code/invalidRequest``, before anything is sent.
+    ///
+    /// - Throws: ``APIError`` (``APIError/Code/invalidRequest``) when the bytes are empty, larger
+    ///   than 1 MiB, or not DER (a PKCS#12 file is one DER structure).
+    public init(pkcs12 data: Data, password: String) throws(APIError) {
+        guard !data.isEmpty, data.count <= Self.maximumPKCS12Size else {
+            throw APIError(.invalidRequest, localized: "the PKCS#12 identity is empty or larger than \(Self.maximumPKCS12Size) bytes")
+        }
+        guard data.first == 0x30 else {
+            throw APIError(.invalidRequest, localized: "the PKCS#12 identity is not a PKCS#12 file (it does not start as DER does; PEM text goes to init(certificatePEM:privateKeyPEM:))")
+        }
+        certificateChain = []
+        material = .pkcs12(data, password: password)
+    }
+
+    /// An identity from a PKCS#12 file (at most 1 MiB) and its password.
+    ///
+    /// ```swift
+    /// configuration.tls.clientIdentity = try .load(pkcs12File: url, password: password)
+    /// ```
+    public static func load(pkcs12File url: URL, password: String) throws(APIError) -> TLSClientIdentity {
+        let data = try FileReader.read(url, limit: maximumPKCS12Size) { error in
+            APIError(.invalidRequest, localized: "the PKCS#12 file \"\(url.lastPathComponent)\" cannot be read", underlyingError: error)
+        } tooLarge: { limit in
+            APIError(.invalidRequest, localized: "the PKCS#12 file \"\(url.lastPathComponent)\" is larger than \(limit) bytes")
+        }
+        return try TLSClientIdentity(pkcs12: data, password: password)
+    }
+
+    public var description: String {
+        switch material {
+        case .pem: "TLSClientIdentity(\(certificateChain.count) certificates, private key: REDACTED)"
+        case .pkcs12(let data, _): "TLSClientIdentity(PKCS#12 of \(data.count) bytes, password: REDACTED)"
+        }
+    }
     public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["certificates": certificateChain.count, "privateKey": "REDACTED"]) }
+    public var customMirror: Mirror {
+        switch material {
+        case .pem: Mirror(self, children: ["certificates": certificateChain.count, "privateKey": "REDACTED"])
+        case .pkcs12(let data, _): Mirror(self, children: ["pkcs12": "\(data.count) bytes", "password": "REDACTED"])
+        }
+    }
 }
 
 /// Public-key pins by host: the SHA-256 of a certificate's SubjectPublicKeyInfo, written

@@ -23,7 +23,7 @@ extension SessionDelegate {
         let space = challenge.protectionSpace
         let ownsChallenge = space.isProxy()
             ? proxyCredentials != nil
-            : Self.isServerTrust(space) && !tls.isDefault
+            : Self.isServerTrust(space) && !tls.isDefault || Self.isClientCertificate(space) && tls.clientIdentity != nil
         guard !ownsChallenge, let ask = hooks.challenge else {
             answerAsCallsign(challenge, task: task, completionHandler: completionHandler)
             return
@@ -72,6 +72,9 @@ extension SessionDelegate {
     /// Whether a challenge is about the server's trust: FoundationNetworking raises none.
     private static func isServerTrust(_ space: URLProtectionSpace) -> Bool { false }
 
+    /// Whether a challenge asks for the client's certificate: FoundationNetworking raises none.
+    private static func isClientCertificate(_ space: URLProtectionSpace) -> Bool { false }
+
     /// Answers a challenge that is not the proxy's. FoundationNetworking raises one only after a
     /// whole 401 response has been delivered to this delegate (on its serial queue), and offers
     /// no way to just complete the task: so the call is finished here with what arrived, then the
@@ -103,69 +106,77 @@ extension SessionDelegate {
         space.authenticationMethod == NSURLAuthenticationMethodServerTrust
     }
 
-    /// Answers a challenge that is not the proxy's: a server-trust challenge is evaluated against
-    /// the configured trust roots and pins (the system decides when none are set); any other is
-    /// rejected, so that a 401 reaches the caller as a response.
+    /// Whether a challenge asks for the client's certificate (mutual TLS).
+    private static func isClientCertificate(_ space: URLProtectionSpace) -> Bool {
+        space.authenticationMethod == NSURLAuthenticationMethodClientCertificate
+    }
+
+    /// Why a PKCS#12 identity was not sent.
+    private static var unopenedIdentity: APIError {
+        .notSent(.invalidRequest, "the PKCS#12 identity (configuration.tls.clientIdentity) cannot be opened: a wrong password, or not a PKCS#12 file")
+    }
+
+    /// Answers a challenge that is not the proxy's: a server's trust, decided by
+    /// ``ServerTrust`` from the chain read here and the system's own verdict (the system decides
+    /// alone when no trust roots or pins are set); the client's certificate, from a PKCS#12
+    /// identity; any other is rejected, so that a 401 reaches the caller as a response.
     private func answerServerChallenge(
         _ challenge: URLAuthenticationChallenge, task: URLSessionTask,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust {
-            guard !tls.isDefault, let trust = challenge.protectionSpace.serverTrust else {
+        let space = challenge.protectionSpace
+        let identifier = task.taskIdentifier
+        if Self.isServerTrust(space) {
+            guard !tls.isDefault, let trust = space.serverTrust else {
                 completionHandler(.performDefaultHandling, nil)  // the system's decision, as configured
                 return
             }
-            if let refusal = Self.evaluate(trust, host: challenge.protectionSpace.host, settings: tls) {
-                refusals.withLock { $0[task.taskIdentifier] = refusal }
-                completionHandler(.cancelAuthenticationChallenge, nil)
-            } else {
-                completionHandler(.useCredential, URLCredential(trust: trust))
+            let chain = ((SecTrustCopyCertificateChain(trust) as? [SecCertificate]) ?? []).map { SecCertificateCopyData($0) as Data }
+            var verdict = ServerTrust.SystemVerdict.notAsked
+            if case .only = tls.trustRoots {} else {
+                var failure: CFError?
+                verdict = SecTrustEvaluateWithError(trust, &failure)
+                    ? .trusted : ServerTrust.SystemVerdict(securityErrorCode: failure.map { CFErrorGetCode($0) } ?? 0)
             }
+            let (settings, host, accepted) = (tls, space.host, TrustBox(trust: trust))
+            Task {
+                if let refusal = await ServerTrust.decide(chain: chain, host: host, settings: settings, system: verdict) {
+                    self.refusals.withLock { $0[identifier] = refusal }
+                    completionHandler(.cancelAuthenticationChallenge, nil)
+                } else {
+                    completionHandler(.useCredential, URLCredential(trust: accepted.trust))
+                }
+            }
+        } else if Self.isClientCertificate(space), case .pkcs12(let data, let password)? = tls.clientIdentity?.material {
+            guard let credential = Self.credential(pkcs12: data, password: password) else {
+                refusals.withLock { $0[identifier] = Self.unopenedIdentity }
+                completionHandler(.cancelAuthenticationChallenge, nil)
+                return
+            }
+            completionHandler(.useCredential, credential)
         } else {
             completionHandler(.rejectProtectionSpace, nil)
         }
     }
 
-    /// Checks a server's trust against ``TLSSettings/trustRoots``, then its chain against the
-    /// host's pins; returns why it is refused, or `nil` to accept it.
-    private static func evaluate(_ trust: SecTrust, host: String, settings: TLSSettings) -> APIError? {
-        let anchors: [TLSCertificate]?
-        switch settings.trustRoots {
-        case .system: anchors = nil
-        case .adding(let roots), .only(let roots): anchors = roots
-        }
-        if let anchors {
-            let certificates = anchors.compactMap { SecCertificateCreateWithData(nil, $0.der as CFData) }
-            SecTrustSetAnchorCertificates(trust, certificates as CFArray)
-            if case .only = settings.trustRoots {
-                SecTrustSetAnchorCertificatesOnly(trust, true)
-            } else {
-                SecTrustSetAnchorCertificatesOnly(trust, false)
-            }
-        }
-        var failure: CFError?
-        guard SecTrustEvaluateWithError(trust, &failure) else {
-            let code = failure.map { CFErrorGetCode($0) } ?? 0
-            // errSecCertificateExpired (-67818), errSecHostNameMismatch (-67602); else untrusted.
-            switch code {
-            case -67818, -67819:
-                return .notSent(.certificateExpired, "the certificate of \(host) has expired or is not valid yet")
-            case -67602:
-                return .notSent(.certificateHostMismatch, "the certificate of \(host) is valid, but for another host name")
-            default:
-                return .notSent(
-                    .certificateUntrusted, "the certificate of \(host) does not lead to a trusted root (configuration.tls.trustRoots)")
-            }
-        }
-        guard let digests = settings.pins?.activeDigests(for: host) else { return nil }
-        let chain = (SecTrustCopyCertificateChain(trust) as? [SecCertificate]) ?? []
-        let pinned = chain.contains { certificate in
-            CertificateDER.subjectPublicKeyInfo(of: SecCertificateCopyData(certificate) as Data)
-                .map { digests.contains(CertificatePins.digest(ofSubjectPublicKeyInfo: $0)) } ?? false
-        }
-        return pinned
-            ? nil
-            : .notSent(.certificatePinMismatch, "the certificate of \(host) has none of the public keys pinned for it (configuration.tls.pins)")
+    /// A PKCS#12 identity as a credential: its identity, and the certificates that follow it.
+    private static func credential(pkcs12 data: Data, password: String) -> URLCredential? {
+        var items: CFArray?
+        let options = [kSecImportExportPassphrase as String: password] as CFDictionary
+        guard SecPKCS12Import(data as CFData, options, &items) == errSecSuccess,
+            let entry = (items as? [[String: Any]])?.first,
+            let value = entry[kSecImportItemIdentity as String].map({ $0 as AnyObject }),
+            CFGetTypeID(value) == SecIdentityGetTypeID()
+        else { return nil }
+        let identity = unsafeDowncast(value, to: SecIdentity.self)
+        let chain = (entry[kSecImportItemCertChain as String] as? [SecCertificate]) ?? []
+        return URLCredential(identity: identity, certificates: Array(chain.dropFirst()), persistence: .forSession)
+    }
+
+    /// A server's trust object, handed to the task that answers once the decision is made.
+    /// Safety: Security documents `SecTrust` as safe to use from any thread; it is only read.
+    private struct TrustBox: @unchecked Sendable {
+        let trust: SecTrust
     }
     #endif
 }

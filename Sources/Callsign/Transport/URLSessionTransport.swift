@@ -373,18 +373,19 @@ extension URLSessionTransport {
 #else
 extension URLSessionTransport {
     /// Why this request cannot be sent as configured, if it cannot: URLSession cannot tunnel a
-    /// plain http request through a proxy (`Proxy.alwaysTunnels`), and Callsign does not hand it
-    /// a client certificate yet.
+    /// plain http request through a proxy (`Proxy.alwaysTunnels`), and takes a client
+    /// certificate as an identity (PKCS#12, or the keychain's through the app's hook), never as
+    /// a PEM key.
     static func platformRefusal(proxy: Proxy?, head: HTTPRequest, tls: TLSSettings) -> APIError? {
         if let proxy, proxy.alwaysTunnels, head.scheme?.lowercased() == "http" {
             return APIError.notSent(
                 .invalidRequest,
                 "URLSessionTransport cannot tunnel a plain http request through the proxy \(proxy) (Proxy.alwaysTunnels); use AsyncHTTPClientTransport")
         }
-        if tls.clientIdentity != nil {
+        if case .pem? = tls.clientIdentity?.material {
             return APIError.notSent(
                 .invalidRequest,
-                "URLSessionTransport cannot send a client certificate from PEM text (configuration.tls.clientIdentity): answer NSURLAuthenticationMethodClientCertificate with a keychain identity in URLSessionHooks.challenge")
+                "URLSessionTransport cannot send a client certificate from PEM text (configuration.tls.clientIdentity): give it as PKCS#12 (TLSClientIdentity(pkcs12:password:)), or answer NSURLAuthenticationMethodClientCertificate with a keychain identity in URLSessionHooks.challenge")
         }
         return nil
     }
