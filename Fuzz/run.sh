@@ -20,7 +20,7 @@ swift build --package-path . --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer
 binary="$scratch/debug/CallsignFuzz"
 
 targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then targets=(http-fields definitions path-template envelope content-decoding har json-text proxy-settings tls-text cookies openapi postgres-url stored-fields json-value cli-items queue-rows event-stream link-header content-disposition cli-session cli-config); fi
+if [ ${#targets[@]} -eq 0 ]; then targets=(http-fields definitions path-template envelope content-decoding har json-text proxy-settings tls-text cookies openapi postgres-url stored-fields json-value cli-items queue-rows event-stream link-header content-disposition cli-session cli-config cli-write-out); fi
 
 # Swift's backtracer would hold every crash for 30 s; libFuzzer reports crashes itself.
 export SWIFT_BACKTRACE=enable=no

@@ -151,6 +151,23 @@ let targets: [FuzzTarget] = [
         let filled = LocalizedMessage.fill("<%@|%@|%@|%@>", with: values)
         precondition(filled == "<" + (values + Array(repeating: "", count: 4 - values.count)).joined(separator: "|") + ">")
         _ = MessageLanguage.choose(fromEnvironment: ["LANG": lines.first ?? "", "LANGUAGE": lines.last ?? ""])
+        // A remote address as the system reports it, kept only when it reads as an IP address.
+        if let address = IPAddressText.checked(text) {
+            precondition(address.utf8.count <= 64 && !address.unicodeScalars.contains { $0.value < 0x21 || $0.value > 0x7E }, "a kept address holds a byte to escape")
+        }
+        // The bytes as a server's certificate chain (a DER certificate a line): refused by the one
+        // trust decision unless a root vouches for it, never a crash.
+        let chain = [data] + lines.prefix(3).map { Data($0.utf8) }
+        let decided = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var refusal: APIError?
+        Task {
+            var settings = TLSSettings()
+            settings.trustRoots = .only([])
+            refusal = await ServerTrust.decide(chain: chain, host: "localhost", settings: settings, system: .notAsked)
+            decided.signal()
+        }
+        decided.wait()
+        precondition(refusal != nil, "a chain without a root was trusted")
     },
     // Set-Cookie fields as a hostile server sends them, and the Cookie header built back.
     FuzzTarget(name: "cookies") { data in
@@ -328,6 +345,19 @@ let targets: [FuzzTarget] = [
         precondition(entries.count <= ConfigFile.maximumEntries, "more options than the bound")
         precondition(entries.allSatisfy { $0.option.hasPrefix("-") && $0.option != "--" && !ConfigFile.refused.contains($0.option) }, "a positional or refused argument")
         precondition(entries.allSatisfy { entry in entry.value.map { !$0.unicodeScalars.contains { $0.value < 0x20 && $0 != "\t" } } ?? true }, "a control character in a value")
+    },
+    // curl's -w formats (the command line's WriteOut, linked from Sources/callsign): any format
+    // reads, and what a server sent reaches the output escaped.
+    FuzzTarget(name: "cli-write-out") { data in
+        let format = WriteOut(String(decoding: data, as: UTF8.self))
+        precondition(format.unknown.count <= data.count / 3, "more unknown variables than %{} there can be")
+        var response = Response(
+            request: Request.get("https://h.example/p"), status: .ok, headers: [.contentType: "text/x\u{1B}[2J"], body: Data(data.prefix(64)))
+        response.timings.remoteAddress = "127.0.0.1"
+        let plain = WriteOut(String(decoding: data.filter { $0 >= 0x20 && $0 != 0x5C }, as: UTF8.self))
+        let output = plain.render(response: response, error: nil, total: .milliseconds(12))
+        precondition(!output.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" && $0 != "\t" && $0 != "\r" }, "a value printed a control character")
+        _ = format.render(response: nil, error: APIError(.transport, "refused\u{7}"), total: .zero)
     },
     // The command line's item parser (-p, -H, HTTPie's items; one argument a line), its -H pre-pass
     // and its terminal sanitizer, compiled from Sources/callsign through the links in CLI/. A

@@ -99,16 +99,17 @@ extension PhaseTimings {
         }
     }
 
+    /// The milestones, in the order they happen.
+    static var milestones: [WritableKeyPath<PhaseTimings, Duration?>] {
+        [\.nameLookup, \.connect, \.secureConnect, \.connectionReady, \.requestSent, \.firstByte, \.complete]
+    }
+
     /// Fills what `self` leaves unknown from `other`.
     func filling(from other: PhaseTimings) -> PhaseTimings {
         var merged = self
-        merged.nameLookup = nameLookup ?? other.nameLookup
-        merged.connect = connect ?? other.connect
-        merged.secureConnect = secureConnect ?? other.secureConnect
-        merged.connectionReady = connectionReady ?? other.connectionReady
-        merged.requestSent = requestSent ?? other.requestSent
-        merged.firstByte = firstByte ?? other.firstByte
-        merged.complete = complete ?? other.complete
+        for milestone in Self.milestones where merged[keyPath: milestone] == nil {
+            merged[keyPath: milestone] = other[keyPath: milestone]
+        }
         merged.reusedConnection = reusedConnection ?? other.reusedConnection
         merged.remoteAddress = remoteAddress ?? other.remoteAddress
         merged.remotePort = remotePort ?? other.remotePort

@@ -125,8 +125,14 @@ public struct TransportBody: Sendable {
             // Handed over in slices, each told as it is taken; a small body goes whole.
             guard data.count > FileChunks.chunkSize else { return self }
             return TransportBody(storage: .factory({ ResponseBodyStream(CountingChunks(slicing: data, report: report)) }, length: data.count))
-        case .file(let url, _, let limit):
-            return TransportBody(storage: .file(url, report: report, limit: limit))
+        case .file(let url, let earlier, let limit):
+            // A reporter given before (the transfer stage's) is told too, first.
+            guard let earlier else { return TransportBody(storage: .file(url, report: report, limit: limit)) }
+            let both: @Sendable (Int64) -> Void = { sent in
+                earlier(sent)
+                report(sent)
+            }
+            return TransportBody(storage: .file(url, report: both, limit: limit))
         case .factory:
             let source = self
             return TransportBody(storage: .factory({ ResponseBodyStream(CountingChunks(base: source, report: report)) }, length: count))

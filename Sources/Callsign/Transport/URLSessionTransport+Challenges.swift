@@ -132,13 +132,17 @@ extension SessionDelegate {
                 return
             }
             let chain = ((SecTrustCopyCertificateChain(trust) as? [SecCertificate]) ?? []).map { SecCertificateCopyData($0) as Data }
-            var verdict = ServerTrust.SystemVerdict.notAsked
-            if case .only = tls.trustRoots {} else {
+            let verdict: ServerTrust.SystemVerdict
+            if case .only = tls.trustRoots {
+                verdict = .notAsked
+            } else {
                 var failure: CFError?
                 verdict = SecTrustEvaluateWithError(trust, &failure)
                     ? .trusted : ServerTrust.SystemVerdict(securityErrorCode: failure.map { CFErrorGetCode($0) } ?? 0)
             }
-            let (settings, host, accepted) = (tls, space.host, TrustBox(trust: trust))
+            // An IPv6 literal host without its brackets, as the decision reads addresses.
+            let host = space.host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            let (settings, accepted) = (tls, TrustBox(trust: trust))
             Task {
                 if let refusal = await ServerTrust.decide(chain: chain, host: host, settings: settings, system: verdict) {
                     self.refusals.withLock { $0[identifier] = refusal }
@@ -162,7 +166,8 @@ extension SessionDelegate {
     /// A PKCS#12 identity as a credential: its identity, and the certificates that follow it.
     private static func credential(pkcs12 data: Data, password: String) -> URLCredential? {
         var items: CFArray?
-        let options = [kSecImportExportPassphrase as String: password] as CFDictionary
+        // In memory only: never into the user's keychain (macOS imports there by default).
+        let options = [kSecImportExportPassphrase as String: password, kSecImportToMemoryOnly as String: true] as [String: Any] as CFDictionary
         guard SecPKCS12Import(data as CFData, options, &items) == errSecSuccess,
             let entry = (items as? [[String: Any]])?.first,
             let value = entry[kSecImportItemIdentity as String].map({ $0 as AnyObject }),

@@ -394,7 +394,12 @@ extension URLSessionTransport {
     /// returns what puts the shared configuration back once the session is made.
     static func setMinimumVersion(of tls: TLSSettings, in configuration: URLSessionConfiguration) -> () -> Void {
         let previous = configuration.tlsMinimumSupportedProtocolVersion
-        if tls.minimumVersion == .tls13 { configuration.tlsMinimumSupportedProtocolVersion = .TLSv13 }
+        if tls.minimumVersion == .tls13 {
+            configuration.tlsMinimumSupportedProtocolVersion = .TLSv13
+        } else if previous.rawValue < tls_protocol_version_t.TLSv12.rawValue {
+            // An app's configuration that allows TLS 1.0 or 1.1 still gets Callsign's floor.
+            configuration.tlsMinimumSupportedProtocolVersion = .TLSv12
+        }
         return { configuration.tlsMinimumSupportedProtocolVersion = previous }
     }
 

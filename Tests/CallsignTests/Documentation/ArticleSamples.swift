@@ -180,6 +180,21 @@ enum ArticleSamples {
         _ = client
     }
 
+    static func pkcs12(identityFile: URL, password: String) throws {
+        let configuration = try APIClient.Configuration {
+            $0.tls.clientIdentity = try .load(pkcs12File: identityFile, password: password)   // the app's client.p12
+        }
+        _ = configuration
+    }
+
+    // Observability.md
+    static func phaseTimings(client: APIClient) async throws {
+        let response = try await client.call("User", parameters: ["id": 7])
+        let timings = response.timings
+        print(timings.connect ?? .zero, timings.firstByte ?? .zero, timings.complete ?? .zero)
+        print(timings.reusedConnection == true ? "kept-alive" : "new or unknown", response.httpVersion)
+    }
+
     static func caching(cachesFolder: URL) async throws {
         let client = APIClient(configuration: .init {
             $0.cache = HTTPCache(storage: SQLiteCacheStorage(directory: cachesFolder))   // or .memory(byteBudget:)

@@ -163,6 +163,14 @@ struct PhaseTimingsTests {
         #expect(har.blocked == -1)
         #expect(har.total == 119, "the phases that happened; the millisecond between TLS and the request is in none")
 
+        // What the delegate saw itself fills only what the metrics leave out.
+        var seen = PhaseTimings()
+        seen.firstByte = .milliseconds(3)
+        seen.remotePort = 8080
+        #expect(timings.filling(from: seen).firstByte == .milliseconds(100))
+        #expect(timings.filling(from: seen).remotePort == 443)
+        #expect(PhaseTimings().filling(from: seen) == seen)
+
         // A reused connection, without TLS: no lookup, no connect.
         let reused = try #require(
             TransactionDates(fetchStart: start, requestStart: at(1), requestEnd: at(1), responseStart: at(9), responseEnd: at(9), reusedConnection: true).timings)

@@ -89,7 +89,9 @@ func peakMemory(_ arguments: [String]) async throws -> (result: ProcessRunner.Re
     let script = """
         import resource, subprocess, sys
         code = subprocess.run(sys.argv[1:]).returncode
-        sys.stderr.write("peak-kib %d\\n" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        # ru_maxrss is in KiB on Linux and in bytes on Darwin.
+        sys.stderr.write("peak-kib %d\\n" % (peak // 1024 if sys.platform == "darwin" else peak))
         sys.exit(code)
         """
     let result = try await ProcessRunner.run("/usr/bin/env", ["python3", "-c", script] + arguments)

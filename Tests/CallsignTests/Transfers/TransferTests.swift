@@ -4,6 +4,8 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import Callsign
+
 /// A file route whose first answer is cut halfway; later answers follow `mode`.
 private func installResumableFile(on server: TestServer, count: Int) {
     let hits = Mutex<[String: Int]>([:])
@@ -251,6 +253,28 @@ struct TransferTests {
             var text = Data()
             for try await chunk in gzip.chunks { text.append(chunk) }
             #expect(try JSONValue(parsing: text)["path"] == "/gzip")
+        }
+    }
+}
+
+@Suite("A file body's progress reporters")
+struct FileBodyProgressTests {
+    @Test("a file body told to two reporters tells both, each up to the whole size (the idle watch and the transport's progress)")
+    func reportersChain() async throws {
+        let file = Scratch.folder().appendingPathComponent("body.bin")
+        let content = Data((0..<700_000).map { UInt8(truncatingIfNeeded: $0) })
+        try content.write(to: file)
+        let first = Mutex<[Int64]>([])
+        let second = Mutex<[Int64]>([])
+        let body = TransportBody.file(file)
+            .reportingProgress { sent in first.withLock { $0.append(sent) } }
+            .reportingProgress { sent in second.withLock { $0.append(sent) } }
+        var read = Data()
+        for try await chunk in try body.chunks() { read.append(chunk) }
+        #expect(read == content)
+        for (name, reports) in [("first", first.withLock { $0 }), ("second", second.withLock { $0 })] {
+            #expect(reports.last == Int64(content.count), "\(name): \(reports)")
+            #expect(reports == reports.sorted(), "\(name) never goes back")
         }
     }
 }

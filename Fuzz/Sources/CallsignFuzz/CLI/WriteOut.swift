@@ -1,0 +1,1 @@
+../../../../Sources/callsign/WriteOut.swift
