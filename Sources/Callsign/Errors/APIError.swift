@@ -290,10 +290,19 @@ extension APIError {
                 // FoundationNetworking on Linux reports libcurl's TLS failures as "unknown",
                 // with OpenSSL's words in the description.
                 return .notSent(Self.tlsCode(describedBy: Self.describe(urlError)), "TLS failed: \(Self.describe(urlError))", request: request, underlyingError: error)
-            case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet:
+            case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet, .dataNotAllowed, .internationalRoamingOff,
+                .callIsActive:
+                // The request never left the device: no network, cellular data off for the app,
+                // roaming off, a call holding the only link — an offline POST is queued.
                 var unreachable = APIError(.transport, localized: "the server could not be reached (\(urlError.code.rawValue))", request: request, underlyingError: error)
                 unreachable.requestSent = false
                 return unreachable
+            case .appTransportSecurityRequiresSecureConnection:
+                // Never sent, and never will be: the app's own policy refuses it, so it is not queued.
+                return .notSent(
+                    .invalidRequest,
+                    "App Transport Security refuses plain http to this host: use https, or add an exception for it to the app's Info.plist (NSAppTransportSecurity)",
+                    request: request, underlyingError: error)
             default:
                 return APIError(
                     .transport, localized: "the connection failed (\(urlError.code.rawValue))", request: request,

@@ -32,6 +32,46 @@ struct OfflineDeliveryTests {
         return (error, await queue.list(.pending).count)
     }
 
+    /// A transport that fails every request with one of URLSession's errors, as iOS reports them.
+    private struct FailingTransport: Transport {
+        let code: URLError.Code
+        func send(_ request: TransportRequest) async throws -> TransportResponse { throw URLError(code) }
+    }
+
+    @Test("every error that means the request never left the device queues an offline POST: no network, cellular data off, roaming off, a call on the line")
+    func neverLeftIsQueued() async throws {
+        for code: URLError.Code in [.notConnectedToInternet, .dataNotAllowed, .internationalRoamingOff, .callIsActive, .cannotFindHost, .cannotConnectToHost, .dnsLookupFailed] {
+            let queue = MemoryOfflineQueue()
+            let client = APIClient(
+                configuration: .init {
+                    $0.baseURL = URL(string: "https://api.example.com/")
+                    $0.offline.queue = queue
+                    $0.retry = .none
+                }, transport: FailingTransport(code: code))
+            var request = Request.post("notes", parameters: ["text": "tunnel"])
+            request.storePolicy = .offline
+            let error = await apiError { _ = try await client.send(request) }
+            #expect(error?.code == .queuedOffline, "\(code.rawValue): \(String(describing: error))")
+            #expect(await queue.list(.pending).count == 1, "\(code.rawValue)")
+        }
+        // Lost mid-exchange: it may have been sent, so an unkeyed POST is not queued; App Transport
+        // Security's refusal was never sent, but never will be: an error to fix, not to queue.
+        for (code, expected) in [(URLError.Code.networkConnectionLost, APIError.Code.deliveryUnknown), (.appTransportSecurityRequiresSecureConnection, .invalidRequest)] {
+            let queue = MemoryOfflineQueue()
+            let client = APIClient(
+                configuration: .init {
+                    $0.baseURL = URL(string: "http://api.example.com/")
+                    $0.offline.queue = queue
+                    $0.retry = .none
+                }, transport: FailingTransport(code: code))
+            var request = Request.post("notes", parameters: ["text": "tunnel"])
+            request.storePolicy = .offline
+            let error = await apiError { _ = try await client.send(request) }
+            #expect(error?.code == expected, "\(code.rawValue): \(String(describing: error))")
+            #expect(await queue.list(.pending).isEmpty)
+        }
+    }
+
     @Test("connection refused: nothing was sent, so the POST is queued", arguments: TransportKind.allCases)
     func refusedIsQueued(kind: TransportKind) async throws {
         let refusing = try RefusingPort()
