@@ -9,8 +9,14 @@ struct TLSOptions: ParsableArguments {
     @Option(name: .customLong("cacert"), help: .localized("Trust only the certificate authorities in this PEM file (a private CA), not the system's."))
     var authorityFile: String?
 
-    @Option(name: .customLong("cert"), help: .localized("A client certificate (PEM) for servers that ask for one (mutual TLS); with --key."))
+    @Option(name: .customLong("cert"), help: .localized("A client certificate for servers that ask for one (mutual TLS): PEM with --key, or a PKCS#12 file (.p12, .pfx, or --cert-type P12) with --pass-env."))
     var certificateFile: String?
+
+    @Option(name: .customLong("cert-type"), help: .localized("The form of --cert: PEM (the default) or P12 (PKCS#12; a .p12 or .pfx name says so by itself)."))
+    var certificateType: String?
+
+    @Option(name: .customLong("pass-env"), help: .localized("The environment variable that holds the PKCS#12 password of --cert (never on the command line, where ps shows it)."))
+    var passwordVariable: String?
 
     @Option(name: .customLong("key"), help: .localized("The private key (PEM) of --cert."))
     var keyFile: String?
@@ -34,7 +40,16 @@ struct TLSOptions: ParsableArguments {
 
     func validate() throws {
         if http1 && http2 { throw ValidationError(localized("--http1.1 and --http2 cannot be used together")) }
-        if (certificateFile == nil) != (keyFile == nil) { throw ValidationError(localized("--cert and --key go together")) }
+        if let certificateType, !["PEM", "P12"].contains(certificateType.uppercased()) {
+            throw ValidationError(localized("--cert-type is PEM or P12"))
+        }
+        if pkcs12 {
+            if keyFile != nil { throw ValidationError(localized("a PKCS#12 --cert holds its key: leave out --key")) }
+            if passwordVariable == nil { throw ValidationError(localized("a PKCS#12 --cert needs its password: --pass-env NAME, the variable that holds it")) }
+        } else {
+            if (certificateFile == nil) != (keyFile == nil) { throw ValidationError(localized("--cert and --key go together")) }
+            if passwordVariable != nil { throw ValidationError(localized("--pass-env is the password of a PKCS#12 --cert")) }
+        }
         // An empty file name (an unset variable) is a mistake, never "use the defaults".
         for (option, value) in [("--cacert", authorityFile), ("--cert", certificateFile), ("--key", keyFile)] where value?.isEmpty == true {
             throw ValidationError(localized("\(option) names no file (an unset variable?)"))
@@ -51,7 +66,12 @@ struct TLSOptions: ParsableArguments {
         if let authorityFile {
             settings.trustRoots = .only(try TLSCertificate.load(pemFile: URL(fileURLWithPath: authorityFile)))
         }
-        if let certificateFile, let keyFile {
+        if let certificateFile, pkcs12, let passwordVariable {
+            guard let password = ProcessInfo.processInfo.environment[passwordVariable] else {
+                throw cliError(.invalidRequest, "--pass-env: the variable \(passwordVariable) is not set")
+            }
+            settings.clientIdentity = try TLSClientIdentity.load(pkcs12File: URL(fileURLWithPath: certificateFile), password: password)
+        } else if let certificateFile, let keyFile {
             settings.clientIdentity = try TLSClientIdentity(
                 certificatePEM: try Self.read(certificateFile, option: "--cert"), privateKeyPEM: try Self.read(keyFile, option: "--key"))
         }
@@ -61,6 +81,13 @@ struct TLSOptions: ParsableArguments {
         if requiresTLS13 { settings.minimumVersion = .tls13 }
         settings.allowsHTTP2 = !http1
         return settings
+    }
+
+    /// Whether `--cert` is a PKCS#12 file: so typed, or so named.
+    private var pkcs12: Bool {
+        if let certificateType { return certificateType.uppercased() == "P12" }
+        guard let certificateFile else { return false }
+        return [".p12", ".pfx"].contains { certificateFile.lowercased().hasSuffix($0) }
     }
 
     /// curl's pin list: pins separated by `;`, written `sha256//`; Callsign's pins are `sha256/`.

@@ -285,6 +285,39 @@ struct TLSCommandTests {
             }
         }
     }
+
+    @Test("the CLI sends a PKCS#12 client identity, its password read from the variable --pass-env names", .enabled(if: TransportKind.asyncHTTPClientIsBuilt))
+    func pkcs12CommandLine() async throws {
+        try CLIRunner.requireBuilt()
+        let certificates = try #require(TLSTests.certificates)
+        let p12 = Fixture.url("mtls/client.p12").path
+        let clientAuthority = try String(contentsOf: Fixture.url("mtls/client-ca.pem"), encoding: .utf8)
+        try await withTemporaryFolder("tls-p12") { folder in
+            let ca = folder.appendingPathComponent("ca.pem")
+            try Data(certificates.authority.certificatePEM.utf8).write(to: ca)
+            try await TestServer.withRunning(tls: .init(identity: certificates.localhost, clientAuthorityPEM: clientAuthority)) { server in
+                let url = server.url("/anything/p12").absoluteString
+                let ok = try await CLIRunner.run(["get", url, "--cacert", ca.path, "--cert", p12, "--pass-env", "P12_PASSWORD"], environment: ["P12_PASSWORD": "callsign-fixture"])
+                #expect(ok.status == 0, "\(ok.standardError)")
+                #expect(ok.standardOutput.contains("/anything/p12"))
+                let before = server.requests.count
+                let wrong = try await CLIRunner.run(["get", url, "--cacert", ca.path, "--cert", p12, "--pass-env", "P12_PASSWORD"], environment: ["P12_PASSWORD": "nope"])
+                #expect(wrong.status != 0)
+                #expect(wrong.standardError.contains("PKCS#12"), "\(wrong.standardError)")
+                #expect(!wrong.standardError.contains("nope"))
+                for arguments in [
+                    ["--cert", p12], ["--cert", p12, "--key", p12, "--pass-env", "P12_PASSWORD"], ["--cert", p12, "--cert-type", "DER", "--pass-env", "P12_PASSWORD"],
+                    ["--cert", p12, "--cert-type", "PEM", "--key", p12, "--pass-env", "P12_PASSWORD"],
+                ] {
+                    let usage = try await CLIRunner.run(["get", url, "--cacert", ca.path] + arguments, environment: ["P12_PASSWORD": "callsign-fixture"])
+                    #expect(usage.status == 64, "\(arguments): \(usage.standardError)")
+                }
+                let unset = try await CLIRunner.run(["get", url, "--cacert", ca.path, "--cert", p12, "--pass-env", "CALLSIGN_TEST_UNSET_VARIABLE"])
+                #expect(unset.status != 0 && unset.standardError.contains("CALLSIGN_TEST_UNSET_VARIABLE"), "\(unset.standardError)")
+                #expect(server.requests.count == before, "nothing sent without the identity")
+            }
+        }
+    }
 }
 
 @Suite("TLS on URLSession (FoundationNetworking on Linux)", .hangGuard)
