@@ -38,37 +38,34 @@ struct OfflineDeliveryTests {
         func send(_ request: TransportRequest) async throws -> TransportResponse { throw URLError(code) }
     }
 
+    /// An offline POST through a transport that fails with `code`: the error, and how many wait.
+    private func sendOffline(failingWith code: URLError.Code, to base: String) async -> (error: APIError?, queued: Int) {
+        let queue = MemoryOfflineQueue()
+        let client = APIClient(
+            configuration: .init {
+                $0.baseURL = URL(string: base)
+                $0.offline.queue = queue
+                $0.retry = .none
+            }, transport: FailingTransport(code: code))
+        var request = Request.post("notes", parameters: ["text": "tunnel"])
+        request.storePolicy = .offline
+        let error = await apiError { _ = try await client.send(request) }
+        return (error, await queue.list(.pending).count)
+    }
+
     @Test("every error that means the request never left the device queues an offline POST: no network, cellular data off, roaming off, a call on the line")
     func neverLeftIsQueued() async throws {
         for code: URLError.Code in [.notConnectedToInternet, .dataNotAllowed, .internationalRoamingOff, .callIsActive, .cannotFindHost, .cannotConnectToHost, .dnsLookupFailed] {
-            let queue = MemoryOfflineQueue()
-            let client = APIClient(
-                configuration: .init {
-                    $0.baseURL = URL(string: "https://api.example.com/")
-                    $0.offline.queue = queue
-                    $0.retry = .none
-                }, transport: FailingTransport(code: code))
-            var request = Request.post("notes", parameters: ["text": "tunnel"])
-            request.storePolicy = .offline
-            let error = await apiError { _ = try await client.send(request) }
-            #expect(error?.code == .queuedOffline, "\(code.rawValue): \(String(describing: error))")
-            #expect(await queue.list(.pending).count == 1, "\(code.rawValue)")
+            let outcome = await sendOffline(failingWith: code, to: "https://api.example.com/")
+            #expect(outcome.error?.code == .queuedOffline, "\(code.rawValue): \(String(describing: outcome.error))")
+            #expect(outcome.queued == 1, "\(code.rawValue)")
         }
         // Lost mid-exchange: it may have been sent, so an unkeyed POST is not queued; App Transport
         // Security's refusal was never sent, but never will be: an error to fix, not to queue.
         for (code, expected) in [(URLError.Code.networkConnectionLost, APIError.Code.deliveryUnknown), (.appTransportSecurityRequiresSecureConnection, .invalidRequest)] {
-            let queue = MemoryOfflineQueue()
-            let client = APIClient(
-                configuration: .init {
-                    $0.baseURL = URL(string: "http://api.example.com/")
-                    $0.offline.queue = queue
-                    $0.retry = .none
-                }, transport: FailingTransport(code: code))
-            var request = Request.post("notes", parameters: ["text": "tunnel"])
-            request.storePolicy = .offline
-            let error = await apiError { _ = try await client.send(request) }
-            #expect(error?.code == expected, "\(code.rawValue): \(String(describing: error))")
-            #expect(await queue.list(.pending).isEmpty)
+            let outcome = await sendOffline(failingWith: code, to: "http://api.example.com/")
+            #expect(outcome.error?.code == expected, "\(code.rawValue): \(String(describing: outcome.error))")
+            #expect(outcome.queued == 0)
         }
     }
 
