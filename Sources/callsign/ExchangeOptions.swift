@@ -219,15 +219,11 @@ struct ExchangeOptions: ParsableArguments {
     }
 
     /// `-w`: the format filled in from the call, on standard output.
-    private func writeOut(response: Response?, error: any Error, since started: ContinuousClock.Instant) {
-        writeOut(response: response, error: error as? APIError, since: started)
-    }
-
-    private func writeOut(response: Response?, error: APIError?, since started: ContinuousClock.Instant) {
+    private func writeOut(response: Response?, error: (any Error)?, since started: ContinuousClock.Instant) {
         guard let writeOut else { return }
         let format = WriteOut(writeOut)
         for name in format.unknown { Terminal.error(localized("callsign: unknown --write-out variable: '\(name)'")) }
-        Terminal.write(Data(format.render(response: response, error: error, total: started.duration(to: .now)).utf8))
+        Terminal.write(Data(format.render(response: response, error: error as? APIError, total: started.duration(to: .now)).utf8))
     }
 
     /// Sends the request through a client made for it, with the queue and the cache the options
@@ -372,38 +368,5 @@ extension APIClient.Configuration {
     mutating func allowSilence(upTo limit: Duration?) {
         guard let limit, let idle = timeouts.idle, limit > idle else { return }
         timeouts.idle = limit
-    }
-}
-
-/// Prints server-sent events as they arrive: each event's data and a line feed on standard
-/// output (made safe on a terminal, byte-exact to a pipe), its type and ID on standard error
-/// with `--verbose`.
-struct EventPrinter {
-    let verbose: Bool
-    let output: OutputOptions
-
-    /// Whether the request asks for an event stream and nothing else (`Accept: text/event-stream`).
-    static func asksForEvents(_ request: Request) -> Bool {
-        request.headers["Accept"].map { Response.mediaType(of: $0[...]) == "text/event-stream" } ?? false
-    }
-
-    func show(_ events: ServerSentEvents) async throws(APIError) {
-        for try await event in events {
-            if verbose {
-                // Terminal.error escapes what the server chose (type and ID) like any line.
-                let id = event.id.map { localized(", id \($0)") } ?? ""
-                Terminal.error(localized("event: \(event.type)\(id)"))
-            }
-            var data = Data((event.data + "\n").utf8)
-            if output.showsOnTerminal {
-                switch TerminalText.body(data) {
-                case .text(let safe): data = safe
-                case .binary(let count):
-                    Terminal.out(localized("[binary event of \(count) bytes not shown on a terminal: use a pipe, or --raw]"))
-                    continue
-                }
-            }
-            Terminal.write(data)
-        }
     }
 }

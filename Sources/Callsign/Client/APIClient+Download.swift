@@ -225,7 +225,7 @@ enum FileDownload {
             response.fileURL = destination
             let end = ContinuousClock.now
             response.duration = end - start
-            response.timings.complete = (response.timings.firstByte ?? .zero) + (end - headArrived)
+            response.timings.complete(headArrived: headArrived, end: end)
             return response
         }
     }

@@ -163,12 +163,12 @@ struct ConnectionOptions: Hashable {
             case .adding(let roots): configuration.additionalTrustRoots = [.certificates(try roots.map(Self.certificate))]
             case .only(let roots): configuration.trustRoots = .certificates(try roots.map(Self.certificate))
             }
-            switch tls.clientIdentity?.material {
+            switch tls.clientIdentity.map({ ($0.certificateChain, $0.material) }) {
             case nil: break
-            case .pem(let key)?:
-                configuration.certificateChain = try tls.clientIdentity?.certificateChain.map { .certificate(try Self.certificate($0)) } ?? []
+            case (let chain, .pem(let key))?:
+                configuration.certificateChain = try chain.map { .certificate(try Self.certificate($0)) }
                 configuration.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(key.utf8), format: .pem))
-            case .pkcs12(let data, let password)?:
+            case (_, .pkcs12(let data, let password))?:
                 let bundle: NIOSSLPKCS12Bundle
                 do {
                     bundle = try NIOSSLPKCS12Bundle(buffer: Array(data), passphrase: Array(password.utf8))

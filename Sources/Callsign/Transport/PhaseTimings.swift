@@ -99,6 +99,12 @@ extension PhaseTimings {
         }
     }
 
+    /// Sets ``complete`` for a body read above the transport: the head's own offset, plus the
+    /// time from its arrival (`headArrived`) to the last byte (`end`).
+    mutating func complete(headArrived: ContinuousClock.Instant, end: ContinuousClock.Instant) {
+        complete = (firstByte ?? .zero) + (end - headArrived)
+    }
+
     /// The milestones, in the order they happen.
     static var milestones: [WritableKeyPath<PhaseTimings, Duration?>] {
         [\.nameLookup, \.connect, \.secureConnect, \.connectionReady, \.requestSent, \.firstByte, \.complete]

@@ -34,7 +34,7 @@ struct BodyStage: Middleware {
         response.bodyStream = nil
         let end = ContinuousClock.now
         response.duration = end - start
-        if let headArrived { response.timings.complete = (response.timings.firstByte ?? .zero) + (end - headArrived) }
+        if let headArrived { response.timings.complete(headArrived: headArrived, end: end) }
         // Ends at 1 also without a Content-Length, or once a compressed body is decoded.
         progress?.report(
             TransferProgress(direction: .download, completedBytes: Int64(response.body.count), totalBytes: Int64(response.body.count)))
