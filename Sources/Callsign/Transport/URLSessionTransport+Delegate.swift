@@ -11,12 +11,36 @@ import FoundationNetworking
 /// `Sendable` in FoundationNetworking, hence the box.
 final class TaskBox: @unchecked Sendable {
     let task: URLSessionDataTask
-    init(_ task: URLSessionDataTask) { self.task = task }
+    fileprivate init(_ task: URLSessionDataTask) { self.task = task }
 
-    /// Cancels the task off the caller's thread: FoundationNetworking's `cancel()` waits for the
-    /// session's work queue, and a thread of the concurrency pool must not block on it.
+    /// Where tasks are made, started and cancelled, and sessions invalidated. FoundationNetworking's
+    /// `dataTask(with:)`, `resume()`, `cancel()` and `invalidateAndCancel()` wait for the one work
+    /// queue all its sessions share, which can be busy for seconds (inflating a large gzip body,
+    /// reading a hostile head of many lines); a thread of the concurrency pool must never wait
+    /// there — with two of them on a two-core machine, every task, timer and deadline of the
+    /// process would stall with it. A queue of its own gets a thread of its own.
+    private static let queue = DispatchQueue(label: "callsign.urlsession.tasks")
+
+    /// Runs `work` on that queue and returns what it made.
+    static func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { done in
+            queue.async { done.resume(returning: work()) }
+        }
+    }
+
+    /// A new data task for `request`, made off the caller's thread.
+    static func make(_ request: URLRequest, in session: URLSession) async -> TaskBox {
+        await offPool { TaskBox(session.dataTask(with: request)) }
+    }
+
+    /// Starts the task off the caller's thread.
+    func resumeInBackground() {
+        Self.queue.async { self.task.resume() }
+    }
+
+    /// Cancels the task off the caller's thread.
     func cancelInBackground() {
-        DispatchQueue.global().async { self.task.cancel() }
+        Self.queue.async { self.task.cancel() }
     }
 }
 

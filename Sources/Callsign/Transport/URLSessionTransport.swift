@@ -185,9 +185,8 @@ public final class URLSessionTransport: Transport {
         tls.allowsHTTP2 = true
         if let refusal = Self.platformRefusal(proxy: transportRequest.proxy, head: transportRequest.head, tls: tls) { throw refusal }
         let (session, delegate) = session(through: transportRequest.proxy, tls: tls)
-        let task = session.dataTask(with: urlRequest)
-        let taskBox = TaskBox(task)
-        let identifier = task.taskIdentifier
+        let taskBox = await TaskBox.make(urlRequest, in: session)
+        let identifier = taskBox.task.taskIdentifier
         // Told by the delegate as the session writes the body, whatever kind it is.
         if let report = transportRequest.sendProgress { delegate.register(identifier, sendProgress: report) }
         if case .collect(let limit) = transportRequest.bodyReading {
@@ -248,7 +247,7 @@ public final class URLSessionTransport: Transport {
                     delegate.abandon(identifier)
                     taskBox.cancelInBackground()
                 } else {
-                    taskBox.task.resume()
+                    taskBox.resumeInBackground()
                 }
             }
         } onCancel: {
@@ -274,8 +273,8 @@ public final class URLSessionTransport: Transport {
     }
 
     public func shutdown() async throws {
-        session.invalidateAndCancel()
-        for extra in proxied.withLock({ $0.sessions.values.map(\.session) }) { extra.invalidateAndCancel() }
+        let sessions = [session] + proxied.withLock { $0.sessions.values.map(\.session) }
+        await TaskBox.offPool { for session in sessions { session.invalidateAndCancel() } }
     }
 }
 

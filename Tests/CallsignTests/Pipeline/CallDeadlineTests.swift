@@ -187,7 +187,8 @@ struct CallDeadlineTests {
             }
             #expect(error?.code == .timedOut)
             #expect(error?.message.contains("the deadline of 1 s") == true, "\(error?.message ?? "")")
-            #expect(ContinuousClock.now - started < .seconds(30))
+            // Unbounded, the body takes an hour; two minutes is far from both on a busy machine.
+            #expect(ContinuousClock.now - started < .seconds(120))
         }
     }
 

@@ -51,7 +51,8 @@ func withServer<T>(
     configure: (inout APIClient.Configuration) -> Void = { _ in },
     _ body: (TestServer, APIClient) async throws -> T
 ) async throws -> T {
-    try await TestServer.withRunning { server in
+    _ = StallWatch.started
+    return try await TestServer.withRunning { server in
         var configuration = APIClient.Configuration()
         configuration.baseURL = server.baseURL
         configuration.retry = .none  // tests of retries set their own policy
