@@ -78,11 +78,10 @@ public final class CircuitBreaker: Sendable {
 
     private struct Shared {
         var circuits: [Origin: Circuit] = [:]
-        var watchers: [Int: AsyncStream<Transition>.Continuation] = [:]
-        var nextWatcher = 0
     }
 
     private let shared = Mutex(Shared())
+    private let watchers = Broadcast<Transition>()
     /// Circuits kept at most: past it, closed circuits with nothing to remember are forgotten.
     static let maximumCircuits = 1024
 
@@ -120,18 +119,7 @@ public final class CircuitBreaker: Sendable {
     /// Every transition of every circuit from now on, as they happen. Each use is a stream of
     /// its own, ended when its task is cancelled; a reader that falls 100 transitions behind
     /// loses the oldest.
-    public var transitions: AsyncStream<Transition> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Transition.self, bufferingPolicy: .bufferingNewest(100))
-        let id = shared.withLock { shared in
-            defer { shared.nextWatcher += 1 }
-            shared.watchers[shared.nextWatcher] = continuation
-            return shared.nextWatcher
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.shared.withLock { $0.watchers.removeValue(forKey: id) }
-        }
-        return stream
-    }
+    public var transitions: AsyncStream<Transition> { watchers.stream() }
 
     /// What a call is told.
     enum Admission: Equatable {
@@ -224,8 +212,7 @@ public final class CircuitBreaker: Sendable {
 
     /// Tells every reader of ``transitions``, outside the lock (a stream's termination handler takes it).
     private func publish(_ transition: Transition?) {
-        guard let transition else { return }
-        for watcher in shared.withLock({ Array($0.watchers.values) }) { watcher.yield(transition) }
+        if let transition { watchers.send(transition) }
     }
 
     /// Stores a circuit, forgetting idle ones once there are too many.
