@@ -32,6 +32,15 @@ public final class APIClient: Sendable {
     /// Where ``StorePolicy/offline`` requests wait: the configuration's, or this client's own
     /// in-memory queue.
     public let offlineQueue: any OfflineQueueStorage
+    /// Which origins can be reached, as this client learns it (or the one it shares,
+    /// ``Configuration/Offline/reachability``).
+    ///
+    /// ```swift
+    /// for await change in client.reachability.changes { print(change.origin ?? "network", change.status) }
+    /// ```
+    public let reachability: Reachability
+    /// The automatic drain of ``offlineQueue`` (``Configuration/Offline/drain``).
+    let drain: OfflineDrain
     /// Where the tasks the client starts itself run: the transport's preferred executor, when
     /// the configuration opts in.
     let taskExecutor: (any TaskExecutor)?
@@ -85,9 +94,13 @@ public final class APIClient: Sendable {
         redactsMoreThanDefault = credentialRedaction != .default
         let observers = CallObservers(observers: configuration.observability.observers)
         self.observers = observers
+        let reachability = configuration.offline.reachability ?? Reachability()
+        self.reachability = reachability
+        let drain = OfflineDrain(configuration: configuration, queue: offlineQueue, reachability: reachability)
+        self.drain = drain
         self.pipeline = Pipeline(
             configuration: configuration, definitions: definitions, offlineQueue: offlineQueue, transport: transport, factory: factory,
-            observers: observers)
+            observers: observers, reachability: reachability, drain: drain)
         self.limiter = configuration.tasks.concurrency.maximum.map(AsyncLimiter.init(limit:))
         self.tagLimiters = configuration.tasks.tagConcurrency.compactMapValues { $0.maximum.map(AsyncLimiter.init(limit:)) }
         self.responseSettings = ResponseSettings(
@@ -100,6 +113,11 @@ public final class APIClient: Sendable {
         if let logger = configuration.observability.logger {
             for warning in warnings { logger.warning("definitions warning", metadata: ["callsign.warning": "\(warning)"]) }
         }
+        drain.attach(self)
+    }
+
+    deinit {
+        drain.stop()
     }
 
     /// The transport a client uses when given none: a process-wide AsyncHTTPClient transport on

@@ -48,6 +48,10 @@ struct Pipeline: Sendable {
         let factory: RequestFactory
         let telemetry: Telemetry
         let observers: CallObservers
+        /// What the transport stage learns of each origin.
+        let reachability: Reachability
+        /// The automatic drain, woken when the offline stage queues a request.
+        let drain: OfflineDrain
         var wireChain: [any WireMiddleware] = []
         /// The stages a call may or may not need that this chain has.
         var extras: Extras = []
@@ -66,7 +70,7 @@ struct Pipeline: Sendable {
         Row(kind: .request(.commonParameters) { CommonParametersStage(common: $0.configuration.common) }),
         Row(kind: .request(.clientInfo) { ingredients in ingredients.configuration.clientInfo.map { ClientInfoStage(headers: $0.headers) } }),
         Row(
-            kind: .request(.offline) { OfflineStage(queue: $0.offlineQueue, factory: $0.factory, defaultRetry: $0.configuration.retry) },
+            kind: .request(.offline) { OfflineStage(queue: $0.offlineQueue, factory: $0.factory, defaultRetry: $0.configuration.retry, drain: $0.drain) },
             replayStartsBelow: true),
         Row(kind: .request(.deadline) { ingredients in
             guard ingredients.extras.contains(.deadline) else { return nil }
@@ -113,7 +117,7 @@ struct Pipeline: Sendable {
         Row(kind: .wire(.signing) { $0.configuration.authentication?.scheme == nil ? nil : SigningStage() }),
         Row(kind: .yourWireMiddlewares),
         Row(kind: .wire(.mocks) { ingredients in ingredients.configuration.mocks.map { MocksStage(mocks: $0, bodyLimit: ingredients.configuration.limits.maximumResponseBodySize) } }),
-        Row(kind: .wire(.transport) { TransportStage(transport: $0.transport, configuration: $0.configuration) }),
+        Row(kind: .wire(.transport) { TransportStage(transport: $0.transport, configuration: $0.configuration, reachability: $0.reachability) }),
     ]
 
     /// Stages that only some calls need. A client that does not need one for every call leaves
@@ -166,12 +170,12 @@ struct Pipeline: Sendable {
 
     init(
         configuration: APIClient.Configuration, definitions: APIDefinitions, offlineQueue: any OfflineQueueStorage,
-        transport: any Transport, factory: RequestFactory, observers: CallObservers
+        transport: any Transport, factory: RequestFactory, observers: CallObservers, reachability: Reachability, drain: OfflineDrain
     ) {
         let telemetry = Telemetry(metricsFactory: configuration.observability.metricsFactory, tracer: configuration.observability.tracer)
         var ingredients = Ingredients(
             configuration: configuration, definitions: definitions, offlineQueue: offlineQueue, transport: transport, factory: factory,
-            telemetry: telemetry, observers: observers)
+            telemetry: telemetry, observers: observers, reachability: reachability, drain: drain)
         ingredients.wireChain = Self.wireChain(ingredients)
         var everyCall: Extras = []
         if configuration.observability.logger != nil || telemetry.isActive { everyCall.insert(.observed) }

@@ -140,6 +140,32 @@ enum ArticleSamples {
         _ = user
     }
 
+    static func offlineDrain(showQueuedBadge: (Int64?) -> Void) async throws {
+        let client = APIClient(configuration: .init {
+            $0.baseURL = URL(string: "https://notes.example.com/")
+            $0.offline.queue = SQLiteOfflineQueue(url: SQLiteOfflineQueue.defaultURL)   // CallsignSQLite
+        })
+        do {
+            _ = try await client.post("notes").parameters(["text": "Wax the longboard"]).storePolicy(.offline).send()
+        } catch {
+            guard error.code == .queuedOffline else { throw error }
+            showQueuedBadge(error.queuedRequestID)   // it goes out by itself
+        }
+        var configuration = APIClient.Configuration()
+        configuration.offline.drain = .automaticOnUnmeteredNetworks   // not over cellular or in Low Data Mode
+        configuration.offline.drain = .manual                         // only replay() sends, as before
+        client.pauseDrain()
+        client.resumeDrain()
+        for await event in client.drainEvents {
+            switch event {
+            case .item(let item): print(item.request.id, item.outcome)
+            case .waiting(let origin, let retryIn): print("\(origin) is down; next try in \(retryIn)")
+            case .drained: print("all sent")
+            case .paused, .resumed: break
+            }
+        }
+    }
+
     static func offlineQueue(accountID: Int) {
         var request = Request.post("accounts/\(accountID)/charges", parameters: ["amount": 1200])
         request.storePolicy = .offline

@@ -116,10 +116,9 @@ extension ReadmeSamples {
             _ = try await client.post("notes").parameters(["text": "Wax the board"]).storePolicy(.offline).send()
         } catch {
             guard error.code == .queuedOffline else { throw error }
-            print("queued as #\(error.queuedRequestID ?? 0)")
+            print("queued as #\(error.queuedRequestID ?? 0)")   // sent by itself once the server answers again
         }
-        let report = try await client.replay()   // later: oldest first, through the chain, with fresh credentials
-        _ = report
+        for await event in client.drainEvents { print(event) }   // .item(…sent…), .drained
     }
 
     static func mocksAndRecordings(definitions: APIDefinitions, fixtures: URL, harFile: URL) throws {

@@ -135,6 +135,7 @@ struct CallsignClientTransportTests {
             $0.baseURL = base
             $0.retry = .none
             $0.offline.queue = queue
+            $0.offline.drain = .manual  // sent by the replay() below, not by the drain's probe
         })
         let petstore = Client(serverURL: base, transport: CallsignClientTransport(callsign, policies: ["createPet": .queuedOffline]))
         do {

@@ -155,6 +155,7 @@ struct OfflineReplayRuleTests {
         let client = APIClient(configuration: .init {
             $0.baseURL = server.baseURL
             $0.offline.queue = queue
+            $0.offline.drain = .manual  // these are rules of replay()
             $0.retry = .none
         })
         return (client, queue)

@@ -24,7 +24,8 @@ enum QueueKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
 
 private func lastSegment(_ url: String) -> String { url.split(separator: "/").last.map(String.init) ?? "" }
 
-/// A port with nothing listening: a server started and stopped.
+/// A port with nothing listening: a server started and stopped. These tests are of `replay()`:
+/// the queue drains only when they call it (the drain has tests of its own, `OfflineDrainTests`).
 private func offlineClient(
     port: Int, queue: any OfflineQueueStorage, configure: (inout APIClient.Configuration) -> Void = { _ in }
 ) -> APIClient {
@@ -32,6 +33,7 @@ private func offlineClient(
         $0.baseURL = URL(string: "http://127.0.0.1:\(port)/")
         $0.retry = .none
         $0.offline.queue = queue
+        $0.offline.drain = .manual
         configure(&$0)
     }, transport: TransportKind.asyncHTTPClient.make())
 }
@@ -117,7 +119,7 @@ struct OfflineQueueTests {
         // Every attempt of one queued request carries the same Idempotency-Key.
         let busyKeys = Set(server.requests.filter { $0.rawPath == "/replay/busy" }.compactMap { $0.header("Idempotency-Key") })
         #expect(busyKeys.count == 1)
-        #expect(try await client.removeQueuedRequest(dead[0].id))
+        #expect(try await client.removeQueuedRequest(try #require(dead.first).id))
         #expect(try await client.queuedRequests(.deadLetter).isEmpty)
         await server.stop()
         try await client.transport.shutdown()

@@ -68,7 +68,7 @@ struct QueueQuarantineTests {
             installInbox(on: server)
             let file = Scratch.folder().appendingPathComponent("queue.sqlite")
             let storage = SQLiteOfflineQueue(url: file)
-            let client = APIClient(configuration: .init { $0.offline.queue = storage })
+            let client = APIClient(configuration: .init { $0.offline.queue = storage; $0.offline.drain = .manual })
             let ids = try await enqueueNumbered(6, to: storage, server: server)
             // Damaged as a person, another program or a disk could: each a different column.
             try await editSQLite(file, "UPDATE queued_request SET method = 'NOT A METHOD' WHERE id = \(ids[1])")

@@ -15,7 +15,7 @@ struct PostgresQuarantineTests {
                 installInbox(on: server)
                 // The standard tables, so `callsign queue list --queue URL` finds them.
                 let queue = PostgresOfflineQueue(client: postgres)
-                let client = APIClient(configuration: .init { $0.offline.queue = queue })
+                let client = APIClient(configuration: .init { $0.offline.queue = queue; $0.offline.drain = .manual })
                 let ids = try await enqueueNumbered(5, to: queue, server: server)
                 let outbox = queue.tables.outbox
                 try await postgres.query("UPDATE \(unescaped: outbox) SET method = 'NOT A METHOD' WHERE id = \(ids[1])", logger: postgresLogger)

@@ -68,6 +68,7 @@ struct PostgresQueueTests {
                 let client = APIClient(configuration: .init {
                     $0.baseURL = server.baseURL
                     $0.offline.queue = queue
+                    $0.offline.drain = .manual  // sent by the replay() below
                     $0.retry = .none
                 })
                 struct Rollback: Error {}

@@ -9,6 +9,8 @@ struct OfflineStage: Middleware {
     let factory: RequestFactory
     /// The client's retry policy, for whether the request will carry an idempotency key.
     let defaultRetry: RetryPolicy
+    /// Told of each request queued, so it goes out once its origin is back.
+    let drain: OfflineDrain
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         guard request.storePolicy == .offline, !context.isReplay else { return try await next(request) }
@@ -57,13 +59,27 @@ struct OfflineStage: Middleware {
                 .storage, localized: "the server could not be reached (\(failure.text)), and the request was NOT queued: \(reason)",
                 request: request, underlyingError: error)
         }
-        var outcome = APIError(
-            .queuedOffline,
-            localized: queue.isDurable
-                ? "the server could not be reached (\(failure.text)); the request was queued as #\(stored.id) and will be sent by replay()"
-                : "the server could not be reached (\(failure.text)); the request was queued as #\(stored.id) in memory (lost if the process ends) and will be sent by replay()",
-            request: request, underlyingError: failure)
+        var outcome =
+            switch (queue.isDurable, drain.policy == .manual) {
+            case (true, true):
+                APIError(
+                    .queuedOffline, localized: "the server could not be reached (\(failure.text)); the request was queued as #\(stored.id) and will be sent by replay()",
+                    request: request, underlyingError: failure)
+            case (true, false):
+                APIError(
+                    .queuedOffline, localized: "the server could not be reached (\(failure.text)); the request was queued as #\(stored.id) and will be sent once the server can be reached",
+                    request: request, underlyingError: failure)
+            case (false, true):
+                APIError(
+                    .queuedOffline, localized: "the server could not be reached (\(failure.text)); the request was queued as #\(stored.id) in memory (lost if the process ends) and will be sent by replay()",
+                    request: request, underlyingError: failure)
+            case (false, false):
+                APIError(
+                    .queuedOffline, localized: "the server could not be reached (\(failure.text)); the request was queued as #\(stored.id) in memory (lost if the process ends) and will be sent once the server can be reached",
+                    request: request, underlyingError: failure)
+            }
         outcome.queuedRequestID = stored.id
+        drain.queued(stored.url)
         context.logger?.debug(
             "request queued offline",
             metadata: ["callsign.api": .string(request.apiName ?? ""), "callsign.queue_id": .stringConvertible(stored.id)])

@@ -14,9 +14,12 @@ struct TransportStage: WireMiddleware {
     let tls: TLSSettings
     /// Whether the client has an HTTP cache of its own.
     let clientCaches: Bool
+    /// What each attempt shows of its origin: an answer, or a connection that never formed.
+    let reachability: Reachability
 
-    init(transport: any Transport, configuration: APIClient.Configuration) {
+    init(transport: any Transport, configuration: APIClient.Configuration, reachability: Reachability) {
         self.transport = transport
+        self.reachability = reachability
         limits = configuration.limits
         proxy = configuration.proxy
         tls = configuration.tls
@@ -75,7 +78,15 @@ struct TransportStage: WireMiddleware {
         outgoing.proxy = proxy.flatMap { settings in request.url.flatMap(settings.proxy(for:)) }
         outgoing.tls = tls
         outgoing.clientCaches = clientCaches
-        var sent = try await transport.send(outgoing)
+        var sent: TransportResponse
+        do {
+            sent = try await transport.send(outgoing)
+        } catch {
+            // A time limit says nothing of the origin: it may have been the caller's.
+            if !(error is Deadline.Expired), !Task.isCancelled { reachability.observe(APIError.wrap(error, request: nil), url: request.url) }
+            throw error
+        }
+        reachability.observe(nil, url: request.url)
         upload?.finished()
         sent.body = sent.body.watched(by: watch)
         sent.request = request
