@@ -14,7 +14,11 @@ import Synchronization
 /// - It wakes **at once** when a request is queued (PostgreSQL `LISTEN`/`NOTIFY`, also for
 ///   requests queued by other processes), and otherwise looks every `pollInterval`.
 /// - A request kept for later (the server is down, a 5xx, a 401) or a storage failure backs the
-///   loop off exponentially, from `backoff.lowerBound` to `backoff.upperBound`.
+///   loop off exponentially, from `backoff.lowerBound` to `backoff.upperBound`; when the client's
+///   ``Callsign/APIClient/reachability`` learns that an origin is back (any call of the process got an
+///   answer from it), the loops wake at once instead of waiting the back-off out.
+/// - While it runs it **is** the client's drain: the client's own automatic drain
+///   (`configuration.offline.drain`) is paused, and resumed when the worker ends.
 /// - **Graceful shutdown** stops claiming: requests in flight finish (or are released with their
 ///   lease when the group cancels), so none is lost — a released request is sent by the next worker.
 ///
@@ -53,6 +57,8 @@ public struct OutboxWorker: Service {
     /// Runs until graceful shutdown or cancellation.
     public func run() async throws {
         let wakeup = Wakeup()
+        client.pauseDrain()
+        defer { client.resumeDrain() }
         await withGracefulShutdownHandler {
             // Each task says whether it was a drain loop: the worker ends when every loop has, and
             // only then cancels the listener — never a loop with a request in flight.
@@ -62,6 +68,11 @@ public struct OutboxWorker: Service {
                         await listen(queue, wakeup: wakeup)
                         return false
                     }
+                }
+                group.addTask { [client] in
+                    // An origin back (seen by any call, or a probe) ends every loop's back-off.
+                    for await change in client.reachability.changes where change.status != .unreachable { wakeup.signal() }
+                    return false
                 }
                 for _ in 0..<concurrency {
                     group.addTask {

@@ -260,7 +260,7 @@ struct DemoTour {
     /// The offline queue across a server outage; returns how many requests the stopped server had served.
     private mutating func offlineSteps(definitions: APIDefinitions) async throws -> Int {
         let servedBefore = server.requests.count
-        step("Offline queue: a note written while the server is down is kept on disk and sent when it is back")
+        step("Offline queue: a note written while the server is down is kept on disk and goes out by itself when the server is back")
         let queueFile = folder.appendingPathComponent("offline-queue.sqlite")
         let offline = APIClient(definitions: definitions, configuration: .init {
             $0.offline.queue = SQLiteOfflineQueue(url: queueFile)
@@ -276,15 +276,24 @@ struct DemoTour {
         for entry in try await offline.queuedRequests() {
             say("in \(queueFile.lastPathComponent): #\(entry.id) \(entry.method) \(entry.url) (Idempotency-Key \(entry.idempotencyKey ?? "none"))")
         }
+        var events = offline.drainEvents.makeAsyncIterator()
         server = try await TestServer.start(port: port)
-        say("the demo API is back on port \(server.port)")
-        let report = try await offline.replay()
-        for item in report.items {
-            if case .sent(let response) = item.outcome {
-                say("replayed #\(item.request.id) → \(response.status.code) \(response.string())")
+        say("the demo API is back on port \(server.port); nobody calls replay(): the client probes the server and sends the note itself")
+        drain: while let event = await events.next() {
+            switch event {
+            case .item(let item):
+                if case .sent(let response) = item.outcome {
+                    say("sent #\(item.request.id) by itself → \(response.status.code) \(response.string())")
+                }
+            case .waiting(_, let retryIn):
+                say("the server does not answer yet; next probe in \(retryIn.components.seconds) s")
+            case .drained:
+                break drain
+            case .paused, .resumed:
+                continue
             }
         }
-        say("sent \(report.sent), still queued \(report.remaining)")
+        say("still queued: \(try await offline.queuedRequests().count)")
         return servedBefore
 
     }

@@ -234,6 +234,9 @@ struct ExchangeOptions: ParsableArguments {
         var configuration = configuration
         return try await withStorages { queueStorage, cacheStorage in
             if let queueStorage { configuration.offline.queue = queueStorage }
+            // One call, then the process ends: the queue is drained by `callsign queue replay` or
+            // `callsign queue watch`, never behind this call's back.
+            configuration.offline.drain = .manual
             if let cacheStorage { configuration.cache = HTTPCache(storage: cacheStorage) }
             let client = APIClient(definitions: definitions, configuration: configuration)
             do {

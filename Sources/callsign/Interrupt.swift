@@ -13,7 +13,10 @@ import Darwin
 /// (see ``ExitStatus``). Ctrl-C cancels the work — the call in flight ends as cancelled, a
 /// HAR file or download is closed properly — and the command exits 130; a second Ctrl-C
 /// exits at once.
-func reportingErrors(_ body: @escaping @Sendable () async throws -> Void) async throws {
+///
+/// - Parameter interruptIsTheEnd: `true` for a command that runs until Ctrl-C (`callsign queue
+///   watch`): Ctrl-C is then how it ends, with status 0 and no message.
+func reportingErrors(interruptIsTheEnd: Bool = false, _ body: @escaping @Sendable () async throws -> Void) async throws {
     // Ctrl-C is caught before the work starts: one pressed while the work is starting cancels it
     // (it neither ends the process with the default action nor is lost).
     let interrupt = await Interrupt()
@@ -25,6 +28,7 @@ func reportingErrors(_ body: @escaping @Sendable () async throws -> Void) async 
     } catch {
         // Whatever the cancelled work threw, Ctrl-C is what happened.
         if interrupt.happened {
+            if interruptIsTheEnd { return }
             Terminal.error(localized("callsign: interrupted"))
             throw ExitCode(130)
         }

@@ -44,7 +44,7 @@ struct QueueCommand: AsyncParsableCommand {
         commandName: "queue",
         abstract: localized("List, replay, retry or drop requests queued by `callsign call --queue-offline`."),
         subcommands: [
-            QueueListCommand.self, QueueReplayCommand.self, QueueRetryCommand.self, QueueDropCommand.self, QueueMigrateCommand.self,
+            QueueListCommand.self, QueueReplayCommand.self, QueueWatchCommand.self, QueueRetryCommand.self, QueueDropCommand.self, QueueMigrateCommand.self,
         ],
         defaultSubcommand: QueueListCommand.self
     )
@@ -62,7 +62,7 @@ struct QueueListCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let entries = try await queue.withStorage { storage in
-                try await APIClient(configuration: .init { $0.offline.queue = storage }).queuedRequests(dead ? .deadLetter : .pending)
+                try await APIClient(configuration: .init { $0.offline.queue = storage; $0.offline.drain = .manual }).queuedRequests(dead ? .deadLetter : .pending)
             }
             if entries.isEmpty {
                 Terminal.out(localized(dead ? "The dead-letter list is empty." : "The queue is empty."))
@@ -86,7 +86,50 @@ struct QueueListCommand: AsyncParsableCommand {
     }
 }
 
-struct QueueReplayCommand: AsyncParsableCommand, ConnectionOptions {
+/// What `callsign queue replay` and `callsign queue watch` send with: the queue, credentials
+/// (through a definitions file only), proxy and TLS.
+struct QueueSendingOptions: ParsableArguments, ConnectionOptions {
+    @OptionGroup var queue: QueueOption
+    @OptionGroup var config: ConfigFileOption
+    @OptionGroup var credentials: CredentialOptions
+    @OptionGroup var proxy: ProxyOptions
+    @OptionGroup var tls: TLSOptions
+
+    @Option(name: [.customShort("D"), .long], help: .localized("A definitions file whose DEFAULT authentication applies to the replayed requests."))
+    var definitions: String?
+
+    /// Runs `body` with a client on the queue, its drain set to `drain`.
+    func withClient<T: Sendable>(drain: APIClient.Configuration.Offline.DrainPolicy, _ body: (APIClient) async throws -> T) async throws -> T {
+        if definitions == nil, credentials.given {
+            throw ValidationError(
+                localized("--user, --bearer and --api-key need --definitions: without a definitions file no origin is trusted to receive credentials, and every request would be refused"))
+        }
+        let file = try definitions.map { path throws(APIError) in try DefinitionsArgument.loaded(path, baseURL: nil) }
+        let loaded = file?.definitions
+        var configuration = APIClient.Configuration()
+        try configureConnection(&configuration, definitions: loaded, explicit: credentials.authentication(openAPI: file?.openAPI))
+        configuration.offline.drain = drain
+        return try await queue.withStorage { [configuration] storage in
+            var configuration = configuration
+            configuration.offline.queue = storage
+            return try await body(APIClient(definitions: loaded ?? APIDefinitions(), configuration: configuration))
+        }
+    }
+
+    /// One line for a request a replay or the drain tried.
+    static func line(for item: OfflineReplayReport.Item) -> String {
+        // A row that cannot be read has no method or URL to show: its id and the reason do.
+        let target = item.request.quarantineReason == nil
+            ? "#\(item.request.id) \(item.request.method) \(Redaction.redact(item.request.url))" : "#\(item.request.id)"
+        return switch item.outcome {
+        case .sent(let response): localized("sent         \(target) → \(response.status.code)")
+        case .deadLettered(let error): localized("dead-letter  \(target): \(error.message)")
+        case .keptForLater(let error): localized("kept         \(target): \(error.message)")
+        }
+    }
+}
+
+struct QueueReplayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
         abstract: localized("Send queued requests, oldest first; stop at the first that fails for now."),
@@ -101,47 +144,57 @@ struct QueueReplayCommand: AsyncParsableCommand, ConnectionOptions {
             """)
     )
 
-    @OptionGroup var queue: QueueOption
-    @OptionGroup var config: ConfigFileOption
-    @OptionGroup var credentials: CredentialOptions
-    @OptionGroup var proxy: ProxyOptions
-    @OptionGroup var tls: TLSOptions
-
-    @Option(name: [.customShort("D"), .long], help: .localized("A definitions file whose DEFAULT authentication applies to the replayed requests."))
-    var definitions: String?
+    @OptionGroup var sending: QueueSendingOptions
 
     @Option(help: .localized("Seconds a claim on a queued request lasts without renewal (renewed while a send is in flight). Default 300."))
     var lease: Double = 300
 
     func run() async throws {
         try await reportingErrors {
-            if definitions == nil, credentials.given {
-                throw ValidationError(
-                    localized("--user, --bearer and --api-key need --definitions: without a definitions file no origin is trusted to receive credentials, and every request would be refused"))
-            }
-            let file = try definitions.map { path throws(APIError) in try DefinitionsArgument.loaded(path, baseURL: nil) }
-            let loaded = file?.definitions
-            var configuration = APIClient.Configuration()
-            try configureConnection(&configuration, definitions: loaded, explicit: credentials.authentication(openAPI: file?.openAPI))
             guard lease.isFinite, lease >= 0.1, lease <= 86_400 else { throw ValidationError(localized("--lease takes 0.1 to 86400 seconds")) }
-            let report = try await queue.withStorage { [configuration] storage in
-                var configuration = configuration
-                configuration.offline.queue = storage
-                let client = APIClient(definitions: loaded ?? APIDefinitions(), configuration: configuration)
-                return try await client.replay(lease: .milliseconds(Int64((lease * 1000).rounded())))
+            let report = try await sending.withClient(drain: .manual) { client in
+                try await client.replay(lease: .milliseconds(Int64((lease * 1000).rounded())))
             }
-            for item in report.items {
-                // A row that cannot be read has no method or URL to show: its id and the reason do.
-                let target = item.request.quarantineReason == nil
-                    ? "#\(item.request.id) \(item.request.method) \(Redaction.redact(item.request.url))" : "#\(item.request.id)"
-                switch item.outcome {
-                case .sent(let response): Terminal.out(localized("sent         \(target) → \(response.status.code)"))
-                case .deadLettered(let error): Terminal.out(localized("dead-letter  \(target): \(error.message)"))
-                case .keptForLater(let error): Terminal.out(localized("kept         \(target): \(error.message)"))
-                }
-            }
+            for item in report.items { Terminal.out(QueueSendingOptions.line(for: item)) }
             Terminal.out(localized("\(report.sent) sent, \(report.deadLettered) dead-lettered, \(report.remaining) still queued"))
             if report.remaining > 0 { throw ExitCode.failure }
+        }
+    }
+}
+
+struct QueueWatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: localized("Send queued requests as their servers come back, until Ctrl-C."),
+        discussion: localized("""
+            Watches the queue and sends each request, oldest first, once its server answers: the server is
+            probed while requests wait for it (after 1 second, then twice as long each time, at most a minute
+            apart), and requests queued meanwhile by other processes are picked up. The same rules as
+            `callsign queue replay` decide what leaves the queue, and the same claims keep two watchers (or a
+            watcher and a replay) from sending one request twice. Ctrl-C stops it after the request in flight.
+            Exit status: 0 when stopped with Ctrl-C, 1 on an error.
+            """)
+    )
+
+    @OptionGroup var sending: QueueSendingOptions
+
+    func run() async throws {
+        try await reportingErrors(interruptIsTheEnd: true) {
+            try await sending.withClient(drain: .automatic) { client in
+                let events = client.drainEvents
+                let waiting = try await client.queuedRequests().count
+                Terminal.out(localized("watching \(sending.queue.location): \(waiting) queued; Ctrl-C to stop"))
+                for await event in events {
+                    switch event {
+                    case .item(let item): Terminal.out(QueueSendingOptions.line(for: item))
+                    case .waiting(let origin, let retryIn):
+                        Terminal.out(localized("waiting      \(origin) does not answer; next try in \(retryIn.components.seconds) s"))
+                    case .drained: Terminal.out(localized("nothing to send now; watching"))
+                    case .paused, .resumed: continue
+                    }
+                    try Task.checkCancellation()
+                }
+            }
         }
     }
 }
@@ -182,7 +235,7 @@ enum QueueID {
         try await reportingErrors {
             let number = try parse(text)
             let done = try await queue.withStorage { storage in
-                try await action(APIClient(configuration: .init { $0.offline.queue = storage }), number)
+                try await action(APIClient(configuration: .init { $0.offline.queue = storage; $0.offline.drain = .manual }), number)
             }
             guard let done else { throw cliError(.invalidRequest, LocalizedMessage(sentence: missing(number))) }
             Terminal.out(done)

@@ -71,16 +71,19 @@ struct CLIClientOptionsTests {
             return wrong
         }
         #expect(wrong.isEmpty, "\(wrong)")
-        // queue replay sends requests shaped when they were queued: it takes the connection's part.
-        let replayed = try await onOwnThread { () throws -> (proxied: Bool, http2: Bool)? in
-            guard let replay = try CallsignCommand.parseAsRoot(["queue", "replay", "-x", "http://127.0.0.1:9", "--http1.1"]) as? QueueReplayCommand
-            else { return nil }
-            var configuration = APIClient.Configuration()
-            try replay.configureConnection(&configuration, definitions: nil, explicit: nil)
-            return (configuration.proxy?.https != nil, configuration.tls.allowsHTTP2)
+        // queue replay and queue watch send requests shaped when they were queued: they take the
+        // connection's part.
+        for command in ["replay", "watch"] {
+            let replayed = try await onOwnThread { () throws -> (proxied: Bool, http2: Bool)? in
+                let parsed = try CallsignCommand.parseAsRoot(["queue", command, "-x", "http://127.0.0.1:9", "--http1.1"])
+                guard let sending = (parsed as? QueueReplayCommand)?.sending ?? (parsed as? QueueWatchCommand)?.sending else { return nil }
+                var configuration = APIClient.Configuration()
+                try sending.configureConnection(&configuration, definitions: nil, explicit: nil)
+                return (configuration.proxy?.https != nil, configuration.tls.allowsHTTP2)
+            }
+            #expect(replayed?.proxied == true, "\(command)")
+            #expect(replayed?.http2 == false, "\(command)")
         }
-        #expect(replayed?.proxied == true)
-        #expect(replayed?.http2 == false)
     }
 
     /// Bad values of the shared options, and the sentence each is refused with.

@@ -195,7 +195,9 @@ struct CommandLineTests {
         #expect(result.standardOutput.contains("revalidated: the server said 304 Not Modified"))
         #expect(result.standardOutput.contains("fresh hit from the cache, no request sent"))
         #expect(result.standardOutput.contains("✓ queuedOffline"))
-        #expect(result.standardOutput.contains("sent 1, still queued 0"))
+        #expect(result.standardOutput.contains("nobody calls replay()"))
+        #expect(result.standardOutput.contains("by itself → 201"))
+        #expect(result.standardOutput.contains("still queued: 0"))
         #expect(result.standardOutput.contains("← 206 Partial Content"))
         #expect(result.standardOutput.contains("identical to the server's bytes: yes"))
 

@@ -27,6 +27,23 @@ private final class ScriptRun {
         try process.run()
     }
 
+    /// Waits for the script to end on a thread of its own (`waitUntilExit()` blocks, and must not
+    /// hold one of the cooperative pool's threads); returns its exit status.
+    func exitStatus() async throws -> Int32 {
+        let ending = Ending(process)
+        return try await onOwnThread {
+            ending.process.waitUntilExit()
+            return ending.process.terminationStatus
+        }
+    }
+
+    /// The process handed to the waiting thread. Safe to share: that thread is the only one that
+    /// touches it from then on, and only to wait for its end and read its status.
+    private final class Ending: @unchecked Sendable {
+        let process: Process
+        init(_ process: Process) { self.process = process }
+    }
+
     /// Reads lines (on a thread of its own) until `enough` says stop; returns them.
     func lines(until enough: @escaping @Sendable ([String]) -> Bool) async -> [String] {
         let handle = pipe.fileHandleForReading
@@ -78,7 +95,7 @@ struct PersistenceCommandTests {
         let lines = await run.lines { lines in lines.filter { $0.contains("queued as #") }.count >= 6 }
         let group = try #require(lines.first.flatMap { $0.hasPrefix("group ") ? pid_t($0.dropFirst(6)) : nil })
         kill(-group, SIGKILL)  // lands on the shell and whichever callsign is running, mid-enqueue or not
-        run.process.waitUntilExit()
+        _ = try await run.exitStatus()
         let reported = lines.filter { $0.contains("queued as #") }.count
         #expect(lines.filter { $0.hasPrefix("exit") }.allSatisfy { $0.hasSuffix(" 75") })
 
@@ -127,6 +144,47 @@ struct PersistenceCommandTests {
         #expect(replay.status == 0)
         #expect(replay.standardOutput.contains("sent         #2 POST"))
         #expect(server.requests.map { String(decoding: $0.body, as: UTF8.self) } == [#"{"text":"second"}"#])
+        await server.stop()
+    }
+
+    @Test("two queue watch processes on one queue, started while the server is down, deliver each queued POST once when it is back, and end with 0 on Ctrl-C", .enabled(if: TransportKind.asyncHTTPClientIsBuilt))
+    func queueWatch() async throws {
+        try CLIRunner.requireBuilt()
+        let refusing = try RefusingPort()
+        defer { refusing.release() }  // held for the whole test, so no parallel test takes the port
+        let definitions = try definitionsFile(port: refusing.port)
+        let queue = definitions.deletingLastPathComponent().appendingPathComponent("queue.sqlite").path
+        for number in 1...5 {
+            let queued = try await CLIRunner.run(["call", "CreateNote", "-D", definitions.path, "-p", "n:=\(number)", "--queue-offline", "--queue", queue, "--retry", "1"])
+            #expect(queued.status == 75)
+        }
+
+        let environment = ["CALLSIGN": CLIRunner.executable.path, "QUEUE": queue]
+        let watchers = try (0..<2).map { _ in try ScriptRun(#"echo "group $$"; exec "$CALLSIGN" queue watch --queue "$QUEUE""#, environment: environment) }
+        var groups: [pid_t] = []
+        for watcher in watchers {
+            // Each has tried the head once, found the server down, and waits.
+            let started = await watcher.lines { lines in lines.contains { $0.hasPrefix("waiting ") } }
+            groups.append(try #require(started.first.flatMap { $0.hasPrefix("group ") ? pid_t($0.dropFirst(6)) : nil }))
+            #expect(started.contains { $0.contains("watching \(queue): 5 queued; Ctrl-C to stop") }, "\(started)")
+            #expect(started.contains { $0.hasPrefix("waiting      http://127.0.0.1:\(refusing.port) does not answer; next try in ") }, "\(started)")
+        }
+
+        let server = try await TestServer.start(port: refusing.port)  // shares the port `refusing` still holds
+        var sent: [String] = []
+        for watcher in watchers {
+            let lines = await watcher.lines { lines in lines.contains { $0.contains("nothing to send now; watching") } }
+            sent += lines.filter { $0.hasPrefix("sent ") }
+        }
+        for group in groups { kill(-group, SIGINT) }
+        for watcher in watchers { #expect(try await watcher.exitStatus() == 0) }
+        #expect(sent.count == 5, "\(sent)")
+        let notes = server.requests.filter { $0.rawPath == "/demo/api/v2/notes" }
+        let numbers = notes.compactMap { try? JSONValue(parsing: $0.body)["n"]?.intValue }
+        #expect(numbers == [1, 2, 3, 4, 5], "each once, in order")
+        #expect(Set(notes.compactMap { $0.header("Idempotency-Key") }).count == 5)
+        let list = try await CLIRunner.run(["queue", "list", "--queue", queue])
+        #expect(list.standardOutput.contains("The queue is empty."))
         await server.stop()
     }
 
