@@ -14,9 +14,12 @@ import Synchronization
 /// - It wakes **at once** when a request is queued (PostgreSQL `LISTEN`/`NOTIFY`, also for
 ///   requests queued by other processes), and otherwise looks every `pollInterval`.
 /// - A request kept for later (the server is down, a 5xx, a 401) or a storage failure backs the
-///   loop off exponentially, from `backoff.lowerBound` to `backoff.upperBound`; when the client's
-///   ``Callsign/APIClient/reachability`` learns that an origin is back (any call of the process got an
-///   answer from it), the loops wake at once instead of waiting the back-off out.
+///   loop off exponentially, from `backoff.lowerBound` to `backoff.upperBound`.
+/// - An origin that cannot be reached gates the loop that met it: after each back-off the loop
+///   probes it (one `HEAD /`, no credentials) and claims nothing until it answers, instead of
+///   sending a queued request to a server that is down on every round. When the client's
+///   ``Callsign/APIClient/reachability`` learns that an origin is back (any call of the process
+///   got an answer from it), the loops wake at once instead of waiting the back-off out.
 /// - While it runs it **is** the client's drain: the client's own automatic drain
 ///   (`configuration.offline.drain`) is paused, and resumed when the worker ends.
 /// - **Graceful shutdown** stops claiming: requests in flight finish (or are released with their
@@ -95,13 +98,24 @@ public struct OutboxWorker: Service {
     private func drain(wakeup: Wakeup) async {
         let owner = "worker-\(UUID().uuidString)"
         var delay = backoff.lowerBound
+        // A queued URL whose origin could not be reached: probed, not sent to, until it answers.
+        var down: String?
         while !wakeup.isStopped, !Task.isCancelled {
+            if let url = down {
+                if client.reachability.status(of: URL(string: url) ?? URL(fileURLWithPath: "/")) == .unreachable, await !client.probe(url) {
+                    await wakeup.wait(upTo: delay)
+                    delay = min(delay * 2, backoff.upperBound)
+                    continue
+                }
+                down = nil
+            }
             do throws(APIError) {
                 guard let item = try await client.replayNext(owner: owner, lease: lease) else {
                     await wakeup.wait(upTo: pollInterval)
                     continue
                 }
                 if case .keptForLater(let error) = item.outcome {
+                    if let url = URL(string: item.request.url), client.reachability.status(of: url) == .unreachable { down = item.request.url }
                     logger.info("a queued request is kept for later", metadata: ["callsign.queue_id": "\(item.request.id)", "callsign.error": "\(error.message)"])
                     await wakeup.wait(upTo: delay)
                     delay = min(delay * 2, backoff.upperBound)

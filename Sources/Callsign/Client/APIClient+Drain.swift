@@ -32,9 +32,10 @@ extension APIClient {
     public var isDrainPaused: Bool { drain.isPaused }
 
     /// Asks the origin of `url` whether it answers: one `HEAD /` through the chain, without
-    /// credentials, retries, cache or hedging, within 10 seconds. Any answer, whatever its
-    /// status, means reachable; the transport stage records what it saw in ``reachability``.
-    func probe(_ url: String) async -> Bool {
+    /// credentials, retries or cache, within 10 seconds. Any answer, whatever its status, means
+    /// reachable; the transport stage records what it saw in ``reachability``. The drain's probe,
+    /// and `CallsignPostgres`'s worker's.
+    package func probe(_ url: String) async -> Bool {
         guard var parts = URLComponents(string: url) else { return false }
         (parts.path, parts.query, parts.fragment, parts.user, parts.password) = ("/", nil, nil, nil, nil)
         guard let root = parts.string else { return false }

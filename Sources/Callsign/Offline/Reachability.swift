@@ -74,8 +74,14 @@ public final class Reachability: Sendable {
         public let path: NetworkPath
     }
 
+    private struct Known {
+        var status: Status
+        var since: ContinuousClock.Instant
+    }
+
     private struct State {
-        var origins: [Origin: Status] = [:]
+        /// Each origin's status and when it was learned.
+        var origins: [Origin: Known] = [:]
         var path = NetworkPath.assumed
     }
 
@@ -114,10 +120,11 @@ public final class Reachability: Sendable {
     public var changes: AsyncStream<Change> { watchers.stream() }
 
     /// Tells what the app learned itself (a push that arrived, its own monitor): the origin of
-    /// `url` is now `status`.
+    /// `url` is now `status`. Always told to the readers of ``changes``, even when it was known:
+    /// the app's word that an origin is back sends what waits for it at once.
     public func record(_ status: Status, for url: URL) {
         guard let origin = Origin(url) else { return }
-        record(status, origin: origin)
+        record(status, origin: origin, always: true)
     }
 
     /// Tells the device's network path, for an app that watches it itself (or a test). A path
@@ -133,7 +140,7 @@ public final class Reachability: Sendable {
             guard old != path else { return nil }
             state.path = path
             if path.isSatisfied, !old.isSatisfied {
-                for (origin, status) in state.origins where status == .unreachable { state.origins[origin] = .unknown }
+                for (origin, known) in state.origins where known.status == .unreachable { state.origins[origin]?.status = .unknown }
             }
             return Change(origin: nil, status: path.isSatisfied ? .reachable : .unreachable, path: path)
         }
@@ -142,17 +149,22 @@ public final class Reachability: Sendable {
 
     func status(of origin: Origin) -> Status {
         state.withLock { state in
-            state.path.isSatisfied ? state.origins[origin] ?? .unknown : .unreachable
+            state.path.isSatisfied ? state.origins[origin]?.status ?? .unknown : .unreachable
         }
     }
 
-    /// Records what a call or a probe of `origin` showed; tells the readers when it changed.
-    func record(_ status: Status, origin: Origin) {
+    /// Records what a call or a probe of `origin` showed; tells the readers when it changed (or
+    /// `always`). A failure of an attempt that started before the origin was last seen reachable
+    /// is stale and changes nothing: the answer came after it.
+    func record(_ status: Status, origin: Origin, always: Bool = false, attemptStarted: ContinuousClock.Instant? = nil) {
+        let now = ContinuousClock.now
         let change = state.withLock { state -> Change? in
-            guard state.origins[origin] != status else { return nil }
-            state.origins[origin] = status
+            let known = state.origins[origin]
+            if let attemptStarted, status == .unreachable, let known, known.status == .reachable, known.since > attemptStarted { return nil }
+            state.origins[origin] = Known(status: status, since: now)  // the last time it was seen so
+            guard always || known?.status != status else { return nil }
             if state.origins.count > Self.maximumOrigins {
-                let forgotten = state.origins.first { $0.key != origin && $0.value != .unreachable }?.key
+                let forgotten = state.origins.first { $0.key != origin && $0.value.status != .unreachable }?.key
                     ?? state.origins.first { $0.key != origin }?.key
                 if let forgotten { state.origins[forgotten] = nil }
             }
@@ -164,11 +176,13 @@ public final class Reachability: Sendable {
     /// What a call's outcome says of its origin: an answer, reachable; a failure that never
     /// reached the server (refused, unresolvable, a connect timed out), unreachable; anything
     /// else (cancelled, a refusal before sending) nothing.
-    func observe(_ error: APIError?, url: URL?) {
-        guard let url, let origin = Origin(url) else { return }
+    func observe(_ error: APIError?, origin: Origin?, attemptStarted: ContinuousClock.Instant) {
+        guard let origin else { return }
         guard let error else { return record(.reachable, origin: origin) }
         if error.response != nil || error.responseStarted { return record(.reachable, origin: origin) }
-        if [.transport, .timedOut].contains(error.code), !error.requestSent { record(.unreachable, origin: origin) }
+        if [.transport, .timedOut].contains(error.code), !error.requestSent {
+            record(.unreachable, origin: origin, attemptStarted: attemptStarted)
+        }
     }
 }
 

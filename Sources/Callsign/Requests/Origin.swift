@@ -18,6 +18,33 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
         self.init(url)
     }
 
+    /// The origin of a request head's scheme and authority (`host`, `host:port`, `[v6]:port`),
+    /// read without making a URL: what the transport stage does for every attempt. Agrees with
+    /// the URL initializer on the same request.
+    init?(scheme: String?, authority: String?) {
+        guard let scheme = scheme?.lowercased(), let authority, !authority.isEmpty else { return nil }
+        var rest = Substring(authority)
+        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
+        var port: Int?
+        let host: Substring
+        if rest.first == "[" {
+            guard let close = rest.firstIndex(of: "]") else { return nil }
+            host = rest[rest.index(after: rest.startIndex)..<close]
+            let after = rest[rest.index(after: close)...]
+            if after.first == ":" { port = Int(after.dropFirst()) } else if !after.isEmpty { return nil }
+        } else if let colon = rest.lastIndex(of: ":") {
+            host = rest[..<colon]
+            port = Int(rest[rest.index(after: colon)...])
+            if port == nil, rest.index(after: colon) != rest.endIndex { return nil }
+        } else {
+            host = rest
+        }
+        guard !host.isEmpty else { return nil }
+        self.scheme = scheme
+        self.host = host.lowercased()
+        self.port = port ?? (scheme == "https" ? 443 : 80)
+    }
+
     var description: String { "\(scheme)://\(host):\(port)" }
 }
 

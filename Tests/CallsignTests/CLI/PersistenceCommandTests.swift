@@ -154,10 +154,13 @@ struct PersistenceCommandTests {
         defer { refusing.release() }  // held for the whole test, so no parallel test takes the port
         let definitions = try definitionsFile(port: refusing.port)
         let queue = definitions.deletingLastPathComponent().appendingPathComponent("queue.sqlite").path
-        for number in 1...5 {
+        for number in 1...4 {
             let queued = try await CLIRunner.run(["call", "CreateNote", "-D", definitions.path, "-p", "n:=\(number)", "--queue-offline", "--queue", queue, "--retry", "1"])
             #expect(queued.status == 75)
         }
+        // And as the issue puts it: an ad-hoc `post URL`.
+        let posted = try await CLIRunner.run(["post", "http://127.0.0.1:\(refusing.port)/demo/api/v2/notes", "n:=5", "--queue-offline", "--queue", queue, "--retry", "1"])
+        #expect(posted.status == 75, "\(posted.standardError)")
 
         let environment = ["CALLSIGN": CLIRunner.executable.path, "QUEUE": queue]
         let watchers = try (0..<2).map { _ in try ScriptRun(#"echo "group $$"; exec "$CALLSIGN" queue watch --queue "$QUEUE""#, environment: environment) }

@@ -132,9 +132,15 @@ struct OfflineDrainTests {
 
     @Test("an origin that goes down and up 20 times, found back by the probe or told by the app, loses nothing and sends nothing twice")
     func twentyCycles() async throws {
-        let outage = try Outage()
+        // Real time here, with probes 10 to 50 ms apart: twenty outages in a row, whatever the
+        // machine's load does to the order of events. The back-off on the injected clock has its
+        // own test below.
+        let outage = try Outage {
+            $0.clock = SystemClock()
+            $0.offline.probe = .init(first: .milliseconds(10), maximum: .milliseconds(50))
+        }
         defer { outage.end() }
-        let (port, clock, queue, client) = (outage.port, outage.clock, outage.queue, outage.client)
+        let (port, queue, client) = (outage.port, outage.queue, outage.client)
         var events = client.drainEvents.makeAsyncIterator()
         let notes = Notes()
         for cycle in 0..<20 {
@@ -144,10 +150,7 @@ struct OfflineDrainTests {
             notes.record(on: server)
             if cycle.isMultiple(of: 2) {
                 client.reachability.record(.reachable, for: server.baseURL)  // what the app learned itself
-            } else {
-                await clock.waitUntilSleeping()  // the probe
-                clock.advance(by: .seconds(60))
-            }
+            }  // else the probe finds it
             _ = await Self.sent(2, from: &events)
             await server.stop()
         }
@@ -284,6 +287,36 @@ struct ReachabilityTests {
             #expect(seen.map { $0?.status } == [.reachable, .unreachable, .unreachable, .reachable])
             #expect(seen.map { $0?.origin == nil } == [false, false, true, true])
         }
+    }
+
+    @Test("the origin read from a request head's authority is the one read from its URL")
+    func originFromAuthority() throws {
+        for text in ["http://Example.COM/x", "https://api.example.com:8443/v1?q", "http://127.0.0.1:8080", "http://[::1]:9000/", "https://[2001:DB8::1]/", "http://user@example.com:81/"] {
+            let url = try #require(URL(string: text))
+            let authority = try #require(url.host(percentEncoded: true)).contains(":") ? "[\(url.host(percentEncoded: true) ?? "")]" : url.host(percentEncoded: true)
+            let withPort = url.port.map { "\(authority ?? ""):\($0)" } ?? authority
+            #expect(Origin(scheme: url.scheme, authority: withPort) == Origin(url), "\(text)")
+        }
+        for bad in ["", "[::1", "[::1]x", "host:port", ":80"] {
+            #expect(Origin(scheme: "http", authority: bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test("a failure of an attempt that started before the origin was last seen reachable changes nothing; the app's word is always told")
+    func staleFailure() async throws {
+        let reachability = Reachability(monitorsSystemPath: false)
+        let origin = try #require(Origin(scheme: "http", authority: "127.0.0.1:9"))
+        let url = try #require(URL(string: "http://127.0.0.1:9/"))
+        let before = ContinuousClock.now
+        reachability.record(.reachable, origin: origin)
+        let refused = APIError.notSent(.transport, "refused")
+        reachability.observe(refused, origin: origin, attemptStarted: before)
+        #expect(reachability.status(of: url) == .reachable, "the answer came after the attempt started")
+        reachability.observe(refused, origin: origin, attemptStarted: .now)
+        #expect(reachability.status(of: url) == .unreachable)
+        var changes = reachability.changes.makeAsyncIterator()
+        reachability.record(.unreachable, for: url)
+        #expect(await changes.next()?.status == .unreachable, "told though it was known")
     }
 
     @Test("a schedule is bounded whatever it is given")

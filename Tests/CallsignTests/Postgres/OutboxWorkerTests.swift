@@ -70,12 +70,68 @@ struct OutboxWorkerTests {
         }
     }
 
+    @Test("an origin that is down gates its loop: probed with HEAD, not sent to, until it answers; then its requests go")
+    func gatesADownOrigin() async throws {
+        try await withPostgres { _, postgres in
+            let refusing = try RefusingPort()
+            defer { refusing.release() }  // held for the whole test, so no parallel test takes the port
+            // Every attempt that reaches the wire, by method, as it happens.
+            let (attempts, seen) = AsyncStream<String>.makeStream()
+            let counting = AnyWireMiddleware { request, context, next in
+                do {
+                    let answer = try await next(request, context: context)
+                    seen.yield("\(request.head.method.rawValue) \(answer.head.status.code)")
+                    return answer
+                } catch {
+                    seen.yield("\(request.head.method.rawValue) failed")
+                    throw error
+                }
+            }
+            let queue = PostgresOfflineQueue(client: postgres, tables: try uniqueTables())
+            try await queue.migrate()
+            let client = APIClient(configuration: .init {
+                $0.baseURL = URL(string: "http://127.0.0.1:\(refusing.port)/")
+                $0.offline.queue = queue
+                $0.offline.drain = .manual
+                $0.retry = .none
+                $0.wireMiddlewares = [counting]
+            })
+            for number in 1...2 {
+                _ = try await postgres.withTransaction(logger: postgresLogger) { connection in
+                    try await queue.enqueue(.post("anything/charges", parameters: ["n": .int(number)]), from: client, on: connection)
+                }
+            }
+            let worker = OutboxWorker(client: client, concurrency: 1, pollInterval: .seconds(3600), backoff: .milliseconds(10) ... .milliseconds(50))
+            try await testGracefulShutdown { trigger in
+                let running = Task { try await worker.run() }
+                var methods = attempts.makeAsyncIterator()
+                var whileDown: [String] = []
+                while whileDown.filter({ $0 == "HEAD failed" }).count < 3, let attempt = await methods.next() { whileDown.append(attempt) }
+                #expect(whileDown.filter { $0.hasPrefix("POST") } == ["POST failed"], "one POST found the origin down; then only probes: \(whileDown)")
+
+                let server = try await TestServer.start(port: refusing.port)  // shares the port `refusing` still holds; /anything echoes
+                var afterwards: [String] = []
+                while afterwards.filter({ $0 == "POST 200" }).count < 2, let attempt = await methods.next() { afterwards.append(attempt) }
+                #expect(afterwards.first?.hasPrefix("HEAD") == true, "a probe goes first: \(afterwards)")
+                let posts = server.requests.filter { $0.method == "POST" }
+                #expect(posts.compactMap { try? JSONValue(parsing: $0.body)["n"]?.intValue } == [1, 2], "each once, in order")
+                #expect(client.reachability.status(of: server.baseURL) == .reachable)
+                // A graceful shutdown lets the last send finish and remove its row.
+                trigger.triggerGracefulShutdown()
+                try await running.value
+                #expect(try await queue.list(.pending).isEmpty)
+                await server.stop()
+            }
+        }
+    }
+
     /// An outbox of its own and a client that queues into it and sends to `server`.
     private func outboxClient(_ postgres: PostgresClient, server: TestServer) throws -> (PostgresOfflineQueue, APIClient) {
         let queue = PostgresOfflineQueue(client: postgres, tables: try uniqueTables())
         let client = APIClient(configuration: .init {
             $0.baseURL = server.baseURL
             $0.offline.queue = queue
+            $0.offline.drain = .manual  // the worker alone drains, as the tests count its sends
             $0.retry = .none
         })
         return (queue, client)

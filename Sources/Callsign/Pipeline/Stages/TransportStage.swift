@@ -79,14 +79,16 @@ struct TransportStage: WireMiddleware {
         outgoing.tls = tls
         outgoing.clientCaches = clientCaches
         var sent: TransportResponse
+        let origin = Origin(scheme: request.head.scheme, authority: request.head.authority)
+        let started = ContinuousClock.now
         do {
             sent = try await transport.send(outgoing)
         } catch {
             // A time limit says nothing of the origin: it may have been the caller's.
-            if !(error is Deadline.Expired), !Task.isCancelled { reachability.observe(APIError.wrap(error, request: nil), url: request.url) }
+            if !(error is Deadline.Expired), !Task.isCancelled { reachability.observe(APIError.wrap(error, request: nil), origin: origin, attemptStarted: started) }
             throw error
         }
-        reachability.observe(nil, url: request.url)
+        reachability.observe(nil, origin: origin, attemptStarted: started)
         upload?.finished()
         sent.body = sent.body.watched(by: watch)
         sent.request = request
