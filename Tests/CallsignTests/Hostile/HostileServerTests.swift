@@ -139,18 +139,24 @@ struct HostileServerTests {
         #expect(error.code == .transport || error.code == .invalidResponse)
     }
 
-    @Test("10,000 header fields", arguments: TransportKind.allCases)
+    /// How many repeated field lines a flood sends. FoundationNetworking copies its list of lines
+    /// once per line (quadratic), on the one work queue every URLSession of the process shares:
+    /// 10,000 lines hold that queue for seconds under load, and every other URLSession call of the
+    /// test process waits behind them. 2,000 are still four times the field count limit.
+    private static func floodLines(_ kind: TransportKind) -> Int { kind == .urlSession ? 2_000 : 10_000 }
+
+    @Test("10,000 header fields (2,000 through FoundationNetworking)", arguments: TransportKind.allCases)
     func tenThousandHeaders(kind: TransportKind) async throws {
         let outcome = try await exchange(
-            [.write("HTTP/1.1 200 OK\r\n"), .repeated(Array("X-A: b\r\n".utf8), count: 10_000), .write("Content-Length: 2\r\nConnection: close\r\n\r\nok")],
+            [.write("HTTP/1.1 200 OK\r\n"), .repeated(Array("X-A: b\r\n".utf8), count: Self.floodLines(kind)), .write("Content-Length: 2\r\nConnection: close\r\n\r\nok")],
             kind: kind)
         try expectRepeatedFieldFlood(outcome, kind: kind)
     }
 
-    @Test("10,000 Set-Cookie lines", arguments: TransportKind.allCases)
+    @Test("10,000 Set-Cookie lines (2,000 through FoundationNetworking)", arguments: TransportKind.allCases)
     func tenThousandCookies(kind: TransportKind) async throws {
         let outcome = try await exchange(
-            [.write("HTTP/1.1 200 OK\r\n"), .repeated(Array("Set-Cookie: a=b\r\n".utf8), count: 10_000), .write("Content-Length: 2\r\nConnection: close\r\n\r\nok")],
+            [.write("HTTP/1.1 200 OK\r\n"), .repeated(Array("Set-Cookie: a=b\r\n".utf8), count: Self.floodLines(kind)), .write("Content-Length: 2\r\nConnection: close\r\n\r\nok")],
             kind: kind)
         try expectRepeatedFieldFlood(outcome, kind: kind)
     }
@@ -161,7 +167,7 @@ struct HostileServerTests {
     private func expectRepeatedFieldFlood(_ outcome: Outcome, kind: TransportKind) throws {
         switch kind {
         case .asyncHTTPClient:
-            let error = try #require(outcome.error, "10,000 fields are past the header count limit")
+            let error = try #require(outcome.error, "the flood is past the header count limit")
             #expect(error.code == .transport || error.code == .invalidResponse)
         case .urlSession:
             if let response = outcome.response {
