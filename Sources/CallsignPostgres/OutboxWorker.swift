@@ -18,7 +18,7 @@ import Synchronization
 /// - An origin that cannot be reached gates the loop that met it: after each back-off the loop
 ///   probes it (one `HEAD /`, no credentials) and claims nothing until it answers, instead of
 ///   sending a queued request to a server that is down on every round. When the client's
-///   ``Callsign/APIClient/reachability`` learns that an origin is back (any call of the process
+///   `client.reachability` learns that an origin is back (any call of the process
 ///   got an answer from it), the loops wake at once instead of waiting the back-off out.
 /// - While it runs it **is** the client's drain: the client's own automatic drain
 ///   (`configuration.offline.drain`) is paused, and resumed when the worker ends.
