@@ -102,7 +102,7 @@ public struct OutboxWorker: Service {
         var down: String?
         while !wakeup.isStopped, !Task.isCancelled {
             if let url = down {
-                if client.reachability.status(of: URL(string: url) ?? URL(fileURLWithPath: "/")) == .unreachable, await !client.probe(url) {
+                if URL(string: url).map(client.reachability.status(of:)) == .unreachable, await !client.probe(url) {
                     await wakeup.wait(upTo: delay)
                     delay = min(delay * 2, backoff.upperBound)
                     continue

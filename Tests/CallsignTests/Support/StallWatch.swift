@@ -21,8 +21,7 @@ enum StallWatch {
                     let process = Process()
                     process.executableURL = URL(fileURLWithPath: "/usr/bin/gdb")
                     process.arguments = ["-p", "\(getpid())", "-batch", "-ex", "thread apply all bt 40"]
-                    let out = FileManager.default.createFile(atPath: "\(folder)/stall-\(dumps).txt", contents: nil)
-                    _ = out
+                    _ = FileManager.default.createFile(atPath: "\(folder)/stall-\(dumps).txt", contents: nil)
                     process.standardOutput = FileHandle(forWritingAtPath: "\(folder)/stall-\(dumps).txt")
                     process.standardError = FileHandle.nullDevice
                     try? process.run()
