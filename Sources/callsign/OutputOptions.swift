@@ -17,7 +17,7 @@ struct OutputOptions: ParsableArguments {
     @Option(help: .localized("Colours: auto (on a terminal, unless NO_COLOR is set), always or never."))
     var color: ColorChoice = .auto
 
-    @Flag(help: .localized("Pretty-print JSON even when stdout is not a terminal (key order, numbers and escapes unchanged)."))
+    @Flag(help: .localized("Pretty-print JSON even when stdout is not a terminal (key order, numbers and escapes unchanged). JSON to re-indent is read whole; any other body is written as it arrives."))
     var pretty = false
 
     @Flag(help: .localized("Print the body exactly as received even on a terminal (control characters included: only for a server you trust)."))

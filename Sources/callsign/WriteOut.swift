@@ -99,21 +99,23 @@ struct WriteOut: Equatable {
     }
 
     /// What the format prints for one call: its answer (if one came, also inside a failure), its
-    /// failure, and how long it took in all.
-    func render(response: Response?, error: APIError?, total: Duration) -> String {
+    /// failure, and how long it took in all; `downloaded` is the size of a body that was written
+    /// out as it arrived (the answer then holds none).
+    func render(response: Response?, error: APIError?, total: Duration, downloaded: Int? = nil) -> String {
         let response = response ?? error?.response
         var output = ""
         for piece in pieces {
             switch piece {
             case .text(let text): output += text
-            case .variable(let variable): output += value(of: variable, response: response, error: error, total: total)
+            case .variable(let variable): output += value(of: variable, response: response, error: error, total: total, downloaded: downloaded)
             }
         }
         return output
     }
 
-    private func value(of variable: Variable, response: Response?, error: APIError?, total: Duration) -> String {
+    private func value(of variable: Variable, response: Response?, error: APIError?, total: Duration, downloaded: Int?) -> String {
         let timings = response?.timings ?? PhaseTimings()
+        let received = downloaded ?? response?.body.count
         switch variable {
         case .httpCode, .responseCode:
             let code = response?.status.code ?? 0
@@ -124,12 +126,12 @@ struct WriteOut: Equatable {
         case .timePreTransfer: return Self.seconds(timings.connectionReady)
         case .timeStartTransfer: return Self.seconds(timings.firstByte)
         case .timeTotal: return Self.seconds(total)
-        case .sizeDownload: return String(response?.body.count ?? 0)
+        case .sizeDownload: return String(received ?? 0)
         case .sizeUpload: return String(response?.request.body?.content.count ?? 0)
         case .speedDownload:
             // Bytes per second of the whole call, whole, as curl prints it.
             let seconds = Double(total.components.seconds) + Double(total.components.attoseconds) / 1e18
-            guard let count = response?.body.count, seconds > 0 else { return "0" }
+            guard let count = received, seconds > 0 else { return "0" }
             let rate = (Double(count) / seconds).rounded(.down)
             return rate < 9e18 ? String(Int64(rate)) : String(Int64.max)
         case .remoteIP: return TerminalText.line(timings.remoteAddress ?? "")

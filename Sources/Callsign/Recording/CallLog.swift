@@ -98,7 +98,7 @@ struct CallLog {
 
 extension APIClient {
     /// A duration for messages: "1.5 s", "250 ms".
-    static func describe(_ duration: Duration) -> String {
+    package static func describe(_ duration: Duration) -> String {
         let seconds = duration.seconds
         return seconds >= 1 ? "\(seconds.formatted(.number.precision(.fractionLength(0...2)))) s" : "\(duration.wholeMilliseconds) ms"
     }

@@ -36,6 +36,15 @@ extension Response {
         try inClientWords { () throws(APIError) in try validate(checkingDeclaredJSON: true) }
     }
 
+    /// Whether ``validate()`` reads the body: a body declared `object` or `objects`, an adaptive
+    /// envelope on a success, or the client's own validators. When it does not, the head alone
+    /// decides, and the command line writes the body to its output as it arrives.
+    package var validationReadsBody: Bool {
+        if let type = self.request.responseType, type == .object || type == .objects { return true }
+        if activeEnvelopePolicy != nil, (200..<300).contains(self.status.code) { return true }
+        return !self.settings.validators.isEmpty
+    }
+
     /// What `body` returns; its error speaks the client's language, in the client's own texts.
     func inClientWords<T>(_ body: () throws(APIError) -> T) throws(APIError) -> T {
         do {
