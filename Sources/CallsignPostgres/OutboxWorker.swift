@@ -60,8 +60,10 @@ public struct OutboxWorker: Service {
     /// Runs until graceful shutdown or cancellation.
     public func run() async throws {
         let wakeup = Wakeup()
+        // The worker is the queue's drainer while it runs; a drain the app had paused stays paused.
+        let pausedBefore = client.isDrainPaused
         client.pauseDrain()
-        defer { client.resumeDrain() }
+        defer { if !pausedBefore { client.resumeDrain() } }
         await withGracefulShutdownHandler {
             // Each task says whether it was a drain loop: the worker ends when every loop has, and
             // only then cancels the listener — never a loop with a request in flight.

@@ -159,9 +159,11 @@ public final class Reachability: Sendable {
     func record(_ status: Status, origin: Origin, always: Bool = false, attemptStarted: ContinuousClock.Instant? = nil) {
         let now = ContinuousClock.now
         let change = state.withLock { state -> Change? in
-            let known = state.origins[origin]
-            if let attemptStarted, status == .unreachable, let known, known.status == .reachable, known.since > attemptStarted { return nil }
-            state.origins[origin] = Known(status: status, since: now)  // the last time it was seen so
+            if let attemptStarted, status == .unreachable, let known = state.origins[origin], known.status == .reachable, known.since > attemptStarted {
+                return nil
+            }
+            // The last time it was seen so; one look-up, as every answer comes here.
+            let known = state.origins.updateValue(Known(status: status, since: now), forKey: origin)
             guard always || known?.status != status else { return nil }
             if state.origins.count > Self.maximumOrigins {
                 let forgotten = state.origins.first { $0.key != origin && $0.value.status != .unreachable }?.key

@@ -19,30 +19,59 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The origin of a request head's scheme and authority (`host`, `host:port`, `[v6]:port`),
-    /// read without making a URL: what the transport stage does for every attempt. Agrees with
-    /// the URL initializer on the same request.
+    /// read without making a URL: what the transport stage does for every attempt, so it reads
+    /// UTF-8 bytes and makes one string for the host (none more when it is already lower-case).
+    /// Agrees with the URL initializer on the same request.
     init?(scheme: String?, authority: String?) {
-        guard let scheme = scheme?.lowercased(), let authority, !authority.isEmpty else { return nil }
-        var rest = Substring(authority)
-        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
-        var port: Int?
-        let host: Substring
-        if rest.first == "[" {
-            guard let close = rest.firstIndex(of: "]") else { return nil }
-            host = rest[rest.index(after: rest.startIndex)..<close]
+        guard let scheme, let authority, !authority.isEmpty else { return nil }
+        let bytes = authority.utf8
+        var start = bytes.startIndex
+        if let at = bytes.lastIndex(of: UInt8(ascii: "@")) { start = bytes.index(after: at) }
+        let rest = bytes[start...]
+        let hostBytes: Substring.UTF8View
+        var portBytes: Substring.UTF8View?
+        if rest.first == UInt8(ascii: "[") {
+            guard let close = rest.firstIndex(of: UInt8(ascii: "]")) else { return nil }
+            hostBytes = rest[rest.index(after: rest.startIndex)..<close]
             let after = rest[rest.index(after: close)...]
-            if after.first == ":" { port = Int(after.dropFirst()) } else if !after.isEmpty { return nil }
-        } else if let colon = rest.lastIndex(of: ":") {
-            host = rest[..<colon]
-            port = Int(rest[rest.index(after: colon)...])
-            if port == nil, rest.index(after: colon) != rest.endIndex { return nil }
+            if after.first == UInt8(ascii: ":") {
+                portBytes = after.dropFirst()
+            } else if !after.isEmpty {
+                return nil
+            }
+        } else if let colon = rest.lastIndex(of: UInt8(ascii: ":")) {
+            hostBytes = rest[..<colon]
+            portBytes = rest[rest.index(after: colon)...]
         } else {
-            host = rest
+            hostBytes = rest
         }
-        guard !host.isEmpty else { return nil }
-        self.scheme = scheme
-        self.host = host.lowercased()
-        self.port = port ?? (scheme == "https" ? 443 : 80)
+        guard !hostBytes.isEmpty else { return nil }
+        var port: Int?
+        if let portBytes, !portBytes.isEmpty {
+            guard let number = Self.decimal(portBytes) else { return nil }
+            port = number
+        }
+        let lowerScheme = Self.lowercased(scheme)
+        self.scheme = lowerScheme
+        self.host = Self.lowercased(String(Substring(hostBytes)))
+        self.port = port ?? (lowerScheme == "https" ? 443 : 80)
+    }
+
+    /// `text` lower-cased; the same string when it has no upper-case ASCII letter and no
+    /// non-ASCII byte (the usual host and scheme), so no copy is made.
+    private static func lowercased(_ text: String) -> String {
+        text.utf8.contains { (0x41...0x5A).contains($0) || $0 >= 0x80 } ? text.lowercased() : text
+    }
+
+    /// The number `digits` spell in decimal, or `nil` for anything else or more than nine digits.
+    private static func decimal(_ digits: Substring.UTF8View) -> Int? {
+        guard digits.count <= 9 else { return nil }
+        var value = 0
+        for byte in digits {
+            guard (0x30...0x39).contains(byte) else { return nil }
+            value = value * 10 + Int(byte - 0x30)
+        }
+        return value
     }
 
     var description: String { "\(scheme)://\(host):\(port)" }

@@ -316,9 +316,11 @@ struct ReachabilityTests {
             let withPort = url.port.map { "\(authority ?? ""):\($0)" } ?? authority
             #expect(Origin(scheme: url.scheme, authority: withPort) == Origin(url), "\(text)")
         }
-        for bad in ["", "[::1", "[::1]x", "host:port", ":80"] {
+        for bad in ["", "[::1", "[::1]x", "host:port", ":80", "host:+80", "host:-1", "host:1234567890123"] {
             #expect(Origin(scheme: "http", authority: bad) == nil, "\(bad)")
         }
+        #expect(Origin(scheme: "HTTPS", authority: "Example.COM:") == Origin(scheme: "https", authority: "example.com:443"), "an empty port is the default")
+        #expect(Origin(scheme: "http", authority: "ÉCOLE.example")?.host == "école.example", "non-ASCII hosts are lower-cased too")
     }
 
     @Test("a failure of an attempt that started before the origin was last seen reachable changes nothing; the app's word is always told")

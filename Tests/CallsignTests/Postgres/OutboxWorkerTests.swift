@@ -120,7 +120,25 @@ struct OutboxWorkerTests {
                 trigger.triggerGracefulShutdown()
                 try await running.value
                 #expect(try await queue.list(.pending).isEmpty)
+                #expect(!client.isDrainPaused, "the worker gives the drain back as it found it")
                 await server.stop()
+            }
+        }
+    }
+
+    @Test("a drain the app paused before the worker ran stays paused after it")
+    func keepsTheAppsPause() async throws {
+        try await withPostgres { _, postgres in
+            try await TestServer.withRunning { server in
+                let (_, client) = try outboxClient(postgres, server: server)
+                client.pauseDrain()
+                let worker = OutboxWorker(client: client, concurrency: 1, pollInterval: .seconds(3600))
+                try await testGracefulShutdown { trigger in
+                    let running = Task { try await worker.run() }
+                    trigger.triggerGracefulShutdown()
+                    try await running.value
+                }
+                #expect(client.isDrainPaused)
             }
         }
     }
