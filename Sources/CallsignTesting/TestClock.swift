@@ -20,6 +20,12 @@ import Synchronization
 /// await clock.waitUntilSleeping()        // the call waits on the clock now
 /// clock.advance(by: .milliseconds(200))  // and that wait is over
 /// ```
+///
+/// A client with an offline queue drains it by itself (`APIClient.Configuration.Offline.drain`),
+/// and its waits between probes are sleeps on this clock: with `TestClock()` they end at once, so
+/// the drain probes a server that is down again and again and the clock's time runs ahead. In a
+/// test that queues requests, pick `TestClock(waitsForAdvance: true)` and move the time yourself,
+/// or set `offline.drain = .manual` and call `replay()`.
 public final class TestClock: CallClock {
     private struct Sleeper {
         let end: Duration
