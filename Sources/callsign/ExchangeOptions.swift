@@ -266,11 +266,21 @@ struct ExchangeOptions: ParsableArguments {
                 answer = response
                 try show(response)
             } else {
-                // `--timeout` bounds an attempt, body included, as when the body is read whole.
+                // A body that flows is bounded as one read whole is (`Limits.maximumResponseBodySize`;
+                // `callsign download` takes larger ones to a file), except an event stream: endless
+                // by design, it holds no more memory for that. `--timeout` bounds an attempt, body
+                // included, as when the body is read whole.
+                let isEventStream = response.headers.value(of: .contentType).map { Response.mediaType(of: $0[...]) == "text/event-stream" } ?? false
+                let cap = isEventStream ? nil : limit
+                if let cap, let declared = response.headers.value(of: .contentLength).flatMap(Int64.init), declared > Int64(cap) {
+                    var failure = ResponseBodyStream.tooLarge(cap)
+                    failure.response = response
+                    throw failure
+                }
                 let left = request.timeout.map { $0 - (response.timings.firstByte ?? .zero) }
                 let (flow, failure) = await Self.pour(
                     streamed.chunks, into: BodyFlow(onTerminal: display.showsOnTerminal, endsLine: display.prettyPrints),
-                    within: left, limit: request.timeout)
+                    upTo: cap, within: left, limit: request.timeout)
                 downloaded = flow.received
                 try Task.checkCancellation()  // Ctrl-C ended the body: an interruption, not its end
                 if var failure {
@@ -285,10 +295,11 @@ struct ExchangeOptions: ParsableArguments {
         writeOut(response: answer, error: nil, since: started, downloaded: downloaded)
     }
 
-    /// Writes `chunks` through `flow` until the body ends, breaks off, or `left` has passed (the
-    /// attempt's time limit, `limit`, counted from its start); returns the flow and what ended it.
+    /// Writes `chunks` through `flow` until the body ends, breaks off, passes `cap` bytes, or
+    /// `left` has passed (the attempt's time limit, `limit`, counted from its start); returns the
+    /// flow and what ended it.
     private static func pour(
-        _ chunks: ResponseBodyStream, into flow: BodyFlow, within left: Duration?, limit: Duration?
+        _ chunks: ResponseBodyStream, into flow: BodyFlow, upTo cap: Int?, within left: Duration?, limit: Duration?
     ) async -> (BodyFlow, APIError?) {
         enum Outcome: Sendable {
             case read(BodyFlow, APIError?)
@@ -298,7 +309,13 @@ struct ExchangeOptions: ParsableArguments {
             group.addTask {
                 var flow = flow
                 do {
-                    for try await chunk in chunks { flow.write(chunk) }
+                    for try await chunk in chunks {
+                        if let cap, flow.received > cap - chunk.count {
+                            flow.finish()
+                            return .read(flow, ResponseBodyStream.tooLarge(cap))
+                        }
+                        flow.write(chunk)
+                    }
                     flow.finish()
                     return .read(flow, nil)
                 } catch {

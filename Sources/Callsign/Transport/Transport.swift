@@ -185,7 +185,7 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
         return failure
     }
 
-    static func tooLarge(_ limit: Int) -> APIError {
+    package static func tooLarge(_ limit: Int) -> APIError {
         APIError(.responseTooLarge, localized: "the response body is larger than the limit of \(limit) bytes")
     }
 }
