@@ -8,7 +8,7 @@ private func callRaw(_ server: RawServer, extra: [String] = []) async throws -> 
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("callsign-raw-\(UUID().uuidString).yaml")
     try Data("DEFAULT:\n  baseURL: \(server.baseURL.absoluteString)\n  retry: 1\nRaw:\n  path: x\n".utf8).write(to: file)
     defer { try? FileManager.default.removeItem(at: file) }
-    return try await peakMemory([CLIRunner.executable.path, "call", "Raw", "--definitions", file.path] + extra)
+    return try await peakMemory([CLIRunner.executable.path, "call", "Raw", "--definitions", file.path] + extra, discardingOutput: true)
 }
 
 /// Bombs and floods, each in a child process (the `callsign` executable, on the default

@@ -85,16 +85,19 @@ enum ProcessRunner {
 }
 
 /// Runs a command under Python's resource module and returns its peak resident set in bytes.
-func peakMemory(_ arguments: [String]) async throws -> (result: ProcessRunner.Result, peak: Int) {
+/// With `discardingOutput`, its standard output goes to `/dev/null` instead of into this process
+/// (a hostile body written out as it arrives can be tens of megabytes).
+func peakMemory(_ arguments: [String], discardingOutput: Bool = false) async throws -> (result: ProcessRunner.Result, peak: Int) {
     let script = """
         import resource, subprocess, sys
-        code = subprocess.run(sys.argv[1:]).returncode
+        output = subprocess.DEVNULL if sys.argv[1] == "discard" else None
+        code = subprocess.run(sys.argv[2:], stdout=output).returncode
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         # ru_maxrss is in KiB on Linux and in bytes on Darwin.
         sys.stderr.write("peak-kib %d\\n" % (peak // 1024 if sys.platform == "darwin" else peak))
         sys.exit(code)
         """
-    let result = try await ProcessRunner.run("/usr/bin/env", ["python3", "-c", script] + arguments)
+    let result = try await ProcessRunner.run("/usr/bin/env", ["python3", "-c", script, discardingOutput ? "discard" : "keep"] + arguments)
     let line = result.standardError.split(separator: "\n").last { $0.hasPrefix("peak-kib ") }
     let kib = line.flatMap { Int($0.dropFirst(9)) } ?? -1
     return (result, kib * 1024)
