@@ -224,136 +224,12 @@ struct ExchangeOptions: ParsableArguments {
 
     /// `-w`: the format filled in from the call, on standard output; `downloaded` is the size of
     /// a body that went to the output as it arrived.
-    private func writeOut(response: Response?, error: (any Error)?, since started: ContinuousClock.Instant, downloaded: Int? = nil) {
+    func writeOut(response: Response?, error: (any Error)?, since started: ContinuousClock.Instant, downloaded: Int? = nil) {
         guard let writeOut else { return }
         let format = WriteOut(writeOut)
         for name in format.unknown { Terminal.error(localized("callsign: unknown --write-out variable: '\(name)'")) }
         let text = format.render(response: response, error: error as? APIError, total: started.duration(to: .now), downloaded: downloaded)
         Terminal.write(Data(text.utf8))
-    }
-
-    /// Whether the answer's body may go to standard output as it arrives: it is printed there
-    /// (no `-o`, and `--print` names `b`), and neither the cache, the offline queue nor a HAR
-    /// recording needs the answer whole.
-    private func flowsBody() throws -> Bool {
-        let printsBody = try selection().responseBody
-        return output == nil && cache == nil && !queueOffline && har == nil && printsBody
-    }
-
-    /// Sends the request and prints its answer as it arrives: the head as soon as it is there,
-    /// then the body chunk by chunk (``BodyFlow``). An answer shown whole is read whole first,
-    /// within `limit`: JSON re-indented for a person (on a terminal, or `--pretty`), and a body
-    /// the validation reads (a declared object, an envelope).
-    private func flow(_ request: Request, client: APIClient, limit: Int, session: ActiveSession?, jar: CookieJar?, waits: RetryWaits) async throws {
-        let started = ContinuousClock.now
-        var answer: Response?
-        var downloaded: Int?
-        do {
-            let streamed = try await client.stream(request)
-            var response = streamed.response
-            answer = response
-            if let session, let jar { try await session.save(cookies: jar) }
-            waits.explain(response, quiet: quiet)
-            if try selection().responseHead { ResponsePrinter.printHead(response, colors: display.headColors(on: STDOUT_FILENO)) }
-            // Read whole: what the validation reads, a failure (its error line quotes the body's
-            // problem details), and JSON re-indented for a person.
-            if response.validationReadsBody || verdict(on: response).failure != nil || (display.prettyPrints && Self.mayBeJSON(response)) {
-                do {
-                    response.body = try await streamed.chunks.collect(upTo: limit)
-                } catch {
-                    throw ResponseBodyStream.failureAfterHead(error)
-                }
-                answer = response
-                try show(response)
-            } else {
-                // A body that flows is bounded as one read whole is (`Limits.maximumResponseBodySize`;
-                // `callsign download` takes larger ones to a file), except an event stream: endless
-                // by design, it holds no more memory for that. `--timeout` bounds an attempt, body
-                // included, as when the body is read whole.
-                let isEventStream = response.headers.value(of: .contentType).map { Response.mediaType(of: $0[...]) == "text/event-stream" } ?? false
-                let cap = isEventStream ? nil : limit
-                if let cap, let declared = response.headers.value(of: .contentLength).flatMap(Int64.init), declared > Int64(cap) {
-                    var failure = ResponseBodyStream.tooLarge(cap)
-                    failure.response = response
-                    throw failure
-                }
-                let left = request.timeout.map { $0 - (response.timings.firstByte ?? .zero) }
-                let (flow, failure) = await Self.pour(
-                    streamed.chunks, into: BodyFlow(onTerminal: display.showsOnTerminal, endsLine: display.prettyPrints),
-                    upTo: cap, within: left, limit: request.timeout)
-                downloaded = flow.received
-                try Task.checkCancellation()  // Ctrl-C ended the body: an interruption, not its end
-                if var failure {
-                    failure.response = response
-                    throw failure
-                }
-            }
-        } catch {
-            writeOut(response: answer, error: error, since: started, downloaded: downloaded)
-            throw error
-        }
-        writeOut(response: answer, error: nil, since: started, downloaded: downloaded)
-    }
-
-    /// Writes `chunks` through `flow` until the body ends, breaks off, passes `cap` bytes, or
-    /// `left` has passed (the attempt's time limit, `limit`, counted from its start); returns the
-    /// flow and what ended it.
-    private static func pour(
-        _ chunks: ResponseBodyStream, into flow: BodyFlow, upTo cap: Int?, within left: Duration?, limit: Duration?
-    ) async -> (BodyFlow, APIError?) {
-        enum Outcome: Sendable {
-            case read(BodyFlow, APIError?)
-            case late
-        }
-        return await withTaskGroup(of: Outcome.self) { group in
-            group.addTask {
-                var flow = flow
-                do {
-                    for try await chunk in chunks {
-                        if let cap, flow.received > cap - chunk.count {
-                            flow.finish()
-                            return .read(flow, ResponseBodyStream.tooLarge(cap))
-                        }
-                        flow.write(chunk)
-                    }
-                    flow.finish()
-                    return .read(flow, nil)
-                } catch {
-                    flow.finish()
-                    return .read(flow, ResponseBodyStream.failureAfterHead(error))
-                }
-            }
-            if let left {
-                group.addTask {
-                    do {
-                        try await Task.sleep(for: max(left, .zero))
-                        return .late
-                    } catch {
-                        return .read(BodyFlow(onTerminal: false, endsLine: false), nil)  // the body ended first
-                    }
-                }
-            }
-            guard let first = await group.next() else { return (flow, nil) }
-            group.cancelAll()
-            switch first {
-            case .read(let flow, let failure):
-                return (flow, failure)
-            case .late:
-                var read = flow
-                while let other = await group.next() {
-                    if case .read(let flow, _) = other { read = flow }
-                }
-                let described = APIClient.describe(limit ?? left ?? .zero)
-                return (read, cliError(.timedOut, "no complete answer within \(described): the --timeout of an attempt passed while the body arrived"))
-            }
-        }
-    }
-
-    /// Whether a body may be JSON, by its `Content-Type`: JSON or `+json`, or none said.
-    static func mayBeJSON(_ response: Response) -> Bool {
-        guard let type = response.headers.value(of: .contentType) else { return true }
-        let media = Response.mediaType(of: type[...])
-        return media.isEmpty || media == "application/json" || media.hasSuffix("+json")
     }
 
     /// Sends the request through a client made for it, with the queue and the cache the options
@@ -480,7 +356,7 @@ struct ExchangeOptions: ParsableArguments {
 
     /// What the validation and `--fail` choices make of an answer: whether its body is printed,
     /// and the failure the exit status reports.
-    private func verdict(on response: Response) -> (printsBody: Bool, failure: APIError?) {
+    func verdict(on response: Response) -> (printsBody: Bool, failure: APIError?) {
         do {
             try response.validate()
             return (true, nil)

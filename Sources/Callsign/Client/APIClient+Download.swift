@@ -98,6 +98,26 @@ public struct StreamedResponse: Sendable {
     public var chunks: ResponseBodyStream
 }
 
+extension StreamedResponse {
+    /// The answer with its body read whole as a call reads one (``BodyStage``): refused before a
+    /// byte is read when its declared length is past `limit`, and as soon as it grows past it.
+    package func collected(upTo limit: Int) async throws(APIError) -> Response {
+        var whole = response
+        do {
+            whole.body = try await BodyStage.read(chunks, limit: limit, declared: response.declaredLength, progress: nil)
+        } catch {
+            throw bodyFailure(error)
+        }
+        return whole
+    }
+
+    /// What ended a body read chunk by chunk, as a call reports it: the head attached, the answer
+    /// marked as started.
+    package func bodyFailure(_ error: any Error) -> APIError {
+        BodyStage.bodyFailure(error, response: response)
+    }
+}
+
 /// Where a partial download stands: the bytes so far and the validator that must not change.
 struct ResumePoint: Codable, Sendable, Equatable {
     /// A digest of the full URL (the URL itself may hold a secret).

@@ -49,7 +49,7 @@ public struct Response: BoxedFields, Sendable {
         var bodyStream: ResponseBodyStream? = nil
         /// The body's declared `Content-Length` while it is still arriving, checked by the transport
         /// stage; a decoded body has none.
-        var declaredLength: Int? = nil
+        package var declaredLength: Int? = nil
         /// The body as it was sent, for recorders.
         var sentBody: TransportBody? = nil
     }

@@ -178,7 +178,7 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
 
     /// Why a body broke off after its head arrived, as a transport hands it on in a failing body
     /// (the head is returned, so the caller's error still holds status and headers).
-    package static func failureAfterHead(_ error: any Error) -> APIError {
+    static func failureAfterHead(_ error: any Error) -> APIError {
         var failure = APIError.wrap(error, request: nil)
         if failure.code == .transport, !(error is APIError) { failure.text = "the connection broke while the body arrived: \(error)" }
         failure.responseStarted = true
