@@ -321,7 +321,9 @@ struct ServerSentEventTests {
                 ServerResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .data(Data("data: one\n\n".utf8)))
             }
             var request = Request.get("/events/once")
-            request.deadline = .seconds(30)
+            // Generous (a busy full run took over 30 s): a timer that read this clock's instant
+            // as a real one would fire at once, an hour late.
+            request.deadline = .seconds(120)
             var received: [String] = []
             for try await event in client.events(request, reconnecting: .never) { received.append(event.data) }
             #expect(received == ["one"])
