@@ -132,7 +132,7 @@ struct OfflineDeliveryTests {
             let retried = Mutex<[String]>([])
             let outcome = try await sendOffline(.post("notes", parameters: ["text": "a"]), to: https, kind: kind) {
                 $0.retry = RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(1))
-                $0.timeouts.attempt = .seconds(30)  // the handshake fails at once; a loaded machine must not turn it into a timeout
+                $0.timeouts.attempt = .seconds(120)  // the handshake fails at once; a loaded machine must not turn it into a timeout
                 $0.observability.observers = [RetryRecorder { report in retried.withLock { $0.append(report.outcome) } }]
             }
             #expect(outcome.error?.code == .tls, "\(outcome.error.map(String.init(describing:)) ?? "no error")")
