@@ -3,15 +3,25 @@ public import Foundation
 
 /// A definitions file or an OpenAPI document, told apart by its `openapi` key, read once.
 package enum DefinitionsFile {
+    /// With a `cache`, an OpenAPI document kept there is read back without parsing the file, and
+    /// one loaded is kept (see ``DescriptionCache``); a definitions file is read as it is (its
+    /// one pass over the file is what a cache entry would cost).
     package static func load(
-        contentsOf url: URL, limits: Limits = .default, strict: Bool = false
+        contentsOf url: URL, limits: Limits = .default, strict: Bool = false, cache: DescriptionCache? = nil
     ) throws(APIError) -> (definitions: APIDefinitions, openAPI: OpenAPIOperations?) {
         // An unknown extension gets the definitions loader's own error.
         guard let format = APIDefinitions.Format(pathExtension: url.pathExtension) else { return (try APIDefinitions(contentsOf: url), nil) }
         let data = try APIDefinitions.read(url, limits: limits)
+        let key = cache.map { _ in DescriptionCache.key(for: data, format: format, limits: limits, strict: strict) }
+        var kept: (operations: OpenAPIOperations?, outcome: DescriptionCache.Outcome)?
+        if let cache, let key {
+            kept = cache.operations(for: key)
+            if let operations = kept?.operations { return (operations.definitions, operations) }
+        }
         let document = try DefinitionDocument(data: data, format: format, limits: limits)
         guard OpenAPIOperations.version(of: document.root) != nil else { return (try APIDefinitions(document: document), nil) }
         let operations = try OpenAPIOperations(root: document.root, limits: limits, strict: strict)
+        if let cache, let key, kept?.outcome != .unavailable { cache.keep(operations, for: key) }
         return (operations.definitions, operations)
     }
 }
@@ -22,7 +32,7 @@ extension APIDefinitions {
     /// also places and checks parameters as the document says.
     ///
     /// `strict` refuses a document that strays from the specification instead of repairing it
-    /// (see ``OpenAPIOperations/init(data:format:limits:strict:)``).
+    /// (see ``OpenAPIOperations/init(data:format:limits:strict:cache:)``).
     ///
     /// ```swift
     /// let definitions = try APIDefinitions(openAPI: Data(contentsOf: petstoreFile), format: .yaml)

@@ -23,12 +23,12 @@ import OpenAPIKitCompat
 /// `enum` values before a byte is sent.
 public struct OpenAPIOperations: Sendable {
     /// Where a parameter goes.
-    public enum Location: String, Sendable, Hashable {
+    public enum Location: String, Sendable, Hashable, Codable {
         case path, query, header, cookie
     }
 
     /// One parameter of an operation.
-    public struct Parameter: Sendable, Hashable {
+    public struct Parameter: Sendable, Hashable, Codable {
         public let name: String
         public let location: Location
         public let required: Bool
@@ -43,7 +43,7 @@ public struct OpenAPIOperations: Sendable {
     }
 
     /// One operation.
-    public struct Operation: Sendable {
+    public struct Operation: Sendable, Hashable, Codable {
         /// Its `operationId`, or a name made from its method and path.
         public let name: String
         public let method: String
@@ -65,7 +65,7 @@ public struct OpenAPIOperations: Sendable {
     }
 
     /// How an operation answers with server-sent events.
-    public enum EventStreamAnswer: String, Sendable, Hashable {
+    public enum EventStreamAnswer: String, Sendable, Hashable, Codable {
         /// Its only success answer is an event stream: its definition asks for one (`Accept:
         /// text/event-stream`), and `callsign call` prints each event as it arrives.
         case only
@@ -75,7 +75,7 @@ public struct OpenAPIOperations: Sendable {
     }
 
     /// One documented answer of an operation.
-    public struct DocumentedResponse: Sendable, Hashable {
+    public struct DocumentedResponse: Sendable, Hashable, Codable {
         /// The status code, range (`2XX`) or `default`, as the document writes it.
         public let status: String
         /// The document's description of it.
@@ -88,7 +88,7 @@ public struct OpenAPIOperations: Sendable {
 
     /// The definitions, one per operation, with the document's first server as the base URL
     /// (``baseURL`` chooses another).
-    public private(set) var definitions: APIDefinitions
+    public internal(set) var definitions: APIDefinitions
 
     /// The base URL requests go to: the document's first server, variables at their defaults,
     /// until you choose another (a staging server, a local mock).
@@ -101,15 +101,15 @@ public struct OpenAPIOperations: Sendable {
         set { definitions.defaultDefinition.baseURL = newValue }
     }
     /// The operations, by path and then method.
-    public let operations: [Operation]
+    public var operations: [Operation] { compiled.operations }
     /// The document's security schemes by name, as Callsign can send them.
-    public let securitySchemes: [String: SecurityScheme]
+    public var securitySchemes: [String: SecurityScheme] { compiled.securitySchemes }
     /// Checks answers against their operation's response schema; off until you add it to
     /// `APIClient.Configuration.Responses.validators`.
     public let responseValidator: OpenAPIResponseValidator
 
     /// How a security scheme sends its secret.
-    public enum SecurityScheme: Sendable, Hashable {
+    public enum SecurityScheme: Sendable, Hashable, Codable {
         /// `Authorization: Bearer <secret>`.
         case bearer
         /// `Authorization: Basic`, the secret being `user:password`.
@@ -125,7 +125,10 @@ public struct OpenAPIOperations: Sendable {
         case unsupported(String)
     }
     /// What the load noticed (operations without an `operationId`), in the process's language.
-    public let warnings: [String]
+    public var warnings: [String] { compiled.warnings }
+
+    /// What the load made, as plain data: what the description cache keeps.
+    let compiled: CompiledDescription
 
     /// Whether `data` is an OpenAPI document (has a top-level `openapi` version).
     public static func isOpenAPI(_ data: Data, format: APIDefinitions.Format) -> Bool {
@@ -135,12 +138,12 @@ public struct OpenAPIOperations: Sendable {
 
     /// Reads a document from a `.json`, `.yaml` or `.yml` file: at most
     /// `Limits.maximumDocumentSize` bytes (and one more to tell a larger file).
-    /// `strict` is as for ``init(data:format:limits:strict:)``.
-    public init(contentsOf url: URL, limits: Limits = .default, strict: Bool = false) throws(APIError) {
+    /// `strict` and `cache` are as for ``init(data:format:limits:strict:cache:)``.
+    public init(contentsOf url: URL, limits: Limits = .default, strict: Bool = false, cache: DescriptionCache? = nil) throws(APIError) {
         let data = try FileReader.readDocument(url, limits: limits) { error in
             APIError(.invalidDefinition, localized: "the OpenAPI document \"\(url.lastPathComponent)\" cannot be read", underlyingError: error)
         }
-        try self.init(data: data, format: url.pathExtension.lowercased() == "json" ? .json : .yaml, limits: limits, strict: strict)
+        try self.init(data: data, format: url.pathExtension.lowercased() == "json" ? .json : .yaml, limits: limits, strict: strict, cache: cache)
     }
 
     /// Reads a document. YAML and JSON are read by Callsign's bounded reader (size, nesting depth,
@@ -155,18 +158,39 @@ public struct OpenAPIOperations: Sendable {
     /// with it), and ``warnings`` says what was done, grouped by kind. With `strict`, nothing is
     /// repaired: the load fails with one `APIError` listing every problem it found.
     ///
+    /// With a `cache`, what the load makes is kept there, and the next load of the same bytes
+    /// (with the same limits and strictness) reads it back in milliseconds (see
+    /// ``DescriptionCache``). Default `nil`: every load reads the whole document.
+    ///
     /// ```swift
     /// let api = try OpenAPIOperations(data: yaml, format: .yaml, limits: .init { $0.maximumReferenceDepth = 16 })
     /// for warning in api.warnings { print(warning) }
     /// _ = try OpenAPIOperations(data: yaml, format: .yaml, strict: true)   // in a linter or CI check
     /// ```
-    public init(data: Data, format: APIDefinitions.Format, limits: Limits = .default, strict: Bool = false) throws(APIError) {
+    public init(
+        data: Data, format: APIDefinitions.Format, limits: Limits = .default, strict: Bool = false, cache: DescriptionCache? = nil
+    ) throws(APIError) {
+        self = try Self.loading(data, format: format, limits: limits, strict: strict, cache: cache).operations
+    }
+
+    /// Loads a document through `cache` when there is one, and says what the cache did.
+    package static func loading(
+        _ data: Data, format: APIDefinitions.Format, limits: Limits = .default, strict: Bool = false, cache: DescriptionCache?
+    ) throws(APIError) -> (operations: OpenAPIOperations, outcome: DescriptionCache.Outcome?) {
         guard data.count <= limits.maximumDocumentSize else {
             throw APIError(
                 .invalidDefinition,
                 localized: "the OpenAPI document is larger than \(limits.maximumDocumentSize) bytes (Limits.maximumDocumentSize)")
         }
-        try self.init(root: DefinitionDocument(data: data, format: format, limits: limits).root, limits: limits, strict: strict)
+        guard let cache else {
+            return (try OpenAPIOperations(root: DefinitionDocument(data: data, format: format, limits: limits).root, limits: limits, strict: strict), nil)
+        }
+        let key = DescriptionCache.key(for: data, format: format, limits: limits, strict: strict)
+        let kept = cache.operations(for: key)
+        if let operations = kept.operations { return (operations, kept.outcome) }
+        let operations = try OpenAPIOperations(root: DefinitionDocument(data: data, format: format, limits: limits).root, limits: limits, strict: strict)
+        if kept.outcome != .unavailable { cache.keep(operations, for: key) }
+        return (operations, kept.outcome)
     }
 
     /// A document already read by Callsign's bounded reader.
@@ -209,12 +233,9 @@ public struct OpenAPIOperations: Sendable {
         var warnings = Self.documentWarnings(root: root)
         let baseURL = Self.baseURL(document.servers.first, warnings: &warnings)
         var operations: [Operation] = []
-        // Each operation's definition goes straight into the table (no list of them beside it).
-        var defaults = APIDefinition()
-        defaults.baseURL = baseURL
-        var table = try APIDefinitions(default: defaults, [])
-        var responseSchemas: [String: [String: SchemaRule]] = [:]
-        var rules: [String: SchemaRule] = [:]
+        var extras: [CompiledDescription.Extras] = []
+        var responseSchemas: [String: [String: Int]] = [:]
+        var rules = SchemaRules()
         var names = Set<String>()
         var texts = SchemaTexts(root: root, maximumDepth: limits.maximumReferenceDepth)
         // By path, then method: the document's own order does not survive the bounded reader,
@@ -222,9 +243,11 @@ public struct OpenAPIOperations: Sendable {
         let methodOrder = ["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE", "QUERY"]
         let byPath = (paths?.objectValue ?? [:]).filter { oversized[$0.key] == nil }.map { (key: OpenAPIKit.OpenAPI.Path(rawValue: $0.key).rawValue, text: $0.key, item: $0.value) }
             .sorted { $0.key != $1.key ? $0.key < $1.key : $0.text < $1.text }
-        table.reserveCapacity(byPath.reduce(0) { count, entry in
+        let expected = byPath.reduce(0) { count, entry in
             count + (entry.item.objectValue?.keys.count { DocumentNormalizer.methods.contains($0.lowercased()) } ?? 0)
-        })
+        }
+        operations.reserveCapacity(expected)
+        extras.reserveCapacity(expected)
         // The path as the document writes it, for each path as OpenAPIKit reads it.
         var writtenPaths: [String: String] = [:]
         for entry in byPath where writtenPaths[entry.key] == nil { writtenPaths[entry.key] = entry.text }
@@ -305,24 +328,15 @@ public struct OpenAPIOperations: Sendable {
                 for answer in answers {
                     guard let schema = answer.schema else { continue }
                     let key = answer.status.lowercased() == "default" ? "default" : answer.status.uppercased()
-                    responseSchemas[name, default: [:]][key] = SchemaRule(schema, made: &rules)
+                    responseSchemas[name, default: [:]][key] = rules.add(schema)
                 }
-                var definition = APIDefinition()
-                definition.name = name
-                definition.method = HTTPRequest.Method(method)
-                definition.path = path.hasPrefix("/") ? String(path.dropFirst()) : path
-                if let ownBaseURL { definition.baseURL = ownBaseURL }
-                definition.contentType = operation.bodyContentType.map(Self.contentType)
-                definition.responseType = Self.responseType(answers)
-                let codes = endpoint.responses.keys.compactMap { Int($0.rawValue) }.filter { (200..<300).contains($0) }.sorted()
-                if !codes.isEmpty { definition.acceptedStatusCodes = StatusCodes(codes) }
-                definition.needsAuthorization = operation.needsAuthorization
-                definition.notes = operation.summary
-                if operation.eventStream == .only { definition.headers = ["Accept": "text/event-stream"] }
                 let paging = Self.pagination(of: operation, written: written, endpoint: endpoint)
-                definition.pagination = paging.pagination
                 if let warning = paging.warning { pagingWarnings.append(warning) }
-                try table.add(definition)
+                extras.append(
+                    CompiledDescription.Extras(
+                        baseURL: ownBaseURL, responseType: Self.responseType(answers),
+                        acceptedStatusCodes: endpoint.responses.keys.compactMap { Int($0.rawValue) }.filter { (200..<300).contains($0) }.sorted(),
+                        pagination: paging.pagination))
             }
         }
         // Three, then how many more: a document of 300 list operations gets four lines.
@@ -330,7 +344,6 @@ public struct OpenAPIOperations: Sendable {
         if pagingWarnings.count > 3 {
             warnings.append(("… and \(pagingWarnings.count - 3) more like these" as LocalizedMessage).description)
         }
-        self.definitions = table
         var schemes: [String: SecurityScheme] = [:]
         for (name, entry) in document.components.securitySchemes {
             guard case .b(let scheme) = entry else { continue }
@@ -345,11 +358,11 @@ public struct OpenAPIOperations: Sendable {
             case .mutualTLS: schemes[name.rawValue] = .unsupported("mutualTLS")
             }
         }
-        self.securitySchemes = schemes
-        self.responseValidator = OpenAPIResponseValidator(schemas: responseSchemas)
         if let refusal = report.refusal { throw refusal }
-        self.operations = operations
-        self.warnings = report.warnings + warnings
+        try self.init(
+            compiled: CompiledDescription(
+                baseURL: baseURL, operations: operations, extras: extras, securitySchemes: schemes, rules: rules,
+                responseSchemas: responseSchemas, warnings: report.warnings + warnings))
     }
 
     /// The `Authentication` that sends `secret` as the document's security scheme `scheme`

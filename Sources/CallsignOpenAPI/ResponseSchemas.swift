@@ -2,52 +2,86 @@ public import Callsign
 import Foundation
 import OpenAPIKit
 
-/// What a response body must look like, read from an OpenAPI schema: the subset Callsign checks
-/// (types, `nullable`, `required`, properties, items, `enum`, `allOf`/`oneOf`/`anyOf`).
-indirect enum SchemaRule: Sendable {
-    case anything
-    case value(type: String?, nullable: Bool, allowed: [JSONValue]?, properties: [String: SchemaRule], required: [String], items: SchemaRule?)
-    case all([SchemaRule])
-    case some([SchemaRule])
+/// What response bodies must look like, read from an OpenAPI document's schemas: the subset
+/// Callsign checks (types, `nullable`, `required`, properties, items, `enum`,
+/// `allOf`/`oneOf`/`anyOf`), as one table.
+///
+/// A rule names the rules inside it by their place in the table, always an earlier place: a table
+/// is acyclic by construction, a schema shared by every operation is one entry (per depth), and
+/// the table is plain data that the description cache keeps. A table read back is checked
+/// (``isWellFormed``) before it is used.
+struct SchemaRules: Sendable, Codable {
+    /// One rule.
+    struct Rule: Sendable, Codable {
+        enum Kind: UInt8, Sendable, Codable {
+            case anything, value, all, some
+        }
+        var kind: Kind
+        var type: String?
+        var nullable = false
+        var allowed: [JSONValue]?
+        var properties: [String: Int] = [:]
+        var required: [String] = []
+        var items: Int?
+        /// The alternatives of `all` and `some`.
+        var parts: [Int] = []
+    }
 
     /// Rules nest at most this deep; deeper schemas (or recursive ones) are not checked further.
     static let maximumDepth = 32
 
-    /// The rule of `schema` at `depth` below the response's top. A schema that came from a
-    /// component (`$ref`) has one rule per depth, made once and shared through `made`: a schema
-    /// used by every operation is not copied for each.
-    init(_ schema: DereferencedJSONSchema, depth: Int = 0, made: inout [String: SchemaRule]) {
-        guard depth < Self.maximumDepth else {
-            self = .anything
-            return
-        }
-        let key = schema.vendorExtensions[OpenAPI.Components.componentNameExtension]?.value as? String
-        if let key, let rule = made["\(depth) \(key)"] {
-            self = rule
-            return
-        }
-        self.init(building: schema, depth: depth, made: &made)
-        if let key { made["\(depth) \(key)"] = self }
+    private(set) var rules: [Rule] = []
+    /// The rule made for a component at a depth (`"3 Pet"`), while the table is built.
+    private var made: [String: Int] = [:]
+
+    private enum CodingKeys: String, CodingKey {
+        case rules
     }
 
-    private init(building schema: DereferencedJSONSchema, depth: Int, made: inout [String: SchemaRule]) {
+    init() {}
+
+    /// Adds the rule of `schema` at `depth` below a response's top, and what it holds; returns its
+    /// place. A schema that came from a component (`$ref`) has one rule per depth, made once.
+    mutating func add(_ schema: DereferencedJSONSchema, depth: Int = 0) -> Int {
+        guard depth < Self.maximumDepth else {
+            // Every schema cut at the bottom is the one rule that accepts anything.
+            if let index = made[""] { return index }
+            let index = append(Rule(kind: .anything))
+            made[""] = index
+            return index
+        }
+        let key = (schema.vendorExtensions[OpenAPI.Components.componentNameExtension]?.value as? String).map { "\(depth) \($0)" }
+        if let key, let index = made[key] { return index }
+        let index = append(rule(of: schema, depth: depth))
+        if let key { made[key] = index }
+        return index
+    }
+
+    private mutating func append(_ rule: Rule) -> Int {
+        rules.append(rule)
+        return rules.count - 1
+    }
+
+    /// The rule of `schema`, the rules inside it added first (so they come earlier).
+    private mutating func rule(of schema: DereferencedJSONSchema, depth: Int) -> Rule {
+        let nullable = schema.ownKeywords.nullable
         switch schema {
-        case .all(of: let parts, core: _): self = .all(parts.map { SchemaRule($0, depth: depth + 1, made: &made) })
-        case .one(of: let parts, core: _), .any(of: let parts, core: _): self = .some(parts.map { SchemaRule($0, depth: depth + 1, made: &made) })
+        case .all(of: let parts, core: _):
+            return Rule(kind: .all, parts: parts.map { add($0, depth: depth + 1) })
+        case .one(of: let parts, core: _), .any(of: let parts, core: _):
+            return Rule(kind: .some, parts: parts.map { add($0, depth: depth + 1) })
         case .object(_, let context):
-            var properties: [String: SchemaRule] = [:]
-            for (name, property) in context.properties { properties[name] = SchemaRule(property, depth: depth + 1, made: &made) }
-            self = .value(
-                type: "object", nullable: schema.ownKeywords.nullable, allowed: Self.allowed(schema), properties: properties,
-                required: context.properties.filter { $0.value.isRequired }.map(\.key), items: nil)
+            // In the order of the names: the same document makes the same table.
+            let named = context.properties.sorted { $0.key < $1.key }
+            var properties: [String: Int] = [:]
+            for (name, property) in named { properties[name] = add(property, depth: depth + 1) }
+            return Rule(
+                kind: .value, type: "object", nullable: nullable, allowed: Self.allowed(schema), properties: properties,
+                required: named.filter { $0.value.isRequired }.map(\.key))
         case .array(_, let context):
-            self = .value(
-                type: "array", nullable: schema.ownKeywords.nullable, allowed: Self.allowed(schema), properties: [:], required: [],
-                items: context.items.map { SchemaRule($0, depth: depth + 1, made: &made) })
+            return Rule(kind: .value, type: "array", nullable: nullable, allowed: Self.allowed(schema), items: context.items.map { add($0, depth: depth + 1) })
         default:
-            self = .value(
-                type: schema.ownType?.rawValue, nullable: schema.ownKeywords.nullable, allowed: Self.allowed(schema), properties: [:],
-                required: [], items: nil)
+            return Rule(kind: .value, type: schema.ownType?.rawValue, nullable: nullable, allowed: Self.allowed(schema))
         }
     }
 
@@ -57,29 +91,50 @@ indirect enum SchemaRule: Sendable {
         }
     }
 
-    /// Why `value` breaks the rule (with the path to it), or `nil`.
-    func problem(with value: JSONValue, at path: String) -> LocalizedMessage? {
-        switch self {
+    /// Whether every rule names only earlier rules, and no chain of rules is deeper than
+    /// ``maximumDepth``: what a table built here always is, and what one read from a file must be
+    /// before a check walks it.
+    var isWellFormed: Bool {
+        var depths: [Int] = []
+        depths.reserveCapacity(rules.count)
+        for (index, rule) in rules.enumerated() {
+            var depth = 0
+            for inner in rule.parts + rule.properties.values + (rule.items.map { [$0] } ?? []) {
+                guard inner >= 0, inner < index else { return false }
+                depth = max(depth, depths[inner] + 1)
+            }
+            guard depth <= Self.maximumDepth else { return false }
+            depths.append(depth)
+        }
+        return true
+    }
+
+    /// Why `value` breaks the rule at `index` (with the path to it), or `nil`.
+    func problem(with value: JSONValue, rule index: Int, at path: String) -> LocalizedMessage? {
+        guard rules.indices.contains(index) else { return nil }
+        let rule = rules[index]
+        switch rule.kind {
         case .anything:
             return nil
-        case .all(let rules):
-            return rules.lazy.compactMap { $0.problem(with: value, at: path) }.first
-        case .some(let rules):
-            return rules.isEmpty || rules.contains { $0.problem(with: value, at: path) == nil } ? nil : "\(path) matches none of its alternatives" as LocalizedMessage
-        case .value(let type, let nullable, let allowed, let properties, let required, let items):
-            if case .null = value { return nullable || type == "null" || type == nil ? nil : "\(path) is null" as LocalizedMessage }
-            if let type, !Self.matches(value, type: type) { return "\(path) is not of type \(type)" as LocalizedMessage }
-            if let allowed, !allowed.contains(value) { return "\(path) is not one of the allowed values" as LocalizedMessage }
+        case .all:
+            return rule.parts.lazy.compactMap { problem(with: value, rule: $0, at: path) }.first
+        case .some:
+            return rule.parts.isEmpty || rule.parts.contains { problem(with: value, rule: $0, at: path) == nil }
+                ? nil : "\(path) matches none of its alternatives" as LocalizedMessage
+        case .value:
+            if case .null = value { return rule.nullable || rule.type == "null" || rule.type == nil ? nil : "\(path) is null" as LocalizedMessage }
+            if let type = rule.type, !Self.matches(value, type: type) { return "\(path) is not of type \(type)" as LocalizedMessage }
+            if let allowed = rule.allowed, !allowed.contains(value) { return "\(path) is not one of the allowed values" as LocalizedMessage }
             if case .object(let members) = value {
-                if let missing = required.first(where: { members[$0] == nil }) { return "\(path).\(missing) is missing" as LocalizedMessage }
+                if let missing = rule.required.first(where: { members[$0] == nil }) { return "\(path).\(missing) is missing" as LocalizedMessage }
                 for name in members.keys.sorted() {
-                    guard let rule = properties[name], let member = members[name] else { continue }
-                    if let problem = rule.problem(with: member, at: "\(path).\(name)") { return problem }
+                    guard let inner = rule.properties[name], let member = members[name] else { continue }
+                    if let problem = problem(with: member, rule: inner, at: "\(path).\(name)") { return problem }
                 }
             }
-            if case .array(let elements) = value, let items {
+            if case .array(let elements) = value, let items = rule.items {
                 for (index, element) in elements.enumerated() {
-                    if let problem = items.problem(with: element, at: "\(path)[\(index)]") { return problem }
+                    if let problem = problem(with: element, rule: items, at: "\(path)[\(index)]") { return problem }
                 }
             }
             return nil
@@ -112,7 +167,9 @@ indirect enum SchemaRule: Sendable {
 /// `APIError.Code.invalidResponse` naming the place (`$.owner.id is not an integer`). Responses
 /// of other APIs, and bodies that are not JSON, pass.
 public struct OpenAPIResponseValidator: ResponseValidator {
-    let schemas: [String: [String: SchemaRule]]
+    let rules: SchemaRules
+    /// Each operation's rule (its place in `rules`) by status: the code, a range (`2XX`) or `default`.
+    let schemas: [String: [String: Int]]
 
     public func validate(_ response: Response) throws {
         guard let name = response.request.apiName, let byStatus = schemas[name] else { return }
@@ -126,7 +183,7 @@ public struct OpenAPIResponseValidator: ResponseValidator {
         } catch {
             throw APIError(.invalidResponse, localized: "the answer of \(name) is not the JSON its OpenAPI schema describes", response: response)
         }
-        if let problem = rule.problem(with: value, at: "$") {
+        if let problem = rules.problem(with: value, rule: rule, at: "$") {
             throw APIError(.invalidResponse, localized: "the answer of \(name) does not match its OpenAPI schema: \(problem)", response: response)
         }
     }

@@ -209,7 +209,8 @@ enum DefinitionsArgument {
 
     /// `strict` refuses an OpenAPI document that strays from the specification, listing every problem.
     static func loaded(_ path: String, baseURL: String?, strict: Bool = false) throws(APIError) -> Loaded {
-        let file = try DefinitionsFile.load(contentsOf: URL(fileURLWithPath: path), strict: strict)
+        // An OpenAPI document is read back from the user's description cache when it is there.
+        let file = try DefinitionsFile.load(contentsOf: URL(fileURLWithPath: path), strict: strict, cache: .user)
         var loaded = Loaded(definitions: file.definitions, openAPI: file.openAPI)
         if let baseURL {
             guard let base = URL(string: baseURL), base.scheme != nil else {

@@ -52,6 +52,8 @@ enum ManualPage {
             escape(localized("Default options, one a line (--name value); the command line wins. --no-config skips the file.")),
             ".TP", "\\fI$XDG_CONFIG_HOME/callsign/sessions/HOST/NAME.json\\fR",
             escape(localized("Sessions (--session NAME): cookies, credentials and headers for one host, owner-only (0600), secrets sealed with session.key beside them.")),
+            ".TP", "\\fI$XDG_CACHE_HOME/callsign/descriptions/\\fR, else \\fI~/.cache/callsign/descriptions/\\fR",
+            escape(localized("OpenAPI documents as loaded, keyed by their bytes, owner-only (0600): `callsign cache` shows them, `callsign cache clear` removes them.")),
             ".SH SEE ALSO",
             ".BR curl (1),",
             ".BR http (1)",

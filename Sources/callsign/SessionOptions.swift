@@ -93,26 +93,11 @@ enum SessionPlace {
         return String(safe)
     }
 
-    /// Creates the folders down to `folder` that do not exist, owner-only (0700).
-    static func makeFolder(_ folder: URL) throws(APIError) {
-        var missing: [URL] = []
-        var current = folder
-        while !FileManager.default.fileExists(atPath: current.path), current.path != "/" {
-            missing.append(current)
-            current = current.deletingLastPathComponent()
-        }
-        for url in missing.reversed() {
-            guard mkdir(url.path, 0o700) == 0 || errno == EEXIST else {
-                throw cliError(.storage, "the folder \(url.path) cannot be created (\(String(cString: strerror(errno))))")
-            }
-        }
-    }
-
     /// The key that seals sessions' secrets: 32 random bytes in `session.key` beside them (0600),
     /// made on first use.
     static func key() throws -> SymmetricKey {
         let folder = try configurationFolder()
-        try makeFolder(folder)
+        try FileWriter.makePrivateFolder(folder)
         let bytes = try KeyFile.load(folder.appendingPathComponent("session.key").path) {
             SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
         }
@@ -253,7 +238,7 @@ struct ActiveSession: Sendable {
     /// the session's lock, over the file as it is now.
     func save(cookies jar: CookieJar) async throws {
         guard writes else { return }
-        try SessionPlace.makeFolder(file.deletingLastPathComponent())
+        try FileWriter.makePrivateFolder(file.deletingLastPathComponent())
         // Callsign's own name beside the session: never a link, owner-only, made once and kept.
         let lock = try FileWriter.createPrivate(lockFile) ?? FileWriter.reopenPrivate(lockFile)
         guard try await lock.lockExclusively(waitingUpTo: Self.lockWait) else {

@@ -49,7 +49,8 @@ struct Benchmarks {
         let body = itemJSON.jsonData()
         if CommandLine.arguments.dropFirst().first == OpenAPIBenchmark.loadArgument {
             Pinning.unpin()
-            try OpenAPIBenchmark.load(operations: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 1_000)
+            let arguments = Array(CommandLine.arguments.dropFirst(2))
+            try OpenAPIBenchmark.load(operations: Int(arguments.first ?? "") ?? 1_000, cache: arguments.dropFirst().first)
             return
         }
         if CommandLine.arguments.dropFirst().first == ServerProcess.serveArgument {

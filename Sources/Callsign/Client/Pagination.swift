@@ -13,8 +13,8 @@ import Foundation
 /// client.pages(.get("users"), pagination: .offset(items: "data", limitParameter: "limit"))
 /// client.pages(.get("users"), pagination: Pagination.link.limited(to: 10))
 /// ```
-public struct Pagination: Sendable, Hashable {
-    enum Kind: Sendable, Hashable {
+public struct Pagination: Sendable, Hashable, Codable {
+    enum Kind: Sendable, Hashable, Codable {
         case link
         case nextURL(field: [String])
         case cursor(field: [String], parameter: String)

@@ -2,8 +2,8 @@
 ///
 /// In a definitions file, write a word (`void`, `object`, `objects`, `raw`) or RFAPI's number
 /// (0 raw, 1 void, 2 object, 3 objects).
-public struct ResponseType: Hashable, Sendable, CustomStringConvertible {
-    private enum Kind: String, Sendable {
+public struct ResponseType: Hashable, Sendable, Codable, CustomStringConvertible {
+    private enum Kind: String, Sendable, Codable {
         case raw, void, object, objects
     }
 

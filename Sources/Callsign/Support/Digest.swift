@@ -1,16 +1,23 @@
 import Crypto
-import Foundation
+package import Foundation
 
 /// Digests from swift-crypto (CryptoKit on Apple platforms): Callsign hand-rolls no cryptography.
-enum Digest {
+package enum Digest {
     /// The SHA-256 of `text`'s UTF-8 bytes, as lowercase hex.
-    static func sha256Hex(_ text: String) -> String {
+    package static func sha256Hex(_ text: String) -> String {
         sha256Hex(Data(text.utf8))
     }
 
     /// The SHA-256 of `data`, as lowercase hex (what `shasum -a 256` prints).
-    static func sha256Hex(_ data: Data) -> String {
+    package static func sha256Hex(_ data: Data) -> String {
         hex(SHA256.hash(data: data))
+    }
+
+    /// The SHA-256 of `parts` one after the other, as lowercase hex, without joining them first.
+    package static func sha256Hex(_ parts: [Data]) -> String {
+        var hasher = SHA256()
+        for part in parts { hasher.update(data: part) }
+        return hex(hasher.finalize())
     }
 
     /// HMAC-SHA256 of `text` under `key`, as lowercase hex: a digest nobody without the key can

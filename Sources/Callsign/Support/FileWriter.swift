@@ -233,6 +233,30 @@ package final class FileWriter {
         guard unlink(url.path) == 0 || errno == ENOENT else { throw failure(url.path, errno, what: "cannot be removed") }
     }
 
+    /// Creates `folder` and the folders above it that are missing, owner-only (0700): a folder
+    /// Callsign keeps its own files in (sessions, the description cache). With `checked`, `folder`
+    /// must also be a folder of this user and not a symbolic link.
+    ///
+    /// - Throws: ``APIError/Code/storage`` naming the folder that cannot be created, or (`checked`)
+    ///   that is a link, not a folder, or another user's.
+    package static func makePrivateFolder(_ folder: URL, checked: Bool = false) throws(APIError) {
+        var missing: [URL] = []
+        var current = folder.standardizedFileURL
+        while !FileManager.default.fileExists(atPath: current.path), current.path != "/" {
+            missing.append(current)
+            current = current.deletingLastPathComponent()
+        }
+        for url in missing.reversed() {
+            guard mkdir(url.path, 0o700) == 0 || errno == EEXIST else { throw failure(url.path, errno, what: "cannot be created") }
+        }
+        guard checked else { return }
+        var info = stat()
+        guard lstat(folder.path, &info) == 0 else { throw failure(folder.path, errno, what: "cannot be examined") }
+        guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid() else {
+            throw APIError(.storage, localized: "\(folder.path) is not a folder of this user (a link or another user's); Callsign does not keep files in it")
+        }
+    }
+
     /// Replaces a private file Callsign names itself with `data`, atomically and owner-only:
     /// a link or anything but a regular file found at the name is an error, never followed.
     package static func replacePrivate(_ url: URL, with data: Data, sync: Bool = false) throws(APIError) {

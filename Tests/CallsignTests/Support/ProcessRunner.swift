@@ -29,6 +29,9 @@ enum ProcessRunner {
 
     /// The configuration folder every CLI run sees unless its test gives another: empty.
     private static let configHome = Scratch.folder()
+    /// The cache folder every CLI run sees unless its test gives another: the test run's own, so
+    /// that no run reads or fills the user's description cache.
+    private static let cacheHome = Scratch.folder()
 
     private static func runHoldingSlot(
         _ path: String, _ arguments: [String], environment: [String: String], input: Data?, directory: URL?,
@@ -47,6 +50,7 @@ enum ProcessRunner {
         // of its own, unless the test names one.
         inherited["CALLSIGN_CONFIG"] = nil
         inherited["XDG_CONFIG_HOME"] = Self.configHome.path
+        inherited["XDG_CACHE_HOME"] = Self.cacheHome.path
         process.environment = inherited.merging(environment) { _, new in new }
         if let directory { process.currentDirectoryURL = directory }
         let output = Pipe()
