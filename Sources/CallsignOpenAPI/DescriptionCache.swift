@@ -149,7 +149,7 @@ public struct DescriptionCache: Sendable, Hashable {
         guard checksum == Digest.sha256Hex(payload) else { throw damaged(what: "its checksum does not match") }
         let compiled: CompiledDescription
         do {
-            compiled = try JSONDecoder().decode(CompiledDescription.self, from: payload)
+            compiled = try PropertyListDecoder().decode(CompiledDescription.self, from: payload)
         } catch {
             throw damaged(what: "its contents cannot be read")
         }
@@ -162,9 +162,10 @@ public struct DescriptionCache: Sendable, Hashable {
     package func keep(_ operations: OpenAPIOperations, for key: String) {
         let payload: Data
         do {
-            // Sorted keys: the same load writes the same bytes.
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = .sortedKeys
+            // A binary property list: its strings are stored as they are, so the schema texts
+            // (most of an entry) are read back without parsing escapes.
+            let encoder = PropertyListEncoder()
+            encoder.outputFormat = .binary
             payload = try encoder.encode(operations.compiled)
         } catch {
             return

@@ -27,17 +27,19 @@ extension OpenAPIOperations {
         }
 
         /// At most three of each kind, then how many more: a document with 400 schemas written
-        /// the same wrong way gets four lines, not 400.
+        /// the same wrong way gets four lines, not 400. Each kind's places in the order of their
+        /// text, the kinds in the order of their first line: the same document says the same
+        /// lines on every load, however its maps were walked.
         var warnings: [String] {
-            var order: [String] = []
-            var byKind: [String: [LocalizedMessage]] = [:]
+            var byKind: [String: [String]] = [:]
             for finding in findings {
-                if byKind[finding.kind] == nil { order.append(finding.kind) }
-                byKind[finding.kind, default: []].append(finding.message)
+                byKind[finding.kind, default: []].append(finding.message.description)
             }
+            let sorted = byKind.mapValues { $0.sorted() }
+            let order = sorted.keys.sorted { (sorted[$0]?.first ?? "", $0) < (sorted[$1]?.first ?? "", $1) }
             return order.flatMap { kind -> [String] in
-                let messages = byKind[kind] ?? []
-                var lines = messages.prefix(3).map(\.description)
+                let messages = sorted[kind] ?? []
+                var lines = Array(messages.prefix(3))
                 if messages.count > 3 {
                     lines.append(("… and \(messages.count - 3) more like these" as LocalizedMessage).description)
                 }

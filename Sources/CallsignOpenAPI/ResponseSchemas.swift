@@ -12,8 +12,8 @@ import OpenAPIKit
 /// (``isWellFormed``) before it is used.
 struct SchemaRules: Sendable, Codable {
     /// One rule.
-    struct Rule: Sendable, Codable {
-        enum Kind: UInt8, Sendable, Codable {
+    struct Rule: Sendable, Hashable, Codable {
+        enum Kind: UInt8, Sendable, Hashable, Codable {
             case anything, value, all, some
         }
         var kind: Kind
@@ -25,6 +25,52 @@ struct SchemaRules: Sendable, Codable {
         var items: Int?
         /// The alternatives of `all` and `some`.
         var parts: [Int] = []
+
+        init(
+            kind: Kind, type: String? = nil, nullable: Bool = false, allowed: [JSONValue]? = nil, properties: [String: Int] = [:],
+            required: [String] = [], items: Int? = nil, parts: [Int] = []
+        ) {
+            (self.kind, self.type, self.nullable, self.allowed) = (kind, type, nullable, allowed)
+            (self.properties, self.required, self.items, self.parts) = (properties, required, items, parts)
+        }
+
+        // A kept table is read on every command that names its document: each rule is a short
+        // list (no keys to look up, no nulls), the properties as names and places side by side.
+        init(from decoder: any Decoder) throws {
+            var fields = try decoder.unkeyedContainer()
+            kind = try fields.decode(Kind.self)
+            let type = try fields.decode(String.self)
+            self.type = type.isEmpty ? nil : type
+            nullable = try fields.decode(Bool.self)
+            let hasAllowed = try fields.decode(Bool.self)
+            let allowed = try fields.decode([JSONValue].self)
+            self.allowed = hasAllowed ? allowed : nil
+            let names = try fields.decode([String].self)
+            let places = try fields.decode([Int].self)
+            guard names.count == places.count else {
+                throw DecodingError.dataCorruptedError(in: fields, debugDescription: "properties and their rules differ in number")
+            }
+            properties = Dictionary(zip(names, places)) { first, _ in first }
+            required = try fields.decode([String].self)
+            let items = try fields.decode(Int.self)
+            self.items = items < 0 ? nil : items
+            parts = try fields.decode([Int].self)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var fields = encoder.unkeyedContainer()
+            try fields.encode(kind)
+            try fields.encode(type ?? "")
+            try fields.encode(nullable)
+            try fields.encode(allowed != nil)
+            try fields.encode(allowed ?? [])
+            let named = properties.sorted { $0.key < $1.key }
+            try fields.encode(named.map(\.key))
+            try fields.encode(named.map(\.value))
+            try fields.encode(required)
+            try fields.encode(items ?? -1)
+            try fields.encode(parts)
+        }
     }
 
     /// Rules nest at most this deep; deeper schemas (or recursive ones) are not checked further.
@@ -33,9 +79,16 @@ struct SchemaRules: Sendable, Codable {
     private(set) var rules: [Rule] = []
     /// The rule made for a component at a depth (`"3 Pet"`), while the table is built.
     private var made: [String: Int] = [:]
+    /// Each rule's place, while the table is built: a rule equal to one already there (a
+    /// `{type: string}` property, a component at another depth) is that one.
+    private var places: [Rule: Int] = [:]
 
     private enum CodingKeys: String, CodingKey {
         case rules
+    }
+
+    init(from decoder: any Decoder) throws {
+        rules = try decoder.container(keyedBy: CodingKeys.self).decode([Rule].self, forKey: .rules)
     }
 
     init() {}
@@ -58,7 +111,9 @@ struct SchemaRules: Sendable, Codable {
     }
 
     private mutating func append(_ rule: Rule) -> Int {
+        if let place = places[rule] { return place }
         rules.append(rule)
+        places[rule] = rules.count - 1
         return rules.count - 1
     }
 

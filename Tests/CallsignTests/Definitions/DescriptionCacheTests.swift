@@ -247,9 +247,10 @@ struct DescriptionCacheTests {
         let fresh = try OpenAPIOperations(data: richDocument, format: .yaml)
         #expect(fresh.compiled.rules.isWellFormed)
         #expect(fresh.compiled.isConsistent)
-        /// One rule as the table writes it.
-        func rule(_ kind: Int, items: Int? = nil, parts: [Int] = []) -> String {
-            #"{"kind": \#(kind), "nullable": false, "properties": {}, "required": [], "parts": \#(parts)\#(items.map { #", "items": \#($0)"# } ?? "")}"#
+        /// One rule as the table writes it: kind, type, nullable, has allowed, allowed, property
+        /// names, their rules, required, items (-1: none), parts.
+        func rule(_ kind: Int, items: Int = -1, parts: [Int] = []) -> String {
+            #"[\#(kind), "", false, false, [], [], [], [], \#(items), \#(parts)]"#
         }
         func table(_ rules: [String]) throws -> SchemaRules {
             try JSONDecoder().decode(SchemaRules.self, from: Data(#"{"rules": [\#(rules.joined(separator: ", "))]}"#.utf8))
@@ -257,7 +258,7 @@ struct DescriptionCacheTests {
         #expect(try table([rule(0), rule(2, parts: [0])]).isWellFormed)
         #expect(try !table([rule(2, parts: [1]), rule(0)]).isWellFormed)
         #expect(try !table([rule(1, items: 0)]).isWellFormed)
-        #expect(try !table([rule(1, items: -1)]).isWellFormed)
+        #expect(try !table([rule(0), rule(2, parts: [-1])]).isWellFormed)
         let deep = try table([rule(0)] + (0...SchemaRules.maximumDepth).map { rule(1, items: $0) })
         #expect(!deep.isWellFormed)
     }
