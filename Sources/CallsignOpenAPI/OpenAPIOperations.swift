@@ -23,12 +23,12 @@ import OpenAPIKitCompat
 /// `enum` values before a byte is sent.
 public struct OpenAPIOperations: Sendable {
     /// Where a parameter goes.
-    public enum Location: String, Sendable, Hashable, Codable {
+    public enum Location: String, Sendable, Hashable {
         case path, query, header, cookie
     }
 
     /// One parameter of an operation.
-    public struct Parameter: Sendable, Hashable, Codable {
+    public struct Parameter: Sendable, Hashable {
         public let name: String
         public let location: Location
         public let required: Bool
@@ -43,7 +43,7 @@ public struct OpenAPIOperations: Sendable {
     }
 
     /// One operation.
-    public struct Operation: Sendable, Hashable, Codable {
+    public struct Operation: Sendable, Hashable {
         /// Its `operationId`, or a name made from its method and path.
         public let name: String
         public let method: String
@@ -65,7 +65,7 @@ public struct OpenAPIOperations: Sendable {
     }
 
     /// How an operation answers with server-sent events.
-    public enum EventStreamAnswer: String, Sendable, Hashable, Codable {
+    public enum EventStreamAnswer: String, Sendable, Hashable {
         /// Its only success answer is an event stream: its definition asks for one (`Accept:
         /// text/event-stream`), and `callsign call` prints each event as it arrives.
         case only
@@ -75,7 +75,7 @@ public struct OpenAPIOperations: Sendable {
     }
 
     /// One documented answer of an operation.
-    public struct DocumentedResponse: Sendable, Hashable, Codable {
+    public struct DocumentedResponse: Sendable, Hashable {
         /// The status code, range (`2XX`) or `default`, as the document writes it.
         public let status: String
         /// The document's description of it.

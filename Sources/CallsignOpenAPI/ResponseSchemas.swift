@@ -12,8 +12,8 @@ import OpenAPIKit
 /// (``isWellFormed``) before it is used.
 struct SchemaRules: Sendable, Codable {
     /// One rule.
-    struct Rule: Sendable, Hashable, Codable {
-        enum Kind: UInt8, Sendable, Hashable, Codable {
+    struct Rule: Sendable, Hashable {
+        enum Kind: UInt8, Sendable, Hashable {
             case anything, value, all, some
         }
         var kind: Kind
@@ -33,44 +33,6 @@ struct SchemaRules: Sendable, Codable {
             (self.kind, self.type, self.nullable, self.allowed) = (kind, type, nullable, allowed)
             (self.properties, self.required, self.items, self.parts) = (properties, required, items, parts)
         }
-
-        // A kept table is read on every command that names its document: each rule is a short
-        // list (no keys to look up, no nulls), the properties as names and places side by side.
-        init(from decoder: any Decoder) throws {
-            var fields = try decoder.unkeyedContainer()
-            kind = try fields.decode(Kind.self)
-            let type = try fields.decode(String.self)
-            self.type = type.isEmpty ? nil : type
-            nullable = try fields.decode(Bool.self)
-            let hasAllowed = try fields.decode(Bool.self)
-            let allowed = try fields.decode([JSONValue].self)
-            self.allowed = hasAllowed ? allowed : nil
-            let names = try fields.decode([String].self)
-            let places = try fields.decode([Int].self)
-            guard names.count == places.count else {
-                throw DecodingError.dataCorruptedError(in: fields, debugDescription: "properties and their rules differ in number")
-            }
-            properties = Dictionary(zip(names, places)) { first, _ in first }
-            required = try fields.decode([String].self)
-            let items = try fields.decode(Int.self)
-            self.items = items < 0 ? nil : items
-            parts = try fields.decode([Int].self)
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var fields = encoder.unkeyedContainer()
-            try fields.encode(kind)
-            try fields.encode(type ?? "")
-            try fields.encode(nullable)
-            try fields.encode(allowed != nil)
-            try fields.encode(allowed ?? [])
-            let named = properties.sorted { $0.key < $1.key }
-            try fields.encode(named.map(\.key))
-            try fields.encode(named.map(\.value))
-            try fields.encode(required)
-            try fields.encode(items ?? -1)
-            try fields.encode(parts)
-        }
     }
 
     /// Rules nest at most this deep; deeper schemas (or recursive ones) are not checked further.
@@ -83,15 +45,25 @@ struct SchemaRules: Sendable, Codable {
     /// `{type: string}` property, a component at another depth) is that one.
     private var places: [Rule: Int] = [:]
 
-    private enum CodingKeys: String, CodingKey {
-        case rules
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        guard let rules = Self.rules(in: try container.decode(Data.self)) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "the rule table is damaged")
+        }
+        self.rules = rules
     }
 
-    init(from decoder: any Decoder) throws {
-        rules = try decoder.container(keyedBy: CodingKeys.self).decode([Rule].self, forKey: .rules)
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(bytes)
     }
 
     init() {}
+
+    /// A table of these rules, as they are (``isWellFormed`` says whether they can be used).
+    init(rules: [Rule]) {
+        self.rules = rules
+    }
 
     /// Adds the rule of `schema` at `depth` below a response's top, and what it holds; returns its
     /// place. A schema that came from a component (`$ref`) has one rule per depth, made once.
@@ -144,6 +116,81 @@ struct SchemaRules: Sendable, Codable {
         schema.ownKeywords.allowedValues?.compactMap { value in
             (try? JSONEncoder().encode(value)).flatMap { try? JSONValue(parsing: $0) }
         }
+    }
+
+    // MARK: - The kept form
+
+    // A kept table is read on every command that names its document, so it is one block of bytes
+    // rather than thousands of coded values: per rule its kind, a flags byte (nullable, has a
+    // type, has allowed values, has items), the type, the items' place, the parts, the
+    // properties (name and place), the required names, and the allowed values as JSON text.
+    // Numbers are 32-bit little-endian, texts are a length and UTF-8. `rules(in:)` checks every
+    // length against what is left, and `isWellFormed` checks the places after.
+
+    /// The table as bytes.
+    var bytes: Data {
+        var out = ByteWriter()
+        out.number(rules.count)
+        for rule in rules {
+            out.byte(rule.kind.rawValue)
+            let flags = (rule.nullable ? 1 : 0) | (rule.type != nil ? 2 : 0) | (rule.allowed != nil ? 4 : 0) | (rule.items != nil ? 8 : 0)
+            out.byte(UInt8(flags))
+            if let type = rule.type { out.text(type) }
+            if let items = rule.items { out.number(items) }
+            out.number(rule.parts.count)
+            for part in rule.parts { out.number(part) }
+            let named = rule.properties.sorted { $0.key < $1.key }
+            out.number(named.count)
+            for (name, place) in named {
+                out.text(name)
+                out.number(place)
+            }
+            out.number(rule.required.count)
+            for name in rule.required { out.text(name) }
+            if let allowed = rule.allowed { out.text(String(decoding: JSONValue.array(allowed).jsonData(), as: UTF8.self)) }
+        }
+        return Data(out.bytes)
+    }
+
+    /// The rules `bytes` made, or `nil` for anything else.
+    static func rules(in data: Data) -> [Rule]? {
+        var input = ByteReader(Array(data))
+        guard let count = input.number(), count <= input.remaining else { return nil }
+        var rules: [Rule] = []
+        rules.reserveCapacity(count)
+        for _ in 0..<count {
+            guard let kindByte = input.byte(), let kind = Rule.Kind(rawValue: kindByte), let flags = input.byte() else { return nil }
+            var rule = Rule(kind: kind, nullable: flags & 1 != 0)
+            if flags & 2 != 0 {
+                guard let type = input.text() else { return nil }
+                rule.type = type
+            }
+            if flags & 8 != 0 {
+                guard let items = input.number() else { return nil }
+                rule.items = items
+            }
+            guard let parts = input.number(), parts <= input.remaining else { return nil }
+            for _ in 0..<parts {
+                guard let part = input.number() else { return nil }
+                rule.parts.append(part)
+            }
+            guard let properties = input.number(), properties <= input.remaining else { return nil }
+            for _ in 0..<properties {
+                guard let name = input.text(), let place = input.number() else { return nil }
+                rule.properties[name] = place
+            }
+            guard let required = input.number(), required <= input.remaining else { return nil }
+            for _ in 0..<required {
+                guard let name = input.text() else { return nil }
+                rule.required.append(name)
+            }
+            if flags & 4 != 0 {
+                guard let text = input.text(), case .array(let values)? = try? JSONValue(parsing: Data(text.utf8)) else { return nil }
+                rule.allowed = values
+            }
+            rules.append(rule)
+        }
+        return input.remaining == 0 ? rules : nil
     }
 
     /// Whether every rule names only earlier rules, and no chain of rules is deeper than

@@ -50,7 +50,9 @@ struct Benchmarks {
         if CommandLine.arguments.dropFirst().first == OpenAPIBenchmark.loadArgument {
             Pinning.unpin()
             let arguments = Array(CommandLine.arguments.dropFirst(2))
-            try OpenAPIBenchmark.load(operations: Int(arguments.first ?? "") ?? 1_000, cache: arguments.dropFirst().first)
+            // The operation count, the cache folder and the document's file; `-` for none.
+            func given(_ index: Int) -> String? { arguments.count > index && arguments[index] != "-" ? arguments[index] : nil }
+            try OpenAPIBenchmark.load(operations: Int(arguments.first ?? "") ?? 1_000, file: given(2), cache: given(1))
             return
         }
         if CommandLine.arguments.dropFirst().first == ServerProcess.serveArgument {

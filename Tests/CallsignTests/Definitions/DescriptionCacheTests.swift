@@ -242,25 +242,49 @@ struct DescriptionCacheTests {
         }
     }
 
-    @Test("a kept table whose rules name later rules, or nest past the depth limit, is not well formed")
+    @Test("the rule table's kept bytes read back as the same table; damaged bytes, later places or nesting past the limit are refused")
     func ruleTables() throws {
         let fresh = try OpenAPIOperations(data: richDocument, format: .yaml)
-        #expect(fresh.compiled.rules.isWellFormed)
+        let rules = fresh.compiled.rules
+        #expect(rules.isWellFormed)
         #expect(fresh.compiled.isConsistent)
-        /// One rule as the table writes it: kind, type, nullable, has allowed, allowed, property
-        /// names, their rules, required, items (-1: none), parts.
-        func rule(_ kind: Int, items: Int = -1, parts: [Int] = []) -> String {
-            #"[\#(kind), "", false, false, [], [], [], [], \#(items), \#(parts)]"#
+        let bytes = rules.bytes
+        #expect(SchemaRules.rules(in: bytes) == rules.rules)
+        #expect(rules.rules.contains { $0.allowed == ["cat", "dog"] }, "allowed values survive as JSON")
+        // Every cut, and a count that claims more than there is, is refused rather than read past.
+        for length in [0, 1, 4, 5, bytes.count / 2, bytes.count - 1] {
+            #expect(SchemaRules.rules(in: bytes.prefix(length)) == nil, "cut at \(length)")
         }
-        func table(_ rules: [String]) throws -> SchemaRules {
-            try JSONDecoder().decode(SchemaRules.self, from: Data(#"{"rules": [\#(rules.joined(separator: ", "))]}"#.utf8))
+        var claimsMore = bytes
+        claimsMore[0] = 0xFF
+        claimsMore[3] = 0x7F
+        #expect(SchemaRules.rules(in: claimsMore) == nil)
+        #expect(SchemaRules.rules(in: bytes + Data([0])) == nil, "bytes after the last rule")
+
+        typealias Rule = SchemaRules.Rule
+        #expect(SchemaRules(rules: [Rule(kind: .anything), Rule(kind: .all, parts: [0])]).isWellFormed)
+        #expect(!SchemaRules(rules: [Rule(kind: .all, parts: [1]), Rule(kind: .anything)]).isWellFormed)
+        #expect(!SchemaRules(rules: [Rule(kind: .value, items: 0)]).isWellFormed)
+        #expect(!SchemaRules(rules: [Rule(kind: .anything), Rule(kind: .some, parts: [-1])]).isWellFormed)
+        let chain = [Rule(kind: .anything)] + (0...SchemaRules.maximumDepth).map { Rule(kind: .value, type: "array", items: $0) }
+        #expect(!SchemaRules(rules: chain).isWellFormed)
+        #expect(SchemaRules(rules: Array(chain.dropLast())).isWellFormed)
+    }
+
+    @Test("the operations' kept bytes read back as the same operations; every cut is refused")
+    func operationBytes() throws {
+        let operations = try OpenAPIOperations(data: richDocument, format: .yaml).operations
+        #expect(operations.contains { $0.parameters.contains { $0.allowedValues == nil } })
+        #expect(operations.contains { $0.eventStream == .only })
+        var out = ByteWriter()
+        OpenAPIOperations.Operation.write(operations, to: &out)
+        var input = ByteReader(out.bytes)
+        #expect(OpenAPIOperations.Operation.all(from: &input) == operations)
+        #expect(input.remaining == 0)
+        for length in stride(from: 0, to: out.bytes.count, by: max(1, out.bytes.count / 97)) {
+            var cut = ByteReader(Array(out.bytes.prefix(length)))
+            #expect(OpenAPIOperations.Operation.all(from: &cut) == nil, "cut at \(length)")
         }
-        #expect(try table([rule(0), rule(2, parts: [0])]).isWellFormed)
-        #expect(try !table([rule(2, parts: [1]), rule(0)]).isWellFormed)
-        #expect(try !table([rule(1, items: 0)]).isWellFormed)
-        #expect(try !table([rule(0), rule(2, parts: [-1])]).isWellFormed)
-        let deep = try table([rule(0)] + (0...SchemaRules.maximumDepth).map { rule(1, items: $0) })
-        #expect(!deep.isWellFormed)
     }
 
     @Test("callsign reads an OpenAPI document from the user's cache on the second command; callsign cache and cache clear")
