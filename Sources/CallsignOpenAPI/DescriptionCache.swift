@@ -14,7 +14,7 @@ public import Foundation
 /// ```swift
 /// let caches = try FileManager.default.url(for: .cachesDirectory, in: .userDomainMask, appropriateFor: nil, create: true)
 /// let api = try OpenAPIOperations(
-///     contentsOf: Bundle.main.url(forResource: "openai", withExtension: "yaml")!,
+///     contentsOf: URL(fileURLWithPath: "openai.yaml"),
 ///     cache: DescriptionCache(directory: caches.appendingPathComponent("descriptions")))
 /// ```
 ///

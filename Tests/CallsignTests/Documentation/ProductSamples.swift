@@ -120,6 +120,14 @@ enum ProductSamples {
         _ = try OpenAPIOperations(data: yaml, format: .yaml, strict: true)   // refuses the document, listing every deviation
     }
 
+    static func openAPICache() throws {
+        let caches = try FileManager.default.url(for: .cachesDirectory, in: .userDomainMask, appropriateFor: nil, create: true)
+        let api = try OpenAPIOperations(
+            contentsOf: URL(fileURLWithPath: "openai.yaml"),
+            cache: DescriptionCache(directory: caches.appendingPathComponent("descriptions")))
+        _ = api
+    }
+
     static func openAPIEvents(client: APIClient, api: OpenAPIOperations) async throws {
         for try await event in try client.events("streamPrices", parameters: ["symbol": "AAPL"]) {
             print(event.data)

@@ -162,7 +162,8 @@ struct CallsignClientTransportTests {
     @Test("an upload streams: the server reads the first megabyte before the rest exists")
     func streamedUpload() async throws {
         try await TestServer.withRunning { server in
-            let (petstore, _) = client(server)
+            // Minutes, not the default minute: a fresh-clone run at its busiest once took longer.
+            let (petstore, _) = client(server) { $0.timeouts = .init(attempt: .seconds(600), idle: .seconds(600)) }
             let megabyte = TestServer.expectedBytes(count: 1 << 20)
             let (chunks, continuation) = AsyncStream<HTTPBody.ByteChunk>.makeStream()
             let producer = Task {
