@@ -55,13 +55,27 @@ struct ByteReader {
         var value: UInt32 = 0
         for index in 0..<4 { value |= UInt32(bytes[position + index]) << UInt32(8 * index) }
         position += 4
-        return Int(value)
+        // Exactly: on a 32-bit platform (watchOS) a count past Int.max is damage, not a trap.
+        return Int(exactly: value)
     }
 
     mutating func text() -> String? {
         guard let count = number(), count <= remaining else { return nil }
         defer { position += count }
         return String(validating: bytes[position..<(position + count)], as: UTF8.self)
+    }
+
+    /// A count, then that many elements read by `element`; `nil` when the count claims more
+    /// than the bytes left or an element is damaged.
+    mutating func list<Element>(_ element: (inout ByteReader) -> Element?) -> [Element]? {
+        guard let count = number(), count <= remaining else { return nil }
+        var elements: [Element] = []
+        elements.reserveCapacity(count)
+        for _ in 0..<count {
+            guard let next = element(&self) else { return nil }
+            elements.append(next)
+        }
+        return elements
     }
 
     mutating func flag() -> Bool? {

@@ -176,13 +176,8 @@ extension OpenAPIOperations.Operation {
             for _ in 0..<parameterCount {
                 guard let name = input.text(), let location = input.text().flatMap(OpenAPIOperations.Location.init(rawValue:)),
                     let required = input.flag(), let type = input.optionalText(), let hasAllowed = input.flag(),
-                    let allowedCount = input.number(), allowedCount <= input.remaining
+                    let allowed = input.list({ $0.text() })
                 else { return nil }
-                var allowed: [String] = []
-                for _ in 0..<allowedCount {
-                    guard let value = input.text() else { return nil }
-                    allowed.append(value)
-                }
                 guard let style = input.text(), let explode = input.flag(), let summary = input.optionalText() else { return nil }
                 parameters.append(
                     OpenAPIOperations.Parameter(
@@ -190,15 +185,14 @@ extension OpenAPIOperations.Operation {
                         explode: explode, summary: summary))
             }
             guard let bodyContentType = input.optionalText(), let bodyRequired = input.flag(), let bodySchema = input.optionalText(),
-                let needsAuthorization = input.flag(), let responseCount = input.number(), responseCount <= input.remaining
+                let needsAuthorization = input.flag(),
+                let responses = input.list({ input -> OpenAPIOperations.DocumentedResponse? in
+                    guard let status = input.text(), let summary = input.optionalText(), let contentType = input.optionalText(),
+                        let schema = input.optionalText()
+                    else { return nil }
+                    return OpenAPIOperations.DocumentedResponse(status: status, summary: summary, contentType: contentType, schema: schema)
+                })
             else { return nil }
-            var responses: [OpenAPIOperations.DocumentedResponse] = []
-            for _ in 0..<responseCount {
-                guard let status = input.text(), let summary = input.optionalText(), let contentType = input.optionalText(),
-                    let schema = input.optionalText()
-                else { return nil }
-                responses.append(OpenAPIOperations.DocumentedResponse(status: status, summary: summary, contentType: contentType, schema: schema))
-            }
             guard let eventStream = input.optionalText() else { return nil }
             let answer = eventStream.flatMap(OpenAPIOperations.EventStreamAnswer.init(rawValue:))
             guard (eventStream == nil) == (answer == nil) else { return nil }
