@@ -87,6 +87,10 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows], traits: ["AsyncHTTPClient"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows], traits: ["AsyncHTTPClient"])),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows], traits: ["AsyncHTTPClient"])),
+                // WebSockets on Linux: SwiftNIO's HTTP upgrade, frame codec and fragment aggregator.
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows], traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows], traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOTLS", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows], traits: ["AsyncHTTPClient"])),
                 // A large body collected in memory becomes `Data` without a second copy.
                 .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio", condition: .when(platforms: [.linux, .android, .windows], traits: ["AsyncHTTPClient"])),
             ],
@@ -136,6 +140,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["TestServers"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["TestServers"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["TestServers"])),
+                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(traits: ["TestServers"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["TestServers"])),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["TestServers"])),
                 .product(name: "X509", package: "swift-certificates", condition: .when(traits: ["TestServers"])),

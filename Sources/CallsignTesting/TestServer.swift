@@ -5,6 +5,7 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
+import NIOWebSocket
 import Synchronization
 
 /// A real HTTP/1.1 server, in-process on 127.0.0.1 with an ephemeral port, for tests and demos.
@@ -39,8 +40,17 @@ public final class TestServer: Sendable {
     public let baseURL: URL
 
 
-    private typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
-    
+    typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
+
+    /// What a plain connection became after its first request: HTTP, or a WebSocket.
+    enum Accepted: Sendable {
+        case http(Connection)
+        case webSocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, HTTPRequestHead)
+    }
+
+    /// The WebSocket routes (``webSocketRoute(_:protocols:accepts:_:)``).
+    let webSockets: WebSocketRoutes
+
     /// The listening socket.
     private let listener: any Channel
     let state: Mutex<State>
@@ -111,14 +121,47 @@ public final class TestServer: Sendable {
                 }
             }
         } else {
+            // A connection whose first request asks for a WebSocket that a route accepts is
+            // upgraded; any other goes on as HTTP/1.1.
+            let webSockets = WebSocketRoutes()
+            let address = Mutex<URL?>(nil)
             let channel = try await bootstrap.bind(host: host, port: port) { child in
                 child.eventLoop.makeCompletedFuture {
-                    try child.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    return pending.hold(try Connection(wrappingChannelSynchronously: child))
+                    let upgrader = NIOTypedWebSocketServerUpgrader<Accepted>(
+                        maxFrameSize: 1 << 24,
+                        shouldUpgrade: { channel, head in
+                            channel.eventLoop.makeSucceededFuture(
+                                address.withLock { $0 }.flatMap { webSockets.upgradeHeaders(for: head, serverURL: $0) })
+                        },
+                        upgradePipelineHandler: { channel, head in
+                            channel.eventLoop.makeCompletedFuture {
+                                try channel.pipeline.syncOperations.addHandler(
+                                    NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16, maxAccumulatedFrameSize: 1 << 26))
+                                return .webSocket(try NIOAsyncChannel(wrappingChannelSynchronously: channel), head)
+                            }
+                        })
+                    let configuration = NIOUpgradableHTTPServerPipelineConfiguration<Accepted>(
+                        upgradeConfiguration: .init(
+                            upgraders: [upgrader],
+                            notUpgradingCompletionHandler: { channel in
+                                channel.eventLoop.makeCompletedFuture { .http(pending.hold(try Connection(wrappingChannelSynchronously: channel))) }
+                            }))
+                    let accepted = try child.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
+                    let upgrades = try child.pipeline.syncOperations.handler(type: NIOTypedHTTPServerUpgradeHandler<Accepted>.self)
+                    try child.pipeline.syncOperations.addHandler(
+                        PlainUnlessRouted { head in address.withLock { $0 }.flatMap { webSockets.upgradeHeaders(for: head, serverURL: $0) } != nil },
+                        position: .before(upgrades))
+                    return accepted
                 }
             }
-            server = try TestServer(host: host, listener: channel.channel, scheme: "http", pending: pending)
-            server.serve(channel) { connection, _ in await server.handle(connection) }
+            server = try TestServer(host: host, listener: channel.channel, scheme: "http", pending: pending, webSockets: webSockets)
+            address.withLock { $0 = server.baseURL }
+            server.serve(channel) { accepted, _ in
+                switch try await accepted.get() {
+                case .http(let connection): await server.handle(connection)
+                case .webSocket(let socket, let head): await server.serveWebSocket(socket, head: head)
+                }
+            }
         }
         return server
     }
@@ -151,17 +194,20 @@ public final class TestServer: Sendable {
         return server
     }
 
-    private convenience init(host: String, listener: any Channel, scheme: String, pending: PendingConnections) throws {
+    private convenience init(host: String, listener: any Channel, scheme: String, pending: PendingConnections, webSockets: WebSocketRoutes = WebSocketRoutes()) throws {
         guard let port = listener.localAddress?.port else {
             listener.close(promise: nil)
             throw TestServerError("the server did not report its port")
         }
         let printableHost = host.contains(":") ? "[\(host)]" : host
-        try self.init(host: host, listener: listener, baseURL: "\(scheme)://\(printableHost):\(port)/", port: port, pending: pending)
+        try self.init(host: host, listener: listener, baseURL: "\(scheme)://\(printableHost):\(port)/", port: port, pending: pending, webSockets: webSockets)
     }
 
-    private init(host: String, listener: any Channel, baseURL: String, port: Int = 0, pending: PendingConnections) throws {
+    private init(
+        host: String, listener: any Channel, baseURL: String, port: Int = 0, pending: PendingConnections, webSockets: WebSocketRoutes = WebSocketRoutes()
+    ) throws {
         self.pending = pending
+        self.webSockets = webSockets
         self.host = host
         self.port = port
         guard let url = URL(string: baseURL) else {
@@ -275,7 +321,7 @@ public final class TestServer: Sendable {
         }
     }
 
-    private func makeRequest(_ head: HTTPRequestHead, body: ByteBuffer) -> ServerRequest {
+    func makeRequest(_ head: HTTPRequestHead, body: ByteBuffer) -> ServerRequest {
         let parts = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         return ServerRequest(
             method: head.method.rawValue, uri: head.uri, rawPath: String(parts.first ?? "/"),

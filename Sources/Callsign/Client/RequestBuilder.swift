@@ -193,6 +193,19 @@ public struct RequestBuilder: Sendable {
     public func decode<T: Decodable>(_ type: T.Type = T.self) async throws(APIError) -> T {
         try await send().validate().decode(T.self)
     }
+
+    /// Opens the request as a WebSocket (``APIClient/webSocket(_:options:)``).
+    ///
+    /// ```swift
+    /// let socket = try await client.get("wss://chat.example.com/live").header("X-Room", "lobby").webSocket()
+    /// ```
+    public func webSocket(options: WebSocketOptions = WebSocketOptions()) async throws(APIError) -> WebSocket {
+        if var problem {
+            problem.request = request
+            throw problem
+        }
+        return try await client.webSocket(request, options: options)
+    }
 }
 
 extension APIClient {

@@ -253,9 +253,9 @@ enum BaseURLRule {
     /// Why a base URL is unusable, or `nil` if it is fine.
     static func problem(with url: URL) -> LocalizedMessage? {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-            URLScheme.isSupported(components.scheme)
+            URLScheme.isSupported(components.scheme) || WebSocketScheme.isWebSocket(components.scheme)
         else {
-            return "the base URL \"\(url.absoluteString)\" must start with http://, https:// or http+unix://" as LocalizedMessage
+            return "the base URL \"\(url.absoluteString)\" must start with http://, https://, http+unix://, ws:// or wss://" as LocalizedMessage
         }
         do {
             _ = try HostName.wireForm(of: components, described: url.absoluteString)

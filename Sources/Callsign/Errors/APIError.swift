@@ -34,7 +34,7 @@ public struct APIError: BoxedFields, Error, Sendable {
             case transport, timedOut, cancelled, unacceptableStatus, unacceptableContentType
             case envelope, decoding, encoding, invalidRequest, invalidDefinition, unknownAPI
             case responseTooLarge, invalidResponse, queuedOffline, redirect, authentication, cacheMiss, storage
-            case tls, deliveryUnknown, circuitOpen
+            case tls, deliveryUnknown, circuitOpen, webSocketClosed
             case certificateUntrusted, certificateExpired, certificateHostMismatch, certificatePinMismatch
         }
 
@@ -104,6 +104,13 @@ public struct APIError: BoxedFields, Error, Sendable {
         public static let redirect = Code(.redirect)
         /// Credentials could not be obtained or refreshed (the session expired).
         public static let authentication = Code(.authentication)
+        /// A WebSocket ended other than as planned, and is not reconnected: the server closed it
+        /// with a code other than 1000, the connection broke and the reconnections were spent,
+        /// or the server broke the protocol (a text message that is not UTF-8, a fragmented
+        /// message never finished) and Callsign closed it. ``APIError/Fields/webSocketClose``
+        /// holds the code and reason. ``WebSocket/send(_:)`` throws it too when the socket is
+        /// closed, or while it reconnects with a full outgoing buffer: that message was not sent.
+        public static let webSocketClosed = Code(.webSocketClosed)
 
         /// A short, stable, secret-free name, safe to use as a metric label (`"timedOut"`).
         public var shortDescription: String { base.rawValue }
@@ -150,6 +157,10 @@ public struct APIError: BoxedFields, Error, Sendable {
         public var line: Int? = nil
         /// For ``Code/queuedOffline``: the id of the request in the offline queue.
         public var queuedRequestID: Int64? = nil
+        /// How a WebSocket closed (``Code/webSocketClosed``): the server's close code and reason,
+        /// the close Callsign sent, or ``WebSocketClose/Code/abnormalClosure`` for a connection
+        /// that broke without one.
+        public var webSocketClose: WebSocketClose? = nil
         /// Whether the failure happened after the response had started to arrive (so a retry could
         /// repeat a request the server already acted on).
         public internal(set) var responseStarted: Bool = false

@@ -55,6 +55,12 @@ public struct WireRequest: Sendable {
     /// request: a transport with a cache of its own (URLSession's `URLCache`) must then not cache
     /// it a second time.
     public var clientCaches = false
+    /// The WebSocket this request's handshake opens (``APIClient/webSocket(_:options:_:)``), or
+    /// `nil` for a plain request. A transport that sees it sends the `Upgrade` handshake, and on
+    /// `101 Switching Protocols` hands back the open connection in ``TransportResponse/webSocket``;
+    /// any other answer comes back as it is. A transport that cannot open WebSockets throws
+    /// ``APIError/Code/invalidRequest``.
+    public var webSocket: WebSocketUpgrade? = nil
     /// Whether a wire middleware changed ``head`` since the request was encoded: the
     /// ``Response``'s request then reports the header fields that were really sent.
     var headChanged = false

@@ -52,6 +52,8 @@ public struct Response: BoxedFields, Sendable {
         package var declaredLength: Int? = nil
         /// The body as it was sent, for recorders.
         var sentBody: TransportBody? = nil
+        /// The open WebSocket a `101` answer came with (``APIClient/webSocket(_:options:_:)``).
+        var webSocket: (any WebSocketConnection)? = nil
     }
 
     /// The fields' box (see ``BoxedFields``).

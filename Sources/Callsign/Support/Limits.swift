@@ -85,14 +85,15 @@ public struct Limits: Sendable, Hashable {
     }
 
     /// Checks a response head against these limits and HTTP's own rules: a final status of
-    /// 100…999, a `Content-Length` that is one valid number.
+    /// 200…999 (or `101` for a request that asked to switch to a WebSocket), a `Content-Length`
+    /// that is one valid number.
     ///
     /// - Returns: the declared `Content-Length`, if any.
     /// - Throws: ``APIError/Code/invalidResponse``.
     @discardableResult
-    func check(_ head: HTTPResponse) throws(APIError) -> Int64? {
-        guard (200...999).contains(head.status.code) else {
-            throw APIError(.invalidResponse, localized: "the server answered with status \(head.status.code), which is not a final HTTP status (200–999; Callsign never asks for an upgrade, and interim 1xx answers are not final)")
+    func check(_ head: HTTPResponse, upgrading: Bool = false) throws(APIError) -> Int64? {
+        guard (200...999).contains(head.status.code) || (upgrading && head.status.code == 101) else {
+            throw APIError(.invalidResponse, localized: "the server answered with status \(head.status.code), which is not a final HTTP status (200–999; interim 1xx answers are not final, and 101 answers only a WebSocket request)")
         }
         guard head.headerFields.count <= maximumHeaderFieldCount else {
             throw APIError(

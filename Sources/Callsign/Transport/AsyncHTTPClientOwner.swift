@@ -156,6 +156,29 @@ struct ConnectionOptions: Hashable {
                 authorization: proxy.credentials.map { .basic(username: $0.username, password: $0.password) })
         }
         guard !tls.isDefault || pinnedDigests != nil else { return settings }
+        let configuration = try Self.tlsConfiguration(tls)
+        settings.tlsConfiguration = configuration
+        settings.httpVersion = tls.allowsHTTP2 ? .automatic : .http1Only
+        if let pinnedDigests {
+            // AsyncHTTPClient's only hook between the handshake and the first request: a
+            // connection whose key is not pinned never carries a byte of a request.
+            let check: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
+                channel.pipeline.handler(type: NIOSSLHandler.self).flatMapThrowing { handler in
+                    // The certificate the TLS library verified (it hands over no more of the
+                    // chain), checked by the rule URLSession's chain is checked by.
+                    guard let der = try? handler.peerCertificate?.toDERBytes(), ServerTrust.isPinned([Data(der)], digests: pinnedDigests)
+                    else { throw PinMismatch() }
+                }
+            }
+            settings.http1_1ConnectionDebugInitializer = check
+            settings.http2ConnectionDebugInitializer = check
+        }
+        return settings
+    }
+
+    /// NIOSSL's client configuration for `tls` (trust roots, client identity, lowest version):
+    /// the one translation, for AsyncHTTPClient's connections and the WebSocket connector's.
+    static func tlsConfiguration(_ tls: TLSSettings) throws(APIError) -> TLSConfiguration {
         var configuration = TLSConfiguration.makeClientConfiguration()
         do {
             switch tls.trustRoots {
@@ -186,23 +209,7 @@ struct ConnectionOptions: Hashable {
             throw APIError(.invalidRequest, localized: "configuration.tls holds a certificate or key that TLS cannot use: \(error)", underlyingError: error)
         }
         configuration.minimumTLSVersion = tls.minimumVersion == .tls13 ? .tlsv13 : .tlsv12
-        settings.tlsConfiguration = configuration
-        settings.httpVersion = tls.allowsHTTP2 ? .automatic : .http1Only
-        if let pinnedDigests {
-            // AsyncHTTPClient's only hook between the handshake and the first request: a
-            // connection whose key is not pinned never carries a byte of a request.
-            let check: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
-                channel.pipeline.handler(type: NIOSSLHandler.self).flatMapThrowing { handler in
-                    // The certificate the TLS library verified (it hands over no more of the
-                    // chain), checked by the rule URLSession's chain is checked by.
-                    guard let der = try? handler.peerCertificate?.toDERBytes(), ServerTrust.isPinned([Data(der)], digests: pinnedDigests)
-                    else { throw PinMismatch() }
-                }
-            }
-            settings.http1_1ConnectionDebugInitializer = check
-            settings.http2ConnectionDebugInitializer = check
-        }
-        return settings
+        return configuration
     }
 
     private static func certificate(_ certificate: TLSCertificate) throws -> NIOSSLCertificate {

@@ -87,11 +87,33 @@ public final class AsyncHTTPClientTransport: Transport {
             counted.body = request.body?.reportingProgress(report)
         }
         let request = counted
+        if let upgrade = request.webSocket {
+            return try await openWebSocket(request, upgrade: upgrade)
+        }
         if case .collect(let limit) = request.bodyReading, request.body?.inMemoryData != nil || request.body == nil {
             return try await sendAndCollect(request, limit: limit)
         }
         guard let deadline = request.attemptDeadline else { return try await stream(request) }
         return try await Deadline.run(until: deadline) { try await self.stream(request) }
+    }
+
+    /// A WebSocket handshake (``WireRequest/webSocket``): AsyncHTTPClient has no upgrade, so
+    /// ``WebSocketConnector`` makes the connection on the client's event loops, under the
+    /// attempt's deadline, its failures told as the client's are.
+    private func openWebSocket(_ request: TransportRequest, upgrade: WebSocketUpgrade) async throws -> TransportResponse {
+        do {
+            let group = owner.client.eventLoopGroup
+            guard let deadline = request.attemptDeadline else {
+                return try await WebSocketConnector.connect(request, upgrade: upgrade, group: group)
+            }
+            return try await Deadline.run(until: deadline) { try await WebSocketConnector.connect(request, upgrade: upgrade, group: group) }
+        } catch let error as APIError {
+            throw error
+        } catch is Deadline.Expired {
+            throw Deadline.Expired()
+        } catch {
+            throw await failure(error, request: request)
+        }
     }
 
     /// This transport enforces ``WireRequest/attemptDeadline``: no timer task of Callsign's per attempt.

@@ -97,6 +97,9 @@ public struct TransportResponse: Sendable {
     /// response.timings.firstByte = started.duration(to: .now)
     /// ```
     public var timings = PhaseTimings()
+    /// The open WebSocket, when the request asked for one (``WireRequest/webSocket``) and the
+    /// server agreed (`101 Switching Protocols`); `nil` otherwise.
+    public var webSocket: (any WebSocketConnection)? = nil
 
     /// Creates a response.
     public init(head: HTTPResponse, body: ResponseBodyStream, httpVersion: String = "HTTP/1.1") {

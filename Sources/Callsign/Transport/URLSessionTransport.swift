@@ -185,6 +185,9 @@ public final class URLSessionTransport: Transport {
         tls.allowsHTTP2 = true
         if let refusal = Self.platformRefusal(proxy: transportRequest.proxy, head: transportRequest.head, tls: tls) { throw refusal }
         let (session, delegate) = session(through: transportRequest.proxy, tls: tls)
+        if let upgrade = transportRequest.webSocket {
+            return try await Self.openWebSocket(urlRequest, upgrade: upgrade, in: session, delegate: delegate, until: transportRequest.attemptDeadline)
+        }
         let taskBox = await TaskBox.make(urlRequest, in: session)
         let identifier = taskBox.task.taskIdentifier
         // Told by the delegate as the session writes the body, whatever kind it is.
@@ -257,7 +260,7 @@ public final class URLSessionTransport: Transport {
     }
 
     /// URLSession's response head as Callsign's.
-    private static func head(of response: HTTPURLResponse) throws -> HTTPResponse {
+    static func head(of response: HTTPURLResponse) throws -> HTTPResponse {
         var fields = HTTPFields()
         for (key, value) in response.allHeaderFields {
             guard let key = key as? String, let name = HTTPField.Name(key), let text = value as? String else { continue }
@@ -318,6 +321,14 @@ extension URLSessionTransport {
     /// arrived and resumes a continuation, so it runs where FoundationNetworking calls from: the
     /// session's serial work queue, in the order the callbacks are made.
     static func delegateQueue() -> OperationQueue? { InlineOperationQueue() }
+
+    /// FoundationNetworking opens WebSockets only through a libcurl built with them, which Linux
+    /// distributions do not ship: refused, with the way out.
+    static func openWebSocket(
+        _ request: URLRequest, upgrade: WebSocketUpgrade, in session: URLSession, delegate: SessionDelegate, until deadline: ContinuousClock.Instant?
+    ) async throws -> TransportResponse {
+        throw APIError.notSent(.invalidRequest, "URLSessionTransport on Linux cannot open a WebSocket (FoundationNetworking has no WebSocket support without a libcurl built with it); use AsyncHTTPClientTransport, the default on Linux")
+    }
 
     /// An operation queue that runs each block it is given at once, on the caller's thread.
     /// FoundationNetworking adds its delegate callbacks as blocks (`addOperation(_:)`) from its

@@ -5,11 +5,11 @@ import Foundation
 ///
 /// A string literal is a message when it is an argument of one of the marked calls
 /// (`localized(…)`, `error(…)`, `cliError(…)`, `notSent(…)`, the demo's `step(…)` and
-/// `say(…)`), when its argument label is `localized:`, `what:` or `purpose:`, or when it is
+/// `say(…)`, `APIError.webSocket(…)` and the WebSocket connections' `failing(…)`), when its argument label is `localized:`, `what:` or `purpose:`, or when it is
 /// followed by `as LocalizedMessage`. Literals inside interpolations are values, not messages,
 /// and so is a literal with no words (`"%@: %@"`).
 struct MessageScanner {
-    static let markedCalls: Set<String> = ["localized", "error", "cliError", "notSent", "step", "say"]
+    static let markedCalls: Set<String> = ["localized", "error", "cliError", "notSent", "step", "say", "webSocket", "failing"]
     static let markedLabels: Set<String> = ["localized", "what", "purpose"]
     /// Calls named like a marked one that print without translating.
     static let unmarkedCalls: Set<String> = ["Terminal.error", "Terminal.out"]

@@ -34,9 +34,10 @@ struct EncodingStage: Middleware {
         response.bodyStream = answer.body
         response.sentBody = sent.body
         response.httpVersion = answer.httpVersion
+        response.webSocket = answer.webSocket
         context.idleWatch?.arrived(response)
         do {
-            response.declaredLength = try limits.check(answer.head).map { Int(clamping: $0) }
+            response.declaredLength = try limits.check(answer.head, upgrading: context.webSocket != nil).map { Int(clamping: $0) }
         } catch {
             throw APIError.wrap(error, request: request)
         }

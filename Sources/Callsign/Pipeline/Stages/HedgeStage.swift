@@ -26,7 +26,7 @@ struct HedgeStage: Middleware {
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         // A download writes one file: two attempts would write it together.
-        guard let policy = request.hedging ?? defaultPolicy, policy.isEnabled, request.maySendAgain, !context.bodyReading.isFile
+        guard let policy = request.hedging ?? defaultPolicy, policy.isEnabled, request.maySendAgain, !context.bodyReading.isFile, context.webSocket == nil
         else { return try await next(request) }
         let key = policy.delay.isObserved ? HedgeLatencies.Key(request) : nil
         let delay = policy.delay.duration { percentile in key.flatMap { latencies.percentile(percentile, for: $0) } }

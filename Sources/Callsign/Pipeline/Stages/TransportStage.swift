@@ -78,6 +78,7 @@ struct TransportStage: WireMiddleware {
         outgoing.proxy = proxy.flatMap { settings in request.url.flatMap(settings.proxy(for:)) }
         outgoing.tls = tls
         outgoing.clientCaches = clientCaches
+        outgoing.webSocket = context.webSocket
         var sent: TransportResponse
         let origin = Origin(scheme: request.head.scheme, authority: request.head.authority)
         let started = ContinuousClock.now
