@@ -29,16 +29,13 @@ public struct TestWebSocket: ~Copyable {
     /// The client's close, once it came.
     public private(set) var clientClose: WebSocketClose?
     private var frames: NIOAsyncChannelInboundStream<WebSocketFrame>.AsyncIterator
-    private let outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>
     private let channel: any Channel
 
     init(
-        request: ServerRequest, frames: NIOAsyncChannelInboundStream<WebSocketFrame>.AsyncIterator,
-        outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>, channel: any Channel
+        request: ServerRequest, frames: NIOAsyncChannelInboundStream<WebSocketFrame>.AsyncIterator, channel: any Channel
     ) {
         self.request = request
         self.frames = frames
-        self.outbound = outbound
         self.channel = channel
     }
 
@@ -53,12 +50,12 @@ public struct TestWebSocket: ~Copyable {
                 return .binary(Data(frame.unmaskedData.readableBytesView))
             case .ping:
                 pings += 1
-                if answersPings { try await outbound.write(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)) }
+                if answersPings { try await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)).get() }
             case .connectionClose:
                 var payload = frame.unmaskedData
                 let code = payload.readInteger(as: UInt16.self).map { WebSocketClose.Code($0) } ?? .noStatusReceived
                 clientClose = WebSocketClose(code, reason: payload.readString(length: payload.readableBytes) ?? "")
-                try? await outbound.write(WebSocketFrame(fin: true, opcode: .connectionClose, data: frame.unmaskedData))
+                try? await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: frame.unmaskedData)).get()
                 return nil
             default:
                 continue
@@ -85,7 +82,8 @@ public struct TestWebSocket: ~Copyable {
         var buffer = channel.allocator.buffer(capacity: payload.count)
         buffer.writeBytes(payload)
         let code = WebSocketOpcode(encodedWebSocketOpcode: opcode & 0x0F) ?? .binary
-        try await outbound.write(WebSocketFrame(fin: fin, rsv1: rsv1, opcode: code, data: buffer))
+        // Written and flushed before this returns: a ``drop()`` right after loses nothing sent.
+        try await channel.writeAndFlush(WebSocketFrame(fin: fin, rsv1: rsv1, opcode: code, data: buffer)).get()
     }
 
     /// Sends a close frame with `close`; the client's answer comes from ``receive()``.
@@ -138,10 +136,10 @@ extension TestServer {
         }
         let broadcastID = route.prefix == "/ws/broadcast" ? UUID() : nil
         do {
-            try await channel.executeThenClose { inbound, outbound in
-                if let broadcastID { webSockets.listeners.withLock { $0[broadcastID] = outbound } }
+            try await channel.executeThenClose { inbound, _ in
+                if let broadcastID { webSockets.listeners.withLock { $0[broadcastID] = channel.channel } }
                 defer { if let broadcastID { _ = webSockets.listeners.withLock { $0.removeValue(forKey: broadcastID) } } }
-                var socket = TestWebSocket(request: request, frames: inbound.makeAsyncIterator(), outbound: outbound, channel: channel.channel)
+                var socket = TestWebSocket(request: request, frames: inbound.makeAsyncIterator(), channel: channel.channel)
                 try await route.handler(&socket)
             }
         } catch {
@@ -162,7 +160,7 @@ final class WebSocketRoutes: Sendable {
 
     let routes = Mutex<[Route]>([])
     /// The sockets connected to `/ws/broadcast`.
-    let listeners = Mutex<[UUID: NIOAsyncChannelOutboundWriter<WebSocketFrame>]>([:])
+    let listeners = Mutex<[UUID: any Channel]>([:])
 
     /// The route for `request`: yours first, then the built-in ones.
     func route(for request: ServerRequest) -> Route? {
@@ -200,7 +198,7 @@ final class WebSocketRoutes: Sendable {
                     let everyone = listeners.withLock { Array($0.values) }
                     let frame = WebSocketFrame(
                         fin: true, opcode: message.text == nil ? .binary : .text, data: ByteBuffer(bytes: message.data))
-                    for listener in everyone { try? await listener.write(frame) }
+                    for listener in everyone { try? await listener.writeAndFlush(frame).get() }
                 }
             },
         ]

@@ -15,7 +15,7 @@ struct CallsignCommand: AsyncParsableCommand {
         version: APIClient.version,
         subcommands: [
             CallCommand.self, MethodCommand<GetMethod>.self, MethodCommand<PostMethod>.self, MethodCommand<PutMethod>.self,
-            MethodCommand<PatchMethod>.self, MethodCommand<DeleteMethod>.self, MethodCommand<HeadMethod>.self, DownloadCommand.self, ListCommand.self, DescribeCommand.self, QueueCommand.self, CacheCommand.self, DemoCommand.self,
+            MethodCommand<PatchMethod>.self, MethodCommand<DeleteMethod>.self, MethodCommand<HeadMethod>.self, DownloadCommand.self, ListCommand.self, DescribeCommand.self, QueueCommand.self, CacheCommand.self, WebSocketCommand.self, DemoCommand.self,
             ManualCommand.self,
         ]
     )

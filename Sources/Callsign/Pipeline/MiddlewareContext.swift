@@ -102,7 +102,7 @@ public struct MiddlewareContext: BoxedFields, Sendable {
         /// body is read: the ``MiddlewareStage/hedging`` stage stops waiting to hedge then. `nil`
         /// unless that stage asks.
         var headArrived: (@Sendable () -> Void)? = nil
-        /// The WebSocket this call's handshake asks for (``APIClient/webSocket(_:options:_:)``), or
+        /// The WebSocket this call's handshake asks for (``APIClient/webSocket(_:options:)``), or
         /// `nil` for a plain call: the ``WireStage/transport`` stage passes it to the transport
         /// (``WireRequest/webSocket``). Such a call is never cached, hedged or shared.
         public var webSocket: WebSocketUpgrade? = nil

@@ -55,7 +55,7 @@ public struct WireRequest: Sendable {
     /// request: a transport with a cache of its own (URLSession's `URLCache`) must then not cache
     /// it a second time.
     public var clientCaches = false
-    /// The WebSocket this request's handshake opens (``APIClient/webSocket(_:options:_:)``), or
+    /// The WebSocket this request's handshake opens (``APIClient/webSocket(_:options:)``), or
     /// `nil` for a plain request. A transport that sees it sends the `Upgrade` handshake, and on
     /// `101 Switching Protocols` hands back the open connection in ``TransportResponse/webSocket``;
     /// any other answer comes back as it is. A transport that cannot open WebSockets throws

@@ -7,7 +7,9 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     let port: Int
 
     init?(_ url: URL) {
-        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(), !host.isEmpty else { return nil }
+        guard let given = url.scheme?.lowercased(), let host = url.host?.lowercased(), !host.isEmpty else { return nil }
+        // A WebSocket URL's origin is its handshake's: `ws` is `http`, `wss` is `https`.
+        let scheme = given == "wss" ? "https" : given == "ws" ? "http" : given
         self.scheme = scheme
         self.host = host
         self.port = url.port ?? (scheme == "https" ? 443 : 80)

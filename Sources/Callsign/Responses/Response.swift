@@ -52,7 +52,7 @@ public struct Response: BoxedFields, Sendable {
         package var declaredLength: Int? = nil
         /// The body as it was sent, for recorders.
         var sentBody: TransportBody? = nil
-        /// The open WebSocket a `101` answer came with (``APIClient/webSocket(_:options:_:)``).
+        /// The open WebSocket a `101` answer came with (``APIClient/webSocket(_:options:)``).
         var webSocket: (any WebSocketConnection)? = nil
     }
 

@@ -27,7 +27,7 @@ enum WebSocketConnector {
     static func connect(_ request: TransportRequest, upgrade: WebSocketUpgrade, group: any EventLoopGroup) async throws -> TransportResponse {
         if let proxy = request.proxy {
             throw APIError.notSent(
-                .invalidRequest, "AsyncHTTPClientTransport does not open WebSockets through a proxy (\(proxy)) yet; connect directly (configuration.proxy's noProxy)")
+                .invalidRequest, "AsyncHTTPClientTransport does not open WebSockets through a proxy (\(proxy)) yet; connect directly (configuration.proxy's bypass)")
         }
         if request.body != nil {
             throw APIError.notSent(.invalidRequest, "a WebSocket handshake carries no body")

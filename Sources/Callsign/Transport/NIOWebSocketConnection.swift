@@ -17,9 +17,12 @@ final class NIOWebSocketConnection: WebSocketConnection {
     let subprotocol: String?
     private let channel: any Channel
     private let shared: Shared
+    /// How long a close waits for the server's answer.
+    private let closeTimeout: Duration
 
-    private init(channel: any Channel, subprotocol: String?, shared: Shared) {
+    private init(channel: any Channel, subprotocol: String?, shared: Shared, closeTimeout: Duration) {
         self.channel = channel
+        self.closeTimeout = closeTimeout
         self.subprotocol = subprotocol
         self.shared = shared
     }
@@ -39,7 +42,8 @@ final class NIOWebSocketConnection: WebSocketConnection {
                 minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: Self.maximumFragments,
                 maxAccumulatedFrameSize: upgrade.maximumMessageSize))
         try operations.addHandler(Bridge(shared: shared, upgrade: upgrade))
-        return NIOWebSocketConnection(channel: channel, subprotocol: response.headers["Sec-WebSocket-Protocol"].first, shared: shared)
+        return NIOWebSocketConnection(
+            channel: channel, subprotocol: response.headers["Sec-WebSocket-Protocol"].first, shared: shared, closeTimeout: upgrade.closeTimeout)
     }
 
     /// The most fragments one message may come in.
@@ -131,7 +135,7 @@ final class NIOWebSocketConnection: WebSocketConnection {
         // The server answers with its close frame and ends the connection; one that does not
         // is cut off.
         let channel = self.channel
-        channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+        channel.eventLoop.scheduleTask(in: .milliseconds(closeTimeout.wholeMilliseconds)) { channel.close(promise: nil) }
         try? await channel.closeFuture.get()
     }
 
@@ -166,6 +170,10 @@ extension NIOWebSocketConnection {
         var failure: APIError?
         var closeReason: WebSocketClose?
         var closeSent = false
+        /// Whether the server's messages are over: its close frame came, the connection closed, or
+        /// it broke a rule. A close this side sent does not end them: what the server sent
+        /// before its answer is still read.
+        var ended = false
         var reader: CheckedContinuation<Void, Never>?
         var pongWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
         var pings: UInt64 = 0
@@ -177,7 +185,7 @@ extension NIOWebSocketConnection {
         static let holdBytes = 1 << 20
         static let holdCount = 256
 
-        var isIdle: Bool { messages.isEmpty && failure == nil && closeReason == nil }
+        var isIdle: Bool { messages.isEmpty && failure == nil && !ended }
 
         mutating func take() -> Step {
             if let message = messages.popFirst() {
@@ -191,7 +199,7 @@ extension NIOWebSocketConnection {
                 return .message(message, resumeReading: resume)
             }
             if let failure { return .failed(failure) }
-            if closeReason != nil { return .closed }
+            if ended { return .closed }
             return .wait
         }
 
@@ -313,6 +321,7 @@ private final class Bridge: ChannelDuplexHandler {
         let (answers, reader) = shared.state.withLock { state in
             let answers = !state.closeSent
             state.closeSent = true
+            state.ended = true
             if state.closeReason == nil { state.closeReason = close }
             return (answers, state.takeReader())
         }
@@ -328,8 +337,9 @@ private final class Bridge: ChannelDuplexHandler {
 
     private func deliver(_ message: WebSocketMessage) {
         let reader = shared.state.withLock { state -> CheckedContinuation<Void, Never>? in
-            // Once a close is sent, or the server broke a rule, what it sends is not read.
-            guard !state.closeSent else { return nil }
+            // Once the server broke a rule, what it sends is not read; after this side's close,
+            // what it sent before its answer still is.
+            guard state.failure == nil else { return nil }
             state.messages.append(message)
             state.bufferedBytes += message.count
             if state.bufferedBytes >= NIOWebSocketConnection.State.holdBytes || state.messages.count >= NIOWebSocketConnection.State.holdCount {
@@ -348,6 +358,7 @@ private final class Bridge: ChannelDuplexHandler {
             if state.failure == nil { state.failure = .webSocket(close, message, code: errorCode) }
             let sends = !state.closeSent
             state.closeSent = true
+            state.ended = true
             if state.closeReason == nil { state.closeReason = close }
             return (sends, state.takeReader())
         }
@@ -388,17 +399,33 @@ private final class Bridge: ChannelDuplexHandler {
         }
     }
 
+    /// A connection can close while it is being upgraded, before this handler joins the
+    /// pipeline (a server that sends one message and drops): its end is told then too — on the
+    /// loop's next turn, after the upgrader has handed on the frames that came with the `101`.
+    func handlerAdded(context: ChannelHandlerContext) {
+        let shared = self.shared
+        let loop = context.eventLoop
+        context.channel.closeFuture.whenComplete { _ in loop.execute { Self.connectionEnded(shared) } }
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
+        Self.connectionEnded(shared)
+        context.fireChannelInactive()
+    }
+
+    /// The connection is gone: the reader told (after the messages that came), pings failed.
+    /// Told once or more; the first time counts.
+    private static func connectionEnded(_ shared: NIOWebSocketConnection.Shared) {
         let (reader, pongs) = shared.state.withLock { state in
             if state.closeReason == nil { state.closeReason = WebSocketClose(.abnormalClosure) }
             state.closeSent = true
+            state.ended = true
             defer { state.pongWaiters = [:] }
             return (state.takeReader(), Array(state.pongWaiters.values))
         }
         reader?.resume()
         let refusal = APIError.webSocket(WebSocketClose(.abnormalClosure), "the WebSocket connection closed before the pong came")
         for pong in pongs { pong.resume(throwing: refusal) }
-        context.fireChannelInactive()
     }
 
     /// Holds the channel's reads while the reader has enough waiting.

@@ -197,7 +197,8 @@ public final class WebSocket: Sendable {
     }
 
     /// Closes the socket: a close frame with `close` (default 1000), the server's answer awaited
-    /// a moment, no more reconnection. ``messages`` then ends.
+    /// a moment, no more reconnection. ``messages`` then gives what the server sent before its
+    /// answer, and ends.
     ///
     /// ```swift
     /// await socket.close()
@@ -278,7 +279,8 @@ public final class WebSocket: Sendable {
             let (phase, connection, reconnecting) = state.withLock { ($0.phase, $0.connection, $0.reconnecting) }
             if case .closed(let failure) = phase {
                 if let failure { throw failure }
-                return nil
+                // Closed by ``close(_:)``: what the server sent before its close answer is still read.
+                return try? await connection?.receive()
             }
             if let reconnecting {
                 // A reader that stops closes the socket: the reconnection stops with it.

@@ -3,7 +3,7 @@ import Foundation
 /// What a WebSocket handshake asks of the transport (``WireRequest/webSocket``): the
 /// subprotocols to offer and the bounds on what the server may send.
 ///
-/// ``APIClient/webSocket(_:options:_:)`` fills it from ``WebSocketOptions``; a transport reads it.
+/// ``APIClient/webSocket(_:options:)`` fills it from ``WebSocketOptions``; a transport reads it.
 ///
 /// ```swift
 /// var request = WireRequest(head: head)
@@ -23,17 +23,21 @@ public struct WebSocketUpgrade: Sendable, Hashable {
     /// Whether to offer `permessage-deflate`, where the transport can (URLSession negotiates it
     /// itself; the Linux transport does not offer it). Default `true`.
     public var compression: Bool
+    /// How long a close waits for the server's close answer (and the messages before it) before
+    /// the connection is cut. Default 10 s.
+    public var closeTimeout: Duration
 
     /// Creates upgrade settings.
     public init(
         protocols: [String] = [], maximumFrameSize: Int = 1 << 20, maximumMessageSize: Int = 16 << 20,
-        maximumMessageDuration: Duration = .seconds(60), compression: Bool = true
+        maximumMessageDuration: Duration = .seconds(60), compression: Bool = true, closeTimeout: Duration = .seconds(10)
     ) {
         self.protocols = protocols
         self.maximumFrameSize = Swift.max(125, maximumFrameSize)
         self.maximumMessageSize = Swift.max(125, maximumMessageSize)
         self.maximumMessageDuration = Swift.max(.milliseconds(1), maximumMessageDuration)
         self.compression = compression
+        self.closeTimeout = Swift.max(.zero, closeTimeout)
     }
 }
 
@@ -41,7 +45,7 @@ public struct WebSocketUpgrade: Sendable, Hashable {
 /// ``TransportResponse/webSocket`` after a `101 Switching Protocols` answer to a request whose
 /// ``WireRequest/webSocket`` was set.
 ///
-/// ``WebSocket`` (what ``APIClient/webSocket(_:options:_:)`` gives you) is built on it: keep-alive,
+/// ``WebSocket`` (what ``APIClient/webSocket(_:options:)`` gives you) is built on it: keep-alive,
 /// reconnection and the outgoing buffer live there, once, for every transport. A connection only
 /// moves whole messages, within its ``WebSocketUpgrade`` bounds, and answers the server's pings.
 ///
@@ -67,8 +71,9 @@ public protocol WebSocketConnection: AnyObject, Sendable {
     /// Sends a ping and returns when its pong arrives (or throws once the connection is closed).
     func ping() async throws
 
-    /// Sends a close frame (when the connection is still open), waits a short while for the
-    /// server's, and closes the connection.
+    /// Sends a close frame (when the connection is still open), waits for the server's (at most
+    /// ``WebSocketUpgrade/closeTimeout``), and closes the connection. What the server sent before its close answer is
+    /// still handed out by ``receive()``, then `nil`.
     func close(_ close: WebSocketClose) async
 
     /// How the connection closed: the server's close frame, the close this side sent, or

@@ -35,6 +35,9 @@ public struct WebSocketOptions: Sendable {
     public var pongTimeout: Duration = .seconds(10)
     /// When a connection that broke is made again. Default ``Reconnection/standard``.
     public var reconnection: Reconnection = .standard
+    /// How long ``WebSocket/close(_:)`` waits for the server's close answer — and the messages it
+    /// sent before it — before cutting the connection. Default 10 s.
+    public var closeTimeout: Duration = .seconds(10)
     /// How many bytes of messages ``WebSocket/send(_:)`` keeps while a connection is being made
     /// again, sent in order once it is back. Default 1 MiB; a message that does not fit is
     /// refused with ``APIError/Code/webSocketClosed`` (never dropped silently), and what is
@@ -51,8 +54,8 @@ public struct WebSocketOptions: Sendable {
 
     /// When a WebSocket whose connection broke is connected again.
     ///
-    /// A connection that ended with close code 1001 (going away), 1006 (broke without a close
-    /// frame), 1011–1014 (server error, restart, try again later) or whose pong did not come is
+    /// A connection that ended with close code 1001 (going away), 1005 (a close frame without a
+    /// code), 1006 (broke without a close frame), 1011–1014 (server error, restart, try again later) or whose pong did not come is
     /// made again after the back-off, with a fresh handshake through the whole pipeline
     /// (expired credentials refreshed). A normal close (1000) ends the socket; any other code —
     /// a policy violation, a message too big, an application's 4000–4999 — ends it with
@@ -97,6 +100,6 @@ public struct WebSocketOptions: Sendable {
     var upgrade: WebSocketUpgrade {
         WebSocketUpgrade(
             protocols: protocols, maximumFrameSize: maximumFrameSize, maximumMessageSize: maximumMessageSize,
-            maximumMessageDuration: maximumMessageDuration, compression: compression)
+            maximumMessageDuration: maximumMessageDuration, compression: compression, closeTimeout: closeTimeout)
     }
 }

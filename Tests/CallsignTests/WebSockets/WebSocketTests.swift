@@ -29,6 +29,8 @@ private func readAll(_ socket: WebSocket) async -> (messages: [WebSocketMessage]
 struct WebSocketTests {
     /// Long enough on a loaded machine; no test waits for it to pass.
     static let patient = APIClient.Configuration.Timeouts(attempt: .seconds(300), deadline: .seconds(300))
+    /// For a test on a clock it moves itself: a deadline would be one more sleeper on that clock.
+    static let patientWithoutDeadline = APIClient.Configuration.Timeouts(attempt: .seconds(300), deadline: nil)
 
     @Test("echo: text and binary, a subprotocol, the handshake's headers and the 101", .enabled(if: TransportKind.asyncHTTPClientIsBuilt))
     func echo() async throws {
@@ -80,7 +82,7 @@ struct WebSocketTests {
         let connections = Mutex(0)
         let heard = Mutex<[String]>([])
         try await withServer(configure: {
-            $0.timeouts = Self.patient
+            $0.timeouts = Self.patientWithoutDeadline
             $0.clock = clock
             $0.retry = RetryPolicy(maximumAttempts: 1, baseDelay: .seconds(1), maximumDelay: .seconds(8), jitter: .none)
             $0.authentication = .tokens(tokens)
@@ -96,11 +98,15 @@ struct WebSocketTests {
                     count += 1
                     return count
                 }
-                try await socket.send(.text("hello \(number)"))
                 if number == 1 {
+                    // Once the client is talking (its first message, after the 101), one message and
+                    // a connection that breaks without a close frame.
+                    _ = try await socket.receive()
+                    try await socket.send(.text("hello 1"))
                     await socket.drop()
                     return
                 }
+                try await socket.send(.text("hello \(number)"))
                 while let message = try await socket.receive() {
                     heard.withLock { $0.append(message.text ?? "") }
                     try await socket.send(.text("ack \(message.text ?? "")"))
@@ -117,6 +123,7 @@ struct WebSocketTests {
             var request = Request.get("/ws/feed")
             request.needsAuthorization = true
             let socket = try await client.webSocket(request, options: options)
+            try await socket.send(.text("ready"))
             // Four messages: the first connection's hello, then the second's and its two acks.
             let reader = Task { () async throws -> [WebSocketMessage] in
                 var messages: [WebSocketMessage] = []
@@ -127,10 +134,14 @@ struct WebSocketTests {
                 return messages
             }
             // The reader found the drop; the reconnection waits out its back-off on the clock.
+
             await clock.waitUntilSleeping()
+
             try await socket.send(.text("kept while away"))
+
             clock.advance(by: .seconds(60))
             let messages = try await reader.value
+
             await socket.close()
             #expect(messages == [.text("hello 1"), .text("hello 2"), .text("ack subscribe"), .text("ack kept while away")])
             #expect(heard.withLock { $0 } == ["subscribe", "kept while away"])
@@ -147,7 +158,7 @@ struct WebSocketTests {
     func pingTimeout() async throws {
         let clock = TestClock(waitsForAdvance: true)
         let pings = Mutex(0)
-        try await withServer(configure: { $0.timeouts = Self.patient; $0.clock = clock }) { server, client in
+        try await withServer(configure: { $0.timeouts = Self.patientWithoutDeadline; $0.clock = clock }) { server, client in
             server.webSocketRoute("/ws/silent") { socket in
                 socket.answersPings = false
                 while try await socket.receive() != nil {}
@@ -292,7 +303,7 @@ struct WebSocketTests {
     @Test("while reconnecting, sends are kept up to the buffer's size; past it they are refused; what was never sent is kept", .enabled(if: TransportKind.asyncHTTPClientIsBuilt))
     func outgoingBuffer() async throws {
         let clock = TestClock(waitsForAdvance: true)
-        try await withServer(configure: { $0.timeouts = Self.patient; $0.clock = clock }) { server, client in
+        try await withServer(configure: { $0.timeouts = Self.patientWithoutDeadline; $0.clock = clock }) { server, client in
             server.webSocketRoute("/ws/once") { socket in await socket.drop() }
             var options = WebSocketOptions()
             options.pingInterval = nil
