@@ -76,6 +76,7 @@ struct DemoTour {
         try await mockAndCacheSteps(definitions: definitions)
         let servedBefore = try await offlineSteps(definitions: definitions)
         try await downloadSteps(client: client)
+        try await webSocketStep(client: client)
         try await tlsStep()
         step("Recording: the main client wrote every exchange to a HAR file (secrets redacted)")
         say("\(recorder.count) exchanges in \(recorder.fileURL.path)")

@@ -318,21 +318,26 @@ private final class Bridge: ChannelDuplexHandler {
         } else {
             close = WebSocketClose(.noStatusReceived)
         }
-        let (answers, reader) = shared.state.withLock { state in
-            let answers = !state.closeSent
+        end(context: context, recording: close, answer: WebSocketClose(close.code.maySend ? close.code : .normalClosure))
+    }
+
+    /// Ends the server's messages with `close` (kept unless one was recorded first) and the
+    /// failure, if any; sends `answer` when this side has sent no close yet; then closes the
+    /// connection. The reader is told at once, after what came before.
+    private func end(context: ChannelHandlerContext, recording close: WebSocketClose, answer: WebSocketClose, failure: APIError? = nil) {
+        let (sends, reader) = shared.state.withLock { state in
+            if state.failure == nil { state.failure = failure }
+            let sends = !state.closeSent
             state.closeSent = true
             state.ended = true
             if state.closeReason == nil { state.closeReason = close }
-            return (answers, state.takeReader())
+            return (sends, state.takeReader())
         }
         reader?.resume()
-        if answers {
-            let echo = NIOWebSocketConnection.closeFrame(WebSocketClose(close.code.maySend ? close.code : .normalClosure), allocator: context.channel.allocator)
-            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            context.writeAndFlush(Self.wrapOutboundOut(echo)).whenComplete { _ in loopBound.value.close(promise: nil) }
-        } else {
-            context.close(promise: nil)
-        }
+        guard sends else { return context.close(promise: nil) }
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let frame = NIOWebSocketConnection.closeFrame(answer, allocator: context.channel.allocator)
+        context.writeAndFlush(Self.wrapOutboundOut(frame)).whenComplete { _ in loopBound.value.close(promise: nil) }
     }
 
     private func deliver(_ message: WebSocketMessage) {
@@ -354,23 +359,7 @@ private final class Bridge: ChannelDuplexHandler {
     /// reader told why once it has read what came before.
     private func failing(context: ChannelHandlerContext, _ code: WebSocketClose.Code, _ message: LocalizedMessage, errorCode: APIError.Code = .webSocketClosed) {
         let close = WebSocketClose(code)
-        let (sends, reader) = shared.state.withLock { state in
-            if state.failure == nil { state.failure = .webSocket(close, message, code: errorCode) }
-            let sends = !state.closeSent
-            state.closeSent = true
-            state.ended = true
-            if state.closeReason == nil { state.closeReason = close }
-            return (sends, state.takeReader())
-        }
-        reader?.resume()
-        if sends {
-            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            context.writeAndFlush(Self.wrapOutboundOut(NIOWebSocketConnection.closeFrame(close, allocator: context.channel.allocator))).whenComplete { _ in
-                loopBound.value.close(promise: nil)
-            }
-        } else {
-            context.close(promise: nil)
-        }
+        end(context: context, recording: close, answer: close, failure: .webSocket(close, message, code: errorCode))
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

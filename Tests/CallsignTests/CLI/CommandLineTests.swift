@@ -200,6 +200,7 @@ struct CommandLineTests {
         #expect(result.standardOutput.contains("still queued: 0"))
         #expect(result.standardOutput.contains("← 206 Partial Content"))
         #expect(result.standardOutput.contains("identical to the server's bytes: yes"))
+        #expect(result.standardOutput.contains("connected: 101 Switching Protocols, subprotocol chat\n   echo: hello\n   echo: wörld\n   closed: 1000"))
 
         // The resilience steps: a closed gate, a circuit, a hedge, pages, a problem, events.
         let output = result.standardOutput
