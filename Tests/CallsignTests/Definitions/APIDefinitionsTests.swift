@@ -240,7 +240,7 @@ struct APIDefinitionsTests {
             ("path: user/{}/profile", "empty placeholder"),
             ("method: GTE", "not an HTTP method"),
             ("baseURL: https://example.com/base", "does not end in"),
-            ("baseURL: ftp://example.com/", "http://, https:// or http+unix://"),
+            ("baseURL: ftp://example.com/", "http://, https://, http+unix://, ws:// or wss://"),
             ("responseType: lots", "not a response type"),
             ("acceptedStatusCodes: [200, 999]", "status codes"),
             ("timeout: -1", "more than 0"),
