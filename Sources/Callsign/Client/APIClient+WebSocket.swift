@@ -65,3 +65,32 @@ enum WebSocketScheme {
         return scheme == "ws" || scheme == "wss"
     }
 }
+
+extension APIClient {
+    /// Sends a WebSocket handshake through the pipeline and returns the open connection with the
+    /// answer, or the answer as an error.
+    func openWebSocket(_ request: Request, upgrade: WebSocketUpgrade) async throws(APIError) -> (any WebSocketConnection, Response) {
+        var call = Call(request).reading(.stream)
+        call.context.webSocket = upgrade
+        var response = try await perform(call)
+        if let connection = response.webSocket, response.status.code == 101 {
+            response.webSocket = nil
+            return (connection, response)
+        }
+        await response.webSocket?.close(WebSocketClose(.protocolError))
+        response.webSocket = nil
+        let status = response.status.code
+        if status == 101 {
+            throw APIError(
+                .invalidResponse, localized: "the server agreed to the WebSocket, but the transport opened none (a mock, or a transport that cannot open WebSockets)",
+                request: response.request, response: response)
+        }
+        if let body = response.bodyStream {
+            response.body = (try? await body.collect(upTo: WebSocketUpgrade.refusalBodyLimit)) ?? Data()
+            response.bodyStream = nil
+        }
+        throw APIError(
+            .unacceptableStatus, localized: "the server did not open the WebSocket: it answered \(status)",
+            request: response.request, response: response)
+    }
+}
