@@ -39,12 +39,31 @@ public final class TestClock: CallClock {
         /// Sleeps cancelled before they were registered.
         var cancelled: Set<Int> = []
         var nextSleeper = 0
-        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var watchers: [(awaited: Awaited, continuation: CheckedContinuation<Void, Never>)] = []
 
-        /// The watchers that now see enough sleepers, removed.
+        /// What a test waits for.
+        enum Awaited {
+            /// At least this many sleepers.
+            case count(Int)
+            /// A sleeper whose end is this late or later.
+            case until(Duration)
+        }
+
+        func holds(_ awaited: Awaited) -> Bool {
+            switch awaited {
+            case .count(let count): count <= sleepers.count
+            case .until(let end): sleepers.values.contains { $0.end >= end }
+            }
+        }
+
+        /// The watchers that now see what they wait for, removed.
         mutating func satisfiedWatchers() -> [CheckedContinuation<Void, Never>] {
-            let ready = watchers.filter { $0.count <= sleepers.count }.map(\.continuation)
-            watchers.removeAll { $0.count <= sleepers.count }
+            var ready: [CheckedContinuation<Void, Never>] = []
+            var waiting: [(awaited: Awaited, continuation: CheckedContinuation<Void, Never>)] = []
+            for watcher in watchers {
+                if holds(watcher.awaited) { ready.append(watcher.continuation) } else { waiting.append(watcher) }
+            }
+            watchers = waiting
             return ready
         }
     }
@@ -123,10 +142,27 @@ public final class TestClock: CallClock {
     /// Returns once at least `count` sleeps wait for ``advance(by:)`` (only with `waitsForAdvance`):
     /// the code under test has reached its wait, so advancing the time now ends it.
     public func waitUntilSleeping(_ count: Int = 1) async {
+        await wait(for: .count(count))
+    }
+
+    /// Returns once a sleep waits for ``advance(by:)`` to move the time to `end` or later —
+    /// `end` counted from the clock's start, as the sum of every sleep and advance (only with
+    /// `waitsForAdvance`). It tells one wait from another: a keep-alive back at its 30-second
+    /// interval, not still at its 10-second limit.
+    ///
+    /// ```swift
+    /// clock.advance(by: .seconds(30))                  // a ping goes out; its limit is at 40 s
+    /// await clock.waitUntilSleeping(until: .seconds(60)) // answered: the next ping is due at 60 s
+    /// ```
+    public func waitUntilSleeping(until end: Duration) async {
+        await wait(for: .until(end))
+    }
+
+    private func wait(for awaited: State.Awaited) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = state.withLock { state in
-                guard state.sleepers.count < count else { return true }
-                state.watchers.append((count, continuation))
+                guard !state.holds(awaited) else { return true }
+                state.watchers.append((awaited, continuation))
                 return false
             }
             if ready { continuation.resume() }

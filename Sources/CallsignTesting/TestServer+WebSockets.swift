@@ -24,6 +24,9 @@ public struct TestWebSocket: ~Copyable {
     /// Whether ``receive()`` answers the client's pings. Default `true`; `false` for a server
     /// whose pongs never come.
     public var answersPings = true
+    /// A message ``receive()`` sends in place of each pong while ``answersPings`` is `false`:
+    /// a server that is alive but busy, whose pong would come late. Default `nil`.
+    public var sendsInsteadOfPong: WebSocketMessage?
     /// How many pings the client sent so far.
     public private(set) var pings = 0
     /// The client's close, once it came.
@@ -50,7 +53,11 @@ public struct TestWebSocket: ~Copyable {
                 return .binary(Data(frame.unmaskedData.readableBytesView))
             case .ping:
                 pings += 1
-                if answersPings { try await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)).get() }
+                if answersPings {
+                    try await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)).get()
+                } else if let busy = sendsInsteadOfPong {
+                    try await send(busy)
+                }
             case .connectionClose:
                 var payload = frame.unmaskedData
                 let code = payload.readInteger(as: UInt16.self).map { WebSocketClose.Code($0) } ?? .noStatusReceived

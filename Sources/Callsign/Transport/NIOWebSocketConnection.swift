@@ -103,14 +103,17 @@ final class NIOWebSocketConnection: WebSocketConnection {
         let id = shared.state.withLock { $0.nextPing() }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (pong: CheckedContinuation<Void, any Error>) in
-                let refusal = shared.state.withLock { state -> (any Error)? in
-                    if Task.isCancelled { return CancellationError() }
-                    if let refusal = state.sendRefusal { return refusal }
+                let outcome = shared.state.withLock { state -> Result<Void, any Error>? in
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    if let refusal = state.sendRefusal { return .failure(refusal) }
+                    // The reader is behind and reading from the socket waits for it: what the
+                    // server sent is waiting here, and its pong would wait behind it.
+                    if state.readsHeld { return .success(()) }
                     state.pongWaiters[id] = pong
                     return nil
                 }
-                if let refusal {
-                    pong.resume(throwing: refusal)
+                if let outcome {
+                    pong.resume(with: outcome)
                     return
                 }
                 var payload = channel.allocator.buffer(capacity: 8)
@@ -208,6 +211,13 @@ extension NIOWebSocketConnection {
             return reader
         }
 
+        /// The pings waiting for an answer, removed.
+        mutating func takePongWaiters() -> [CheckedContinuation<Void, any Error>] {
+            guard !pongWaiters.isEmpty else { return [] }
+            defer { pongWaiters = [:] }
+            return Array(pongWaiters.values)
+        }
+
         mutating func nextPing() -> UInt64 {
             pings &+= 1
             return pings
@@ -278,6 +288,8 @@ private final class Bridge: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = Self.unwrapInboundIn(data)
+        // Any frame shows the server alive: it answers the pings waiting, as their pong would.
+        for waiter in shared.state.withLock({ $0.takePongWaiters() }) { waiter.resume() }
         // No extension was agreed, and a server never masks (RFC 6455 §5.1, §5.2).
         guard !frame.rsv1, !frame.rsv2, !frame.rsv3, frame.maskKey == nil else {
             return failing(context: context, .protocolError, "the server sent a frame with reserved bits set, or masked")
@@ -297,10 +309,7 @@ private final class Bridge: ChannelDuplexHandler {
                     Self.wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.data)), promise: nil)
             }
         case .pong:
-            var payload = frame.data
-            if let id = payload.readInteger(as: UInt64.self), let waiter = shared.state.withLock({ $0.pongWaiters.removeValue(forKey: id) }) {
-                waiter.resume()
-            }
+            break  // answered above, with every other frame
         case .connectionClose:
             closed(by: frame, context: context)
         default:
@@ -409,8 +418,7 @@ private final class Bridge: ChannelDuplexHandler {
             if state.closeReason == nil { state.closeReason = WebSocketClose(.abnormalClosure) }
             state.closeSent = true
             state.ended = true
-            defer { state.pongWaiters = [:] }
-            return (state.takeReader(), Array(state.pongWaiters.values))
+            return (state.takeReader(), state.takePongWaiters())
         }
         reader?.resume()
         let refusal = APIError.webSocket(WebSocketClose(.abnormalClosure), "the WebSocket connection closed before the pong came")

@@ -19,8 +19,8 @@ import Synchronization
 /// - ``send(_:)`` may be called from any task. While a connection is being made again it keeps
 ///   the message (up to ``WebSocketOptions/outgoingBufferSize``) and sends it once the connection
 ///   is back, after ``WebSocketOptions/onReconnect``.
-/// - A ping goes out every ``WebSocketOptions/pingInterval``; a pong that does not come within
-///   ``WebSocketOptions/pongTimeout`` counts as a broken connection.
+/// - A ping goes out every ``WebSocketOptions/pingInterval``; when neither its pong nor any other
+///   frame comes within ``WebSocketOptions/pongTimeout``, the connection counts as broken.
 /// - A connection that breaks is made again as ``WebSocketOptions/reconnection`` says, found by
 ///   the reader, a failed send or a missing pong.
 public final class WebSocket: Sendable {

@@ -68,7 +68,13 @@ public protocol WebSocketConnection: AnyObject, Sendable {
     /// Sends one message.
     func send(_ message: WebSocketMessage) async throws
 
-    /// Sends a ping and returns when its pong arrives (or throws once the connection is closed).
+    /// Sends a ping and returns once the server shows it is alive (or throws once the connection
+    /// is closed): its pong, or — for a connection that reads frames in order — any other frame
+    /// that arrives after the ping, since a server busy sending answers behind what it sent first.
+    /// A connection that stops reading while its reader is behind returns at once: what the
+    /// server sent is waiting, and its pong would wait behind it. The keep-alive
+    /// (``WebSocketOptions/pongTimeout``) is built on this. (URLSession reads pongs apart from
+    /// messages, so on Apple platforms the pong alone answers.)
     func ping() async throws
 
     /// Sends a close frame (when the connection is still open), waits for the server's (at most

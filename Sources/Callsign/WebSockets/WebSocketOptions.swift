@@ -31,7 +31,9 @@ public struct WebSocketOptions: Sendable {
     /// How often a ping goes out to check that the connection lives; `nil` for never. Default 30 s.
     public var pingInterval: Duration? = .seconds(30)
     /// How long a pong may take: past it the connection is taken as dead, closed and — if
-    /// ``reconnection`` allows — made again. Default 10 s.
+    /// ``reconnection`` allows — made again. Default 10 s. Any frame from the server after the
+    /// ping counts as its answer, and a reader that is behind (messages waiting unread, reading
+    /// from the socket paused) is never taken for a dead server.
     public var pongTimeout: Duration = .seconds(10)
     /// When a connection that broke is made again. Default ``Reconnection/standard``.
     public var reconnection: Reconnection = .standard

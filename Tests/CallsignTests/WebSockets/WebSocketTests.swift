@@ -180,6 +180,34 @@ struct WebSocketTests {
         }
     }
 
+    @Test("a server busy sending answers a ping with any frame: the connection stays", .enabled(if: TransportKind.asyncHTTPClientIsBuilt))
+    func busyServerAnswersPing() async throws {
+        let clock = TestClock(waitsForAdvance: true)
+        try await withServer(configure: { $0.timeouts = Self.patientWithoutDeadline; $0.clock = clock }) { server, client in
+            server.webSocketRoute("/ws/busy") { socket in
+                socket.answersPings = false
+                socket.sendsInsteadOfPong = .text("busy")
+                while try await socket.receive() != nil {}
+            }
+            var options = WebSocketOptions()
+            options.reconnection = .never
+            let socket = try await client.get("/ws/busy").webSocket(options: options)
+            var messages = socket.messages.makeAsyncIterator()
+            await clock.waitUntilSleeping()  // the first ping is due at 30 s
+            clock.advance(by: .seconds(30))  // it goes out; its pong's limit would be at 40 s
+            #expect(try await messages.next()?.text == "busy")
+            // Answered: the keep-alive waits for its next ping, no longer for the pong's limit.
+            await clock.waitUntilSleeping(until: .seconds(60))
+            clock.advance(by: .seconds(10))  // 40 s: nothing ends
+            clock.advance(by: .seconds(20))  // 60 s: the second ping, answered the same way
+            #expect(try await messages.next()?.text == "busy")
+            await clock.waitUntilSleeping(until: .seconds(90))
+            await socket.close()
+            #expect(try await messages.next() == nil)
+            #expect(socket.reconnections == 0)
+        }
+    }
+
     @Test("close codes: 1000 ends the messages, another code throws webSocketClosed with code and reason", .enabled(if: TransportKind.asyncHTTPClientIsBuilt))
     func closeCodes() async throws {
         try await withServer(configure: { $0.timeouts = Self.patient }) { server, client in
@@ -275,21 +303,38 @@ struct WebSocketTests {
         }
     }
 
-    @Test("a server that floods is read at the reader's pace, every message in order", .enabled(if: TransportKind.asyncHTTPClientIsBuilt))
+    @Test("a server that floods is read at the reader's pace, every message in order; a reader that is behind is not taken for a dead server", .enabled(if: TransportKind.asyncHTTPClientIsBuilt))
     func flood() async throws {
-        try await withServer(configure: { $0.timeouts = Self.patient }) { server, client in
+        let clock = TestClock(waitsForAdvance: true)
+        try await withServer(configure: { $0.timeouts = Self.patientWithoutDeadline; $0.clock = clock }) { server, client in
             server.webSocketRoute("/ws/flood") { socket in
+                socket.answersPings = false
                 for index in 0..<20_000 { try await socket.send(.text("\(index):" + String(repeating: "f", count: 1_000))) }
                 try await socket.close(WebSocketClose(.normalClosure))
                 while try await socket.receive() != nil {}
             }
-            let socket = try await client.get("/ws/flood").webSocket()
-            var next = 0
-            for try await message in socket.messages {
-                #expect(message.text?.hasPrefix("\(next):") == true)
+            var options = WebSocketOptions()
+            options.reconnection = .never
+            let socket = try await client.get("/ws/flood").webSocket(options: options)
+            var messages = socket.messages.makeAsyncIterator()
+            #expect(try await messages.next()?.text?.hasPrefix("0:") == true)
+            // The reader pauses with 20 MB still to come: the messages wait, then reading from the
+            // socket waits for the reader. A ping goes out and no pong will come (this server
+            // answers none); the messages behind which it would wait count as the server's answer.
+            await clock.waitUntilSleeping()
+            clock.advance(by: .seconds(30))
+            await clock.waitUntilSleeping(until: .seconds(60))  // answered: the next ping is due
+            clock.advance(by: .seconds(10))  // past where the pong's limit was: nothing ends
+            var next = 1
+            while let message = try await messages.next() {
+                guard message.text?.hasPrefix("\(next):") == true else {
+                    Issue.record("message \(next) came as \(message.text?.prefix(8) ?? "binary")")
+                    break
+                }
                 next += 1
             }
             #expect(next == 20_000)
+            #expect(socket.reconnections == 0)
         }
     }
 
