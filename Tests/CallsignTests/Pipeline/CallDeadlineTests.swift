@@ -216,9 +216,11 @@ struct CallDeadlineTests {
     @Test("an event stream spends the client's deadline over its reconnections", arguments: TransportKind.allCases)
     func eventsSpendOneDeadline(kind: TransportKind) async throws {
         let clock = TestClock()
-        try await withServer(transport: kind, configure: { $0.clock = clock; $0.timeouts.deadline = .seconds(30) }) { server, client in
+        // The first event must come within the deadline in real time too: 300 s, and a server
+        // that asks for 600 s before the reconnection, more than is left.
+        try await withServer(transport: kind, configure: { $0.clock = clock; $0.timeouts.deadline = .seconds(300) }) { server, client in
             server.route("/events/slow") { _ in
-                ServerResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .data(Data("retry: 60000\ndata: one\n\n".utf8)))
+                ServerResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .data(Data("retry: 600000\ndata: one\n\n".utf8)))
             }
             var received: [String] = []
             let late = await apiError { for try await event in client.events(.get("/events/slow")) { received.append(event.data) } }

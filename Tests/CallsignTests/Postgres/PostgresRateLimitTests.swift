@@ -88,26 +88,29 @@ struct PostgresRateLimitTests {
         try await withPostgres { database, postgres in
             let tables = try uniqueTables()
             let clock = TestClock()
-            try await withTwoClients(database, postgres, tables: tables, clock: clock, limits: { RateLimits(perOrigin: .per(2, .seconds(60)), store: $0) }) {
+            // A window of 10 minutes: the database's clock is the real one, and the first minute of
+            // a busy full run has taken over 30 s between two calls.
+            try await withTwoClients(database, postgres, tables: tables, clock: clock, limits: { RateLimits(perOrigin: .per(2, .seconds(600)), store: $0) }) {
                 server, first, second in
                 server.route("/limited") { _ in .json(["ok": true]) }
                 // Calls that must go get far more real time than they need (a busy full run took 20 s).
-                _ = try await first.send(limited(within: .seconds(120)))
-                _ = try await second.send(limited(within: .seconds(120)))
+                _ = try await first.send(limited(within: .seconds(900)))
+                _ = try await second.send(limited(within: .seconds(900)))
                 #expect(clock.sleeps.isEmpty)
 
-                // The third turn is the first's plus 60 s on the database's clock: the call waits for it.
-                let waited = try await first.send(limited(within: .seconds(120)))
+                // The third turn is the first's plus 600 s on the database's clock: the call waits for
+                // it (what real time has passed since the first turn, up to 2 minutes, is taken off).
+                let waited = try await first.send(limited(within: .seconds(900)))
                 #expect(waited.status == .ok)
                 #expect(clock.sleeps.count == 1)
-                #expect(clock.sleeps.allSatisfy { $0 > .seconds(30) && $0 <= .seconds(60) }, "\(clock.sleeps)")
+                #expect(clock.sleeps.allSatisfy { $0 > .seconds(480) && $0 <= .seconds(600) }, "\(clock.sleeps)")
 
-                // Two minutes later, as the database sees it: two more go at once, the next is refused.
+                // Twenty minutes later, as the database sees it: two more go at once, the next is refused.
                 try await postgres.query(
-                    "UPDATE \(unescaped: tables.rateLimits) SET turns = ARRAY(SELECT turn - 120000 FROM unnest(turns) AS turn)",
+                    "UPDATE \(unescaped: tables.rateLimits) SET turns = ARRAY(SELECT turn - 1200000 FROM unnest(turns) AS turn)",
                     logger: postgresLogger)
-                _ = try await second.send(limited(within: .seconds(120)))
-                _ = try await first.send(limited(within: .seconds(120)))
+                _ = try await second.send(limited(within: .seconds(900)))
+                _ = try await first.send(limited(within: .seconds(900)))
                 let error = await apiError { _ = try await second.send(limited(within: .seconds(20))) }
                 #expect(error?.code == .timedOut)
                 #expect(clock.sleeps.count == 1)

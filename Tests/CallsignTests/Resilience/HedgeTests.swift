@@ -238,34 +238,35 @@ struct HedgeTests {
         let metrics = TestMetrics()
         try await withServer(configure: {
             $0.clock = clock
-            $0.hedging = .after(.seconds(40))
+            $0.hedging = .after(.seconds(400))
             $0.observability.metricsFactory = metrics
         }) { server, client in
-            // 30 seconds left at the start, the delay is 40: nothing is planned.
+            // 300 seconds left at the start, the delay is 400: nothing is planned. (The deadline is
+            // also the transport's real-time limit: it is generous for a busy machine.)
             let early = HeldRoute(untilReleased: [1])
             early.install(on: server, path: "/near")
             var arrivals = early.arrivals.makeAsyncIterator()
             var request = Request.get("/near")
-            request.deadline = .seconds(30)
+            request.deadline = .seconds(300)
             let first = Task { [request] in try await client.send(request) }
             #expect(await arrivals.next() == 1)
-            clock.advance(by: .seconds(41))
+            clock.advance(by: .seconds(401))
             early.release.yield()
             let firstAnswer = try await first.value
             #expect(firstAnswer.status == .ok)
             #expect(clock.sleeps.isEmpty)
 
-            // 60 seconds left: the timer is set, but when the delay has passed 20 are left — less
+            // 600 seconds left: the timer is set, but when the delay has passed 200 are left — less
             // than the delay — so no hedge goes.
             let late = HeldRoute(untilReleased: [1])
             late.install(on: server, path: "/later")
             var lateArrivals = late.arrivals.makeAsyncIterator()
             var later = Request.get("/later")
-            later.deadline = .seconds(60)
+            later.deadline = .seconds(600)
             let second = Task { [later] in try await client.send(later) }
             #expect(await lateArrivals.next() == 1)
             await clock.waitUntilSleeping()
-            clock.advance(by: .seconds(40))
+            clock.advance(by: .seconds(400))
             late.release.yield()
             let secondAnswer = try await second.value
             #expect(try secondAnswer.decode(Answer.self).answer == 1)

@@ -11,7 +11,9 @@ struct ConnectionPoolTests {
     func connectionCap() async throws {
         try await TestServer.withRunning { server in
             let gate = Gate(on: server, path: "/held")
-            let transport = AsyncHTTPClientTransport(maximumConnectionsPerHost: 2)
+            // The three that wait for a connection wait for the two the gate holds: far longer than
+            // the default 10 s may pass before both arrive on a busy machine.
+            let transport = AsyncHTTPClientTransport(connectTimeout: .seconds(300), maximumConnectionsPerHost: 2)
             let client = APIClient(configuration: .init { $0.baseURL = server.baseURL }, transport: transport)
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<5 {
