@@ -106,14 +106,16 @@ struct WebSocketCommand: AsyncParsableCommand {
     }
 
     /// The URL of the handshake: `ws`/`wss` written as `http`/`https` (the origin credentials are
-    /// checked against), `http`/`https` as given, no scheme read as `ws://`, any other refused.
+    /// checked against), any other scheme refused, and the rest as every command reads a URL
+    /// (``AdHocCall/target(_:base:)``: no scheme is `http://`, `:8080/…` is localhost's).
     static func target(_ text: String) throws(APIError) -> String {
         let lowered = text.lowercased()
         if lowered.hasPrefix("wss://") { return "https://" + text.dropFirst(6) }
         if lowered.hasPrefix("ws://") { return "http://" + text.dropFirst(5) }
-        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") { return text }
-        if text.contains("://") { throw cliError(.invalidRequest, "\(text): a WebSocket URL starts with ws://, wss://, http:// or https://") }
-        return "http://" + (text.hasPrefix(":") ? "localhost" + text : text)
+        if text.contains("://"), !AdHocCall.isAbsolute(text) {
+            throw cliError(.invalidRequest, "\(text): a WebSocket URL starts with ws://, wss://, http:// or https://")
+        }
+        return try AdHocCall.target(text, base: nil)
     }
 }
 
@@ -153,14 +155,17 @@ struct StandardInputLines: AsyncSequence, Sendable {
                 if count < 0, errno == EINTR { continue }
                 guard count > 0 else { break }
                 pending.append(contentsOf: buffer[0..<count])
-                while let end = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = Data(pending[pending.startIndex..<end])
-                    pending = Data(pending[(end + 1)...])
-                    guard hand(line) else { break reading }
+                // The lines of this read are handed from where the last one ended; what is left
+                // moves to the front once per read, not once per line.
+                var start = pending.startIndex
+                while let end = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                    guard hand(Data(pending[start..<end])) else { break reading }
+                    start = end + 1
                 }
+                pending.removeSubrange(pending.startIndex..<start)
                 while pending.count > limit {
                     guard hand(Data(pending.prefix(limit))) else { break reading }
-                    pending = Data(pending.dropFirst(limit))
+                    pending.removeSubrange(pending.startIndex..<pending.startIndex + limit)
                 }
             }
             if !pending.isEmpty { _ = hand(pending) }

@@ -59,6 +59,12 @@ enum WebSocketScheme {
         return text
     }
 
+    /// The scheme a handshake for `scheme` (lowercased) is sent with: `http` for `ws`, `https`
+    /// for `wss`, any other as it is.
+    static func handshakeScheme(_ scheme: String) -> String {
+        scheme == "wss" ? "https" : scheme == "ws" ? "http" : scheme
+    }
+
     /// Whether `scheme` is `ws` or `wss`.
     static func isWebSocket(_ scheme: String?) -> Bool {
         guard let scheme = scheme?.lowercased() else { return false }

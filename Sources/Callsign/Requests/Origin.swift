@@ -9,7 +9,7 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     init?(_ url: URL) {
         guard let given = url.scheme?.lowercased(), let host = url.host?.lowercased(), !host.isEmpty else { return nil }
         // A WebSocket URL's origin is its handshake's: `ws` is `http`, `wss` is `https`.
-        let scheme = given == "wss" ? "https" : given == "ws" ? "http" : given
+        let scheme = WebSocketScheme.handshakeScheme(given)
         self.scheme = scheme
         self.host = host
         self.port = url.port ?? (scheme == "https" ? 443 : 80)
