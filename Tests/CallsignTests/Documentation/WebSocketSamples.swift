@@ -154,6 +154,7 @@ enum WebSocketSamples {
         let client = APIClient(configuration: .init {
             $0.baseURL = server.baseURL
             $0.clock = clock
+            $0.retry.jitter = .none                 // back-off waits of a known length, never zero
         })
         var options = WebSocketOptions()
         options.pingInterval = nil                   // only the back-off waits on the clock
