@@ -57,10 +57,12 @@ enum WebSocketConnector {
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    guard let sslContext else { return }
-                    let handler = try NIOSSLClientHandler(context: sslContext, serverHostname: serverName)
-                    try channel.pipeline.syncOperations.addHandler(handler)
-                    if let gate { try channel.pipeline.syncOperations.addHandler(gate) }
+                    if let sslContext {
+                        let handler = try NIOSSLClientHandler(context: sslContext, serverHostname: serverName)
+                        try channel.pipeline.syncOperations.addHandler(handler)
+                        if let gate { try channel.pipeline.syncOperations.addHandler(gate) }
+                    }
+                    try channel.pipeline.syncOperations.addHandler(EndAfterUpgrade())
                 }
             }
         let channel: any Channel
@@ -115,7 +117,9 @@ enum WebSocketConnector {
         let answer = try await channel.eventLoop.submit { () throws -> EventLoopFuture<Outcome> in
             let upgrader = NIOTypedWebSocketClientUpgrader<Outcome>(maxFrameSize: upgrade.maximumFrameSize) { channel, responseHead in
                 channel.eventLoop.makeCompletedFuture {
-                    .upgraded(try NIOWebSocketConnection.install(on: channel, upgrade: upgrade, response: responseHead), responseHead)
+                    let connection = try NIOWebSocketConnection.install(on: channel, upgrade: upgrade, response: responseHead)
+                    EndAfterUpgrade.release(on: channel)
+                    return .upgraded(connection, responseHead)
                 }
             }
             let configuration = NIOTypedHTTPClientUpgradeConfiguration<Outcome>(
@@ -124,6 +128,7 @@ enum WebSocketConnector {
                     channel.eventLoop.makeCompletedFuture {
                         let collector = RefusedAnswer.Collector(promise: channel.eventLoop.makePromise())
                         try channel.pipeline.syncOperations.addHandler(collector)
+                        EndAfterUpgrade.release(on: channel)
                         return .refused(collector.promise.futureResult)
                     }
                 })
@@ -203,9 +208,15 @@ struct RefusedAnswer: Sendable {
             context.close(promise: nil)
         }
 
-        /// A promise left open would be a leak NIO reports: it always ends (a second end is ignored).
+        /// A promise left open would be a leak NIO reports: it always ends (a second end is
+        /// ignored), with what was read when the connection's handlers are removed before its end
+        /// is told (``EndAfterUpgrade``).
         func handlerRemoved(context: ChannelHandlerContext) {
-            promise.fail(ChannelError.ioOnClosedChannel)
+            if let answer = answer.withLock({ $0 }) {
+                promise.succeed(answer)
+            } else {
+                promise.fail(ChannelError.ioOnClosedChannel)
+            }
         }
 
         private func finish(context: ChannelHandlerContext) {
@@ -215,6 +226,51 @@ struct RefusedAnswer: Sendable {
                 promise.fail(ChannelError.eof)
             }
             context.close(promise: nil)
+        }
+    }
+}
+
+/// Holds the connection's end back from the HTTP decoder while the upgrade replaces it.
+///
+/// A server may send its first messages right behind its `101` and close at once (a greeting and
+/// goodbye, a "server full"). Those bytes wait in NIO's HTTP decoder until the upgrade removes it,
+/// a turn of the event loop later; a decoder that sees the end of the connection first drops what
+/// it holds (its rule after an upgrade). Held here, in front of it, the end is told once the
+/// upgrade is over and the messages have gone on to the WebSocket's handlers — or, for an answer
+/// other than `101`, to the reader of that answer, whose end it marks. A connection whose handlers
+/// are all removed first needs no telling: the ``Bridge`` watches the close, and the refused
+/// answer's reader ends when it is removed.
+final class EndAfterUpgrade: ChannelInboundHandler {
+    typealias InboundIn = NIOAny
+    /// The end, while it waits for the upgrade.
+    private var held: ChannelHandlerContext?
+    private var released = false
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if released {
+            context.fireChannelInactive()
+        } else {
+            held = context
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        held = nil
+        released = true
+    }
+
+    /// Lets the end through on the loop's next turn: after the upgrade handler has handed on
+    /// what came with the `101`. Called on the channel's event loop, once the outcome is known.
+    static func release(on channel: any Channel) {
+        guard let gate = try? channel.pipeline.syncOperations.handler(type: EndAfterUpgrade.self) else { return }
+        let bound = NIOLoopBound(gate, eventLoop: channel.eventLoop)
+        channel.eventLoop.execute {
+            let gate = bound.value
+            gate.released = true
+            if let context = gate.held {
+                gate.held = nil
+                context.fireChannelInactive()
+            }
         }
     }
 }
