@@ -115,7 +115,11 @@ enum WebSocketConnector {
         let requestHead = HTTPRequestHead(version: .http1_1, method: .GET, uri: request.head.path ?? "/", headers: headers)
         let started = ContinuousClock.now
         let answer = try await channel.eventLoop.submit { () throws -> EventLoopFuture<Outcome> in
-            let upgrader = NIOTypedWebSocketClientUpgrader<Outcome>(maxFrameSize: upgrade.maximumFrameSize) { channel, responseHead in
+            // The bridge answers a frame the decoder refuses (with the code it calls for); NIO's
+            // own answer would be a second close frame, and could close the connection before the
+            // bridge has seen why. NIO's decoder traps on a limit past 4 GiB.
+            let frameLimit = Swift.min(Swift.max(125, upgrade.maximumFrameSize), Int(UInt32.max))
+            let upgrader = NIOTypedWebSocketClientUpgrader<Outcome>(maxFrameSize: frameLimit, enableAutomaticErrorHandling: false) { channel, responseHead in
                 channel.eventLoop.makeCompletedFuture {
                     let connection = try NIOWebSocketConnection.install(on: channel, upgrade: upgrade, response: responseHead)
                     EndAfterUpgrade.release(on: channel)

@@ -349,6 +349,29 @@ struct WebSocketTests {
             let post = await apiError { _ = try await client.post("/ws/echo").webSocket() }
             #expect(post?.code == .invalidRequest)
         }
+        // A refusal whose body ends with the connection (no length): read whole, the end told
+        // to its reader once the upgrade has given up.
+        try await RawServer.withRunning([.write("HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\nno entry")]) { server in
+            let client = APIClient(configuration: .init { $0.timeouts = Self.patient })
+            let refused = await apiError { _ = try await client.webSocket(.get(server.url("/ws").absoluteString)) }
+            #expect(refused?.code == .unacceptableStatus)
+            #expect(refused?.response?.status.code == 403)
+            #expect(refused?.response.map { String(decoding: $0.body, as: UTF8.self) } == "no entry")
+        }
+    }
+
+    @Test("limits an app sets past what the wire can carry are read as the most it can: no trap", .enabled(if: TransportKind.asyncHTTPClientIsBuilt))
+    func limitsPastTheWire() async throws {
+        try await withServer(configure: { $0.timeouts = Self.patient }) { server, client in
+            var options = WebSocketOptions()
+            options.maximumFrameSize = .max
+            options.maximumMessageSize = .max
+            let socket = try await client.get("/ws/echo").webSocket(options: options)
+            try await socket.send(.text("fits"))
+            var messages = socket.messages.makeAsyncIterator()
+            #expect(try await messages.next() == .text("fits"))
+            await socket.close()
+        }
     }
 
     /// A server that greets and hangs up at once: its messages come in the same read as the
