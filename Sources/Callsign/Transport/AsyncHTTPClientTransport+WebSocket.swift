@@ -25,6 +25,7 @@ enum WebSocketConnector {
     /// Sends the handshake of `request` and returns the server's answer: with the open
     /// connection on `101`, as it came otherwise (a 401 goes back up to the authentication stage).
     static func connect(_ request: TransportRequest, upgrade: WebSocketUpgrade, group: any EventLoopGroup) async throws -> TransportResponse {
+        let upgrade = bounded(upgrade)
         if let proxy = request.proxy {
             throw APIError.notSent(
                 .invalidRequest, "AsyncHTTPClientTransport does not open WebSockets through a proxy (\(proxy)) yet; connect directly (configuration.proxy's bypass)")
@@ -117,9 +118,10 @@ enum WebSocketConnector {
         let answer = try await channel.eventLoop.submit { () throws -> EventLoopFuture<Outcome> in
             // The bridge answers a frame the decoder refuses (with the code it calls for); NIO's
             // own answer would be a second close frame, and could close the connection before the
-            // bridge has seen why. NIO's decoder traps on a limit past 4 GiB.
-            let frameLimit = Swift.min(Swift.max(125, upgrade.maximumFrameSize), Int(UInt32.max))
-            let upgrader = NIOTypedWebSocketClientUpgrader<Outcome>(maxFrameSize: frameLimit, enableAutomaticErrorHandling: false) { channel, responseHead in
+            // bridge has seen why.
+            let upgrader = NIOTypedWebSocketClientUpgrader<Outcome>(
+                maxFrameSize: upgrade.maximumFrameSize, enableAutomaticErrorHandling: false
+            ) { channel, responseHead in
                 channel.eventLoop.makeCompletedFuture {
                     let connection = try NIOWebSocketConnection.install(on: channel, upgrade: upgrade, response: responseHead)
                     EndAfterUpgrade.release(on: channel)
@@ -160,6 +162,17 @@ enum WebSocketConnector {
             response.timings.firstByte = started.duration(to: .now)
             return response
         }
+    }
+
+    /// `upgrade`'s limits as this transport enforces them. They are public variables a custom
+    /// transport or an app may set to anything: a message limit of at least 125 bytes; a frame
+    /// limit no larger than the message limit (NIO's aggregator checks only fragmented messages,
+    /// so a message in one frame meets the frame limit) and than 4 GiB (NIO's decoder traps past it).
+    static func bounded(_ upgrade: WebSocketUpgrade) -> WebSocketUpgrade {
+        var bounded = upgrade
+        bounded.maximumMessageSize = Swift.max(125, upgrade.maximumMessageSize)
+        bounded.maximumFrameSize = Swift.min(Swift.max(125, upgrade.maximumFrameSize), bounded.maximumMessageSize, Int(clamping: UInt32.max))
+        return bounded
     }
 
     /// Why a `101` answer cannot be used: a subprotocol that was not offered, or an extension
@@ -212,15 +225,9 @@ struct RefusedAnswer: Sendable {
             context.close(promise: nil)
         }
 
-        /// A promise left open would be a leak NIO reports: it always ends (a second end is
-        /// ignored), with what was read when the connection's handlers are removed before its end
-        /// is told (``EndAfterUpgrade``).
+        /// A promise left open would be a leak NIO reports: it always ends (a second end is ignored).
         func handlerRemoved(context: ChannelHandlerContext) {
-            if let answer = answer.withLock({ $0 }) {
-                promise.succeed(answer)
-            } else {
-                promise.fail(ChannelError.ioOnClosedChannel)
-            }
+            promise.fail(ChannelError.ioOnClosedChannel)
         }
 
         private func finish(context: ChannelHandlerContext) {
@@ -239,11 +246,19 @@ struct RefusedAnswer: Sendable {
 /// A server may send its first messages right behind its `101` and close at once (a greeting and
 /// goodbye, a "server full"). Those bytes wait in NIO's HTTP decoder until the upgrade removes it,
 /// a turn of the event loop later; a decoder that sees the end of the connection first drops what
-/// it holds (its rule after an upgrade). Held here, in front of it, the end is told once the
-/// upgrade is over and the messages have gone on to the WebSocket's handlers — or, for an answer
-/// other than `101`, to the reader of that answer, whose end it marks. A connection whose handlers
-/// are all removed first needs no telling: the ``Bridge`` watches the close, and the refused
-/// answer's reader ends when it is removed.
+/// it holds (its rule after an upgrade). Held here, in front of it, the end never reaches it: the
+/// decoder hands the bytes on when it is removed, and the upgrade gives them to the WebSocket's
+/// handlers. The end is then told in one of two ways, both after those messages: when the
+/// connection's handlers are removed (the usual way when the end came in the same turn as the
+/// `101`: the ``Bridge`` watches the close, and this handler drops what it held), or by
+/// ``release(on:)``, which lets it through once the outcome is known — to the WebSocket's handlers,
+/// or to the reader of a refused answer, whose body may end with the connection.
+///
+/// A TLS server that hangs up without `close_notify` is reported by NIO's TLS handler as an
+/// error just before the end; until the release that error is only the end, and is held back with
+/// it (reaching the upgrade handler, it would fail the upgrade that brought the messages). The
+/// remote half-closure event is not held: the channel does not allow half-closure, so an end is
+/// always `channelInactive`.
 final class EndAfterUpgrade: ChannelInboundHandler {
     typealias InboundIn = NIOAny
     /// The end, while it waits for the upgrade.
@@ -256,6 +271,11 @@ final class EndAfterUpgrade: ChannelInboundHandler {
         } else {
             held = context
         }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if !released, let tls = error as? NIOSSLError, case .uncleanShutdown = tls { return }
+        context.fireErrorCaught(error)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

@@ -40,7 +40,7 @@ final class NIOWebSocketConnection: WebSocketConnection {
         try operations.addHandler(
             NIOWebSocketFrameAggregator(
                 minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: Self.maximumFragments,
-                maxAccumulatedFrameSize: Swift.max(125, upgrade.maximumMessageSize)))
+                maxAccumulatedFrameSize: upgrade.maximumMessageSize))
         try operations.addHandler(Bridge(shared: shared, upgrade: upgrade))
         return NIOWebSocketConnection(
             channel: channel, subprotocol: response.headers["Sec-WebSocket-Protocol"].first, shared: shared, closeTimeout: upgrade.closeTimeout)

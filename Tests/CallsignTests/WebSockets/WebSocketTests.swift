@@ -360,8 +360,8 @@ struct WebSocketTests {
         }
     }
 
-    @Test("limits an app sets past what the wire can carry are read as the most it can: no trap", .enabled(if: TransportKind.asyncHTTPClientIsBuilt))
-    func limitsPastTheWire() async throws {
+    @Test("limits as an app may set them: past what the wire carries, no trap; a message limit below the frame limit holds for a message in one frame", .enabled(if: TransportKind.asyncHTTPClientIsBuilt))
+    func limitsAsSet() async throws {
         try await withServer(configure: { $0.timeouts = Self.patient }) { server, client in
             var options = WebSocketOptions()
             options.maximumFrameSize = .max
@@ -371,6 +371,18 @@ struct WebSocketTests {
             var messages = socket.messages.makeAsyncIterator()
             #expect(try await messages.next() == .text("fits"))
             await socket.close()
+
+            server.webSocketRoute("/ws/one-frame") { socket in
+                try await socket.send(.binary(Data(repeating: 7, count: 2_048)))
+                while try await socket.receive() != nil {}
+            }
+            var small = WebSocketOptions()
+            small.maximumMessageSize = 1_024  // the frame limit stays 1 MiB
+            let bounded = try await client.get("/ws/one-frame").webSocket(options: small)
+            let (received, failure) = await readAll(bounded)
+            #expect(received.isEmpty)
+            #expect(failure?.code == .responseTooLarge)
+            #expect(bounded.closeReason?.code == .messageTooBig)
         }
     }
 
