@@ -143,7 +143,7 @@ public final class TestClock: CallClock {
     /// the code under test has reached its wait, so advancing the time now ends it.
     ///
     /// A sleep of zero returns at once and never waits, so it is never seen here. A back-off with
-    /// full jitter (``RetryPolicy/Jitter/full``, the default) is zero about once in every 500 waits
+    /// full jitter (`RetryPolicy.Jitter.full`, the default) is zero about once in every 500 waits
     /// of half a second: a test that waits for a back-off gives its policy `jitter: .none`.
     public func waitUntilSleeping(_ count: Int = 1) async {
         await wait(for: .count(count))
