@@ -109,9 +109,8 @@ struct WebSocketCommand: AsyncParsableCommand {
     /// checked against), any other scheme refused, and the rest as every command reads a URL
     /// (``AdHocCall/target(_:base:)``: no scheme is `http://`, `:8080/…` is localhost's).
     static func target(_ text: String) throws(APIError) -> String {
-        let lowered = text.lowercased()
-        if lowered.hasPrefix("wss://") { return "https://" + text.dropFirst(6) }
-        if lowered.hasPrefix("ws://") { return "http://" + text.dropFirst(5) }
+        let handshake = WebSocketScheme.http(text)
+        if handshake != text { return handshake }
         if text.contains("://"), !AdHocCall.isAbsolute(text) {
             throw cliError(.invalidRequest, "\(text): a WebSocket URL starts with ws://, wss://, http:// or https://")
         }

@@ -49,10 +49,11 @@ extension APIClient {
     }
 }
 
-/// The WebSocket URL schemes, and the HTTP ones their handshakes are sent as.
-enum WebSocketScheme {
+/// The WebSocket URL schemes, and the HTTP ones their handshakes are sent as (for the client,
+/// its origins and `callsign ws`).
+package enum WebSocketScheme {
     /// `text` with a leading `ws://` or `wss://` (any case) written as `http://` or `https://`.
-    static func http(_ text: String) -> String {
+    package static func http(_ text: String) -> String {
         let lower = text.prefix(6).lowercased()
         if lower.hasPrefix("wss://") { return "https://" + text.dropFirst(6) }
         if lower.hasPrefix("ws://") { return "http://" + text.dropFirst(5) }
