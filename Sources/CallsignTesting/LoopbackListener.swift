@@ -14,6 +14,30 @@ enum ServerThreads {
     /// The handlers' task executor, on those loops.
     static let executor: any TaskExecutor = LoopExecutor()
 
+    /// Accepts `listener`'s connections on these threads until it closes, then ends what
+    /// `pending` still holds. For each connection, `accept` runs in the accepting loop (in the
+    /// order connections come) and returns the work that serves it, which runs in a child task.
+    static func serve<Accepted: Sendable>(
+        _ listener: NIOAsyncChannel<Accepted, Never>, pending: PendingConnections,
+        accept: @escaping @Sendable (Accepted) -> @Sendable () async -> Void
+    ) -> Task<Void, Never> {
+        Task(executorPreference: executor) {
+            await withDiscardingTaskGroup { group in
+                do {
+                    try await listener.executeThenClose { connections in
+                        for try await connection in connections {
+                            group.addTask(executorPreference: executor, operation: accept(connection))
+                        }
+                    }
+                } catch {
+                    // The listening socket closed: the server is stopping.
+                }
+                await pending.end()
+                group.cancelAll()
+            }
+        }
+    }
+
     private final class LoopExecutor: TaskExecutor {
         func enqueue(_ job: consuming ExecutorJob) {
             let job = UnownedJob(job)
@@ -102,26 +126,13 @@ final class LoopbackListener: Sendable {
     /// Accepts connections until ``stop()``, handing the `n`-th (0-based) to `handle`, on the
     /// servers' own threads (``ServerThreads``).
     func serve(_ handle: @escaping @Sendable (_ index: Int, Connection) async -> Void) {
-        let executor = ServerThreads.executor
-        let task = Task(executorPreference: executor) { [self] in
-            await withDiscardingTaskGroup { group in
-                do {
-                    try await channel.executeThenClose { inbound in
-                        for try await connection in inbound {
-                            pending.take(connection.channel)
-                            let current = accepted.withLock { count in
-                                defer { count += 1 }
-                                return count
-                            }
-                            group.addTask(executorPreference: executor) { await handle(current, connection) }
-                        }
-                    }
-                } catch {
-                    // The listening socket closed: the server is stopping.
-                }
-                await pending.end()
-                group.cancelAll()
+        let task = ServerThreads.serve(channel, pending: pending) { [self] connection in
+            pending.take(connection.channel)
+            let current = accepted.withLock { count in
+                defer { count += 1 }
+                return count
             }
+            return { await handle(current, connection) }
         }
         serving.withLock { $0 = task }
     }

@@ -226,25 +226,12 @@ public final class TestServer: Sendable {
         handle: @escaping @Sendable (Accepted, inout DiscardingTaskGroup) async throws -> Void
     ) {
         // On the servers' own threads, as every test server: see ``ServerThreads``.
-        let executor = ServerThreads.executor
-        let task = Task(executorPreference: executor) { [self] in
-            await withDiscardingTaskGroup { group in
-                do {
-                    try await channel.executeThenClose { connections in
-                        for try await connection in connections {
-                            state.withLock { $0.connections += 1 }
-                            group.addTask(executorPreference: executor) {
-                                await withDiscardingTaskGroup { streams in
-                                    try? await handle(connection, &streams)
-                                }
-                            }
-                        }
-                    }
-                } catch {
-                    // The listening socket closed: the server is stopping.
+        let task = ServerThreads.serve(channel, pending: pending) { [self] connection in
+            state.withLock { $0.connections += 1 }
+            return {
+                await withDiscardingTaskGroup { streams in
+                    try? await handle(connection, &streams)
                 }
-                await pending.end()
-                group.cancelAll()
             }
         }
         serving.withLock { $0 = task }

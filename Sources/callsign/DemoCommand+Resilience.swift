@@ -108,19 +108,10 @@ extension DemoTour {
             }
             if number == 1 {
                 // Stalls for 2 s, unless the client gives up on it first (its connection closes).
-                let closed = await withTaskGroup(of: Bool.self) { group in
-                    group.addTask {
-                        await request.waitForClientToClose()
-                        return request.clientHasClosed
-                    }
-                    group.addTask {
-                        try? await Task.sleep(for: stall)
-                        return false
-                    }
-                    let first = await group.next() ?? false
-                    group.cancelAll()
-                    return first
-                }
+                let closed = await SystemClock().first(of: {
+                    await request.waitForClientToClose()
+                    return request.clientHasClosed
+                }, within: stall) ?? false
                 outcome.yield(closed)
                 outcome.finish()
             }

@@ -168,16 +168,9 @@ struct ExchangePrinter: WireMiddleware {
 }
 
 extension OutputOptions {
-    /// The colours of HTTP heads written to `descriptor`: with `--color always`, never with
-    /// `--color never`, else on a terminal unless `NO_COLOR` is set.
+    /// The colours of HTTP heads written to `descriptor`, when it is coloured (``usesColor(on:)``).
     func headColors(on descriptor: Int32) -> HeadColors? {
-        switch color {
-        case .always: return .standard
-        case .never: return nil
-        case .auto:
-            let noColor = ProcessInfo.processInfo.environment["NO_COLOR"].map { !$0.isEmpty } ?? false
-            return !noColor && ResponsePrinter.isTerminal(descriptor) ? .standard : nil
-        }
+        usesColor(on: descriptor) ? .standard : nil
     }
 }
 

@@ -38,13 +38,18 @@ struct OutputOptions: ParsableArguments {
 
     /// The colours to use, if any: never when the output is not pretty-printed.
     var colors: JSONText.Colors? {
-        guard prettyPrints else { return nil }
+        prettyPrints && usesColor(on: STDOUT_FILENO) ? .standard : nil
+    }
+
+    /// Whether what is written to `descriptor` is coloured: with `--color always`, never with
+    /// `--color never`, else on a terminal unless `NO_COLOR` is set (https://no-color.org).
+    func usesColor(on descriptor: Int32) -> Bool {
         switch color {
-        case .always: return .standard
-        case .never: return nil
+        case .always: return true
+        case .never: return false
         case .auto:
             let noColor = ProcessInfo.processInfo.environment["NO_COLOR"].map { !$0.isEmpty } ?? false
-            return !noColor && ResponsePrinter.isTerminal(STDOUT_FILENO) ? .standard : nil
+            return !noColor && ResponsePrinter.isTerminal(descriptor)
         }
     }
 

@@ -24,20 +24,17 @@ enum PostgresArgument {
     /// The pool retries a server it cannot reach for a minute before it gives up; a command says
     /// so after `limit` instead.
     private static func reach(_ client: PostgresClient, url: String, limit: Duration = .seconds(10)) async throws {
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                try await client.withConnection { _ in }
-                return true
+        let reached = await SystemClock().first(of: { () async -> Result<Void, any Error> in
+            do {
+                return .success(try await client.withConnection { _ in })
+            } catch {
+                return .failure(error)
             }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return false
-            }
-            defer { group.cancelAll() }
-            guard try await group.next() == true else {
-                throw cliError(.storage, "PostgreSQL at \(PostgresURL.redacted(url)) could not be reached within \(limit.components.seconds) s")
-            }
+        }, within: limit)
+        guard let reached else {
+            throw cliError(.storage, "PostgreSQL at \(PostgresURL.redacted(url)) could not be reached within \(limit.components.seconds) s")
         }
+        try reached.get()
     }
 }
 

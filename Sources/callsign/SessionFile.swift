@@ -73,9 +73,7 @@ struct SessionFile: Codable, Equatable, Sendable {
         }
         let file: SessionFile
         do {
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .secondsSince1970
-            file = try decoder.decode(SessionFile.self, from: data)
+            file = try KeptJSON.decoder().decode(SessionFile.self, from: data)
         } catch {
             throw cliError(.storage, "the session file \(path) is damaged (not a Callsign session); remove it or name another")
         }
@@ -85,10 +83,7 @@ struct SessionFile: Codable, Equatable, Sendable {
 
     /// The file's bytes: pretty JSON, keys sorted, dates as seconds.
     func encoded() -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .secondsSince1970
-        return (try? encoder.encode(self)) ?? Data()
+        (try? KeptJSON.encoder(readable: true).encode(self)) ?? Data()
     }
 
     /// The file's bytes within ``maximumSize``: when they would be larger, the oldest cookies are

@@ -155,9 +155,7 @@ struct KeptDefinitions: Codable, Equatable {
         try JSONDepth.check(data, limit: 4)
         let kept: KeptDefinitions
         do {
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .secondsSince1970
-            kept = try decoder.decode(KeptDefinitions.self, from: data)
+            kept = try KeptJSON.decoder().decode(KeptDefinitions.self, from: data)
         } catch {
             throw APIError(.storage, localized: "the kept definitions at \(file.path) are damaged; they are fetched again", underlyingError: error)
         }
@@ -172,11 +170,9 @@ struct KeptDefinitions: Codable, Equatable {
 
     /// Replaces the kept copy at `file`.
     func write(to file: URL) throws(APIError) {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
         let data: Data
         do {
-            data = try encoder.encode(self)
+            data = try KeptJSON.encoder().encode(self)
         } catch {
             throw APIError(.storage, localized: "the kept definitions at \(file.path) cannot be written", underlyingError: error)
         }

@@ -15,6 +15,27 @@ enum JSONDepth {
         throw APIError(.decoding, localized: "the body nests arrays and objects deeper than \(limit) levels (Limits.maximumJSONDepth)")
     }
 
+    /// Decodes `data` as `T` once its depth is within `limit`: the one way the library decodes
+    /// JSON it did not write (bodies, error bodies, events, WebSocket messages). `failure` words
+    /// the error for the caller, from the type's name and the decoder's reason.
+    ///
+    /// ```swift
+    /// let value = try JSONDepth.decode(Tick.self, from: data, decoder: decoder, limit: 64) { type, reason, error in
+    ///     APIError(.decoding, localized: "the message could not be decoded as \(type): \(reason)", underlyingError: error)
+    /// }
+    /// ```
+    static func decode<T: Decodable>(
+        _ type: T.Type, from data: Data, decoder: JSONDecoder, limit: Int,
+        failure: (_ typeName: String, _ reason: String, _ error: any Error) -> APIError
+    ) throws(APIError) -> T {
+        try check(data, limit: limit)
+        do {
+            return try decoder.decode(T.self, from: data)
+        } catch {
+            throw failure(Response.typeName(T.self), Response.describe(error), error)
+        }
+    }
+
     /// Whether `data` nests deeper than `limit`.
     static func exceeds(_ data: Data, limit: Int) -> Bool {
         var depth = 0

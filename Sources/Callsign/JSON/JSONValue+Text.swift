@@ -192,16 +192,7 @@ private struct JSONTextParser {
         }
         while true {
             elements.append(try value())
-            skipSpace()
-            guard index < bytes.count else { throw failure("unexpected end of text in an array") }
-            index += 1
-            switch bytes[index - 1] {
-            case UInt8(ascii: ","): continue
-            case UInt8(ascii: "]"): return .array(elements)
-            default:
-                index -= 1
-                throw failure("expected , or ] in an array")
-            }
+            if try ends(at: "]", in: "an array") { return .array(elements) }
         }
     }
 
@@ -221,16 +212,24 @@ private struct JSONTextParser {
             index += 1
             let element = try value()
             if members[key] == nil { members[key] = element }
-            skipSpace()
-            guard index < bytes.count else { throw failure("unexpected end of text in an object") }
+            if try ends(at: "}", in: "an object") { return .object(members) }
+        }
+    }
+
+    /// After an element of `container`: `true` at its closing byte, `false` at a comma (another
+    /// element follows), an error for anything else.
+    private mutating func ends(at close: Unicode.Scalar, in container: String) throws(JSONTextError) -> Bool {
+        skipSpace()
+        guard index < bytes.count else { throw failure("unexpected end of text in \(container)") }
+        switch bytes[index] {
+        case UInt8(ascii: ","):
             index += 1
-            switch bytes[index - 1] {
-            case UInt8(ascii: ","): continue
-            case UInt8(ascii: "}"): return .object(members)
-            default:
-                index -= 1
-                throw failure("expected , or } in an object")
-            }
+            return false
+        case UInt8(ascii: close):
+            index += 1
+            return true
+        default:
+            throw failure("expected , or \(close) in \(container)")
         }
     }
 

@@ -72,15 +72,7 @@ extension Response {
     /// ``decode(_:decoder:)`` (the JSON depth limit, the property-list door), without its status
     /// check or envelope.
     func decodeErrorBody<T: Decodable>(_ type: T.Type) throws(APIError) -> T {
-        let payload = try jsonBody()
-        try JSONDepth.check(payload, limit: self.settings.maximumJSONDepth)
-        do {
-            return try self.settings.decoder.decode(T.self, from: payload)
-        } catch {
-            throw APIError(
-                .decoding, localized: "the body could not be decoded as \(Self.typeName(T.self)): \(Self.describe(error))",
-                request: self.request, response: self, underlyingError: error)
-        }
+        try decodeJSON(T.self, from: jsonBody(), decoder: self.settings.decoder)
     }
 }
 

@@ -244,13 +244,15 @@ extension Response {
         if T.self == EmptyResponse.self, let empty = EmptyResponse() as? T { return empty }
         if (self.request.acceptsNullResponse ?? false) && payload.isEmpty { payload = Data("null".utf8) }
         try checkResponseType(payload)
-        try JSONDepth.check(payload, limit: self.settings.maximumJSONDepth)
-        do {
-            return try (decoder ?? self.settings.decoder).decode(T.self, from: payload)
-        } catch {
-            throw APIError(
-                .decoding, localized: "the body could not be decoded as \(Self.typeName(T.self)): \(Self.describe(error))",
-                request: self.request, response: self, underlyingError: error)
+        return try decodeJSON(T.self, from: payload, decoder: decoder ?? self.settings.decoder)
+    }
+
+    /// `payload` (this response's body, or its envelope's part) decoded as `T` within the JSON
+    /// depth limit; a failure names the type and carries the request and this response.
+    func decodeJSON<T: Decodable>(_ type: T.Type, from payload: Data, decoder: JSONDecoder) throws(APIError) -> T {
+        try JSONDepth.decode(T.self, from: payload, decoder: decoder, limit: self.settings.maximumJSONDepth) { type, reason, error in
+            APIError(
+                .decoding, localized: "the body could not be decoded as \(type): \(reason)", request: self.request, response: self, underlyingError: error)
         }
     }
 

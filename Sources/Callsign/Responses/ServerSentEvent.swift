@@ -32,14 +32,8 @@ public struct ServerSentEvent: Sendable, Hashable {
     /// ```
     /// - Throws: ``APIError`` with ``APIError/Code/decoding``.
     public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder = JSONDecoder(), limits: Limits = .default) throws(APIError) -> T {
-        let bytes = Data(data.utf8)
-        try JSONDepth.check(bytes, limit: limits.maximumJSONDepth)
-        do {
-            return try decoder.decode(T.self, from: bytes)
-        } catch {
-            throw APIError(
-                .decoding, localized: "the event's data could not be decoded as \(Response.typeName(T.self)): \(Response.describe(error))",
-                underlyingError: error)
+        try JSONDepth.decode(T.self, from: Data(data.utf8), decoder: decoder, limit: limits.maximumJSONDepth) { type, reason, error in
+            APIError(.decoding, localized: "the event's data could not be decoded as \(type): \(reason)", underlyingError: error)
         }
     }
 }

@@ -13,6 +13,27 @@ public protocol CallClock: Sendable {
     func sleep(for duration: Duration) async throws
 }
 
+extension CallClock {
+    /// `operation`'s result, or `nil` when `timeout` passes on this clock first; the loser is
+    /// cancelled and awaited.
+    ///
+    /// ```swift
+    /// let answered = await clock.first(of: { try? await connection.ping() }, within: .seconds(5)) != nil
+    /// ```
+    package func first<T: Sendable>(of operation: @escaping @Sendable () async -> T, within timeout: Duration) async -> T? {
+        await withTaskGroup(of: T?.self) { group in
+            group.addTask { await operation() }
+            group.addTask {
+                try? await sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+}
+
 /// The real, monotonic clock.
 public struct SystemClock: CallClock {
     /// Creates the system clock.

@@ -453,22 +453,15 @@ public final class WebSocket: Sendable {
 
     /// `true` when a pong came in time, `false` when it did not, `nil` when the connection closed.
     private static func pong(from connection: any WebSocketConnection, within timeout: Duration, clock: any CallClock) async -> Bool? {
-        await withTaskGroup(of: Bool?.self) { group in
-            group.addTask {
-                do {
-                    try await connection.ping()
-                    return true
-                } catch {
-                    return Task.isCancelled ? false : nil
-                }
-            }
-            group.addTask {
-                try? await clock.sleep(for: timeout)
+        let answer = await clock.first(of: { () async -> Bool in
+            do {
+                try await connection.ping()
+                return true
+            } catch {
                 return false
             }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+        }, within: timeout)
+        // No answer in time is `false`; a ping that failed because the connection closed, `nil`.
+        return answer.map { $0 ? true : nil } ?? false
     }
 }

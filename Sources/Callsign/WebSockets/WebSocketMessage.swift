@@ -45,14 +45,8 @@ public enum WebSocketMessage: Sendable, Hashable {
     /// ```
     /// - Throws: ``APIError`` with ``APIError/Code/decoding``.
     public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder = JSONDecoder(), limits: Limits = .default) throws(APIError) -> T {
-        let bytes = data
-        try JSONDepth.check(bytes, limit: limits.maximumJSONDepth)
-        do {
-            return try decoder.decode(T.self, from: bytes)
-        } catch {
-            throw APIError(
-                .decoding, localized: "the WebSocket message could not be decoded as \(Response.typeName(T.self)): \(Response.describe(error))",
-                underlyingError: error)
+        try JSONDepth.decode(T.self, from: data, decoder: decoder, limit: limits.maximumJSONDepth) { type, reason, error in
+            APIError(.decoding, localized: "the WebSocket message could not be decoded as \(type): \(reason)", underlyingError: error)
         }
     }
 
