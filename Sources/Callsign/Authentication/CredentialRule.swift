@@ -107,7 +107,7 @@ public enum CredentialRule {
         /// The origin an ``Endpoint``'s own base URL vouches for: the code that built the request
         /// named it.
         private static func vouchedOrigin(_ context: MiddlewareContext) -> Origin? {
-            guard let endpoint = context.endpoint else { return nil }
+            guard let endpoint = context.fields.endpoint else { return nil }
             return type(of: endpoint).baseURL.flatMap(Origin.init)
         }
     }

@@ -233,7 +233,7 @@ enum FileDownload {
             do {
                 try await write(
                     body, status: response.status.code, headers: response.headers, url: url, to: target, resume: resume,
-                    progress: context.progress)
+                    progress: context.fields.progress)
             } catch is Restart where resume != nil {
                 resume = nil  // the partial file was discarded: ask for the whole file
                 continue

@@ -176,7 +176,7 @@ extension APIClient {
         request.tag = entry.tag
         request.needsAuthorization = entry.needsAuthorization
         var call = Call(request)
-        call.context.isReplay = true
+        call.context.fields.isReplay = true
         return call
     }
 

@@ -26,13 +26,13 @@ struct Call: Sendable {
         request.headers = E.headers.merging(request.headers)
         if let accepted = endpoint.acceptedStatusCodes { request.acceptedStatusCodes = accepted }
         self.init(request)
-        context.endpoint = endpoint
+        context.fields.endpoint = endpoint
     }
 
     /// The call with its body read as `reading` says.
     func reading(_ reading: MiddlewareContext.BodyReading) -> Call {
         var call = self
-        call.context.bodyReading = reading
+        call.context.fields.bodyReading = reading
         return call
     }
 }
@@ -150,8 +150,8 @@ extension APIClient {
         }
         var call = call
         let observers = self.observers
-        call.context.observedCall = observed
-        call.context.progress = ProgressReporter(parent: call.context.progress) { progress in
+        call.context.fields.observedCall = observed
+        call.context.fields.progress = ProgressReporter(parent: call.context.fields.progress) { progress in
             observers.progressed(observed, progress)
         }
         return try await runInSlots(call)
@@ -165,10 +165,10 @@ extension APIClient {
         var context = call.context
         // Only what differs from the defaults is written: the usual call copies its context's
         // box once, for its API name, and nothing else.
-        if let apiName = request.apiName { context.apiName = apiName }
-        if let tag = request.tag { context.tag = tag }
-        if let logger = request.logger ?? configuration.observability.logger { context.logger = logger }
-        if redactsMoreThanDefault { context.redaction = credentialRedaction }
+        if let apiName = request.apiName { context.fields.apiName = apiName }
+        if let tag = request.tag { context.fields.tag = tag }
+        if let logger = request.logger ?? configuration.observability.logger { context.fields.logger = logger }
+        if redactsMoreThanDefault { context.fields.redaction = credentialRedaction }
         // The clock the call's deadline is an instant of, for the middlewares that tighten it
         // (a type comparison, not a cast: nothing is written for the system clock).
         if type(of: configuration.clock) != SystemClock.self { context.clock = configuration.clock }
@@ -202,7 +202,7 @@ extension APIClient {
     func deduplicationKey(for call: Call) -> String? {
         let request = call.request
         guard configuration.tasks.deduplicatesRequests, request.method == .get || request.method == .head, request.body == nil,
-            case .memory = call.context.bodyReading,
+            case .memory = call.context.fields.bodyReading,
             let prepared = try? { () throws(APIError) -> PreparedRequest in
                 var copy = request
                 return try factory.prepare(&copy)

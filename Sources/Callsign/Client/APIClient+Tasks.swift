@@ -66,7 +66,7 @@ extension APIClient {
         let buffer = LatestProgress()
         var call = call
         let sink = ProgressReporter(buffer: buffer)
-        call.context.progress = sink
+        call.context.fields.progress = sink
         // Nobody can join most calls: they run in this one task, registered so that
         // `cancel(identifier:)`, `cancel(group:)` and `cancelAll()` reach it. The others are shared.
         let unshared = registerUnshared(call)

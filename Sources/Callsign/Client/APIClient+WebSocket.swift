@@ -78,7 +78,7 @@ extension APIClient {
     /// answer, or the answer as an error.
     func openWebSocket(_ request: Request, upgrade: WebSocketUpgrade) async throws(APIError) -> (any WebSocketConnection, Response) {
         var call = Call(request).reading(.stream)
-        call.context.webSocket = upgrade
+        call.context.fields.webSocket = upgrade
         var response = try await perform(call)
         if let connection = response.webSocket, response.status.code == 101 {
             response.webSocket = nil

@@ -76,16 +76,26 @@ public final class Reachability: Sendable {
 
     private struct Known {
         var status: Status
-        var since: ContinuousClock.Instant
+        /// The ``Evidence`` number of the record that said it.
+        var seen: UInt64
     }
 
     private struct State {
-        /// Each origin's status and when it was learned.
+        /// Each origin's status and which record said it.
         var origins: [Origin: Known] = [:]
         var path = NetworkPath.assumed
     }
 
+    /// Where an attempt stands among the records of every origin: taken when it starts, it
+    /// tells afterwards whether an origin was seen answering since. A counter, not a clock: what
+    /// matters is which came first, and an attempt pays one atomic load for it.
+    struct Evidence: Sendable {
+        fileprivate let number: UInt64
+    }
+
     private let state = Mutex(State())
+    /// The number of the last record, of any origin.
+    private let records = Atomic<UInt64>(0)
     private let watchers = Broadcast<Change>()
     private let monitor: SystemPathMonitor?
     /// Origins remembered at most: past it, the reachable ones are forgotten first.
@@ -156,14 +166,17 @@ public final class Reachability: Sendable {
     /// Records what a call or a probe of `origin` showed; tells the readers when it changed (or
     /// `always`). A failure of an attempt that started before the origin was last seen reachable
     /// is stale and changes nothing: the answer came after it.
-    func record(_ status: Status, origin: Origin, always: Bool = false, attemptStarted: ContinuousClock.Instant? = nil) {
-        let now = ContinuousClock.now
+    func record(_ status: Status, origin: Origin, always: Bool = false, attemptStarted: Evidence? = nil) {
         let change = state.withLock { state -> Change? in
-            if let attemptStarted, status == .unreachable, let known = state.origins[origin], known.status == .reachable, known.since > attemptStarted {
+            if let attemptStarted, status == .unreachable, let known = state.origins[origin], known.status == .reachable,
+                known.seen > attemptStarted.number
+            {
                 return nil
             }
-            // The last time it was seen so; one look-up, as every answer comes here.
-            let known = state.origins.updateValue(Known(status: status, since: now), forKey: origin)
+            // Numbered under the lock, so the numbers follow the records' order. One look-up, as
+            // every answer comes here.
+            let seen = records.wrappingAdd(1, ordering: .relaxed).newValue
+            let known = state.origins.updateValue(Known(status: status, seen: seen), forKey: origin)
             guard always || known?.status != status else { return nil }
             if state.origins.count > Self.maximumOrigins {
                 let forgotten = state.origins.first { $0.key != origin && $0.value.status != .unreachable }?.key
@@ -175,10 +188,16 @@ public final class Reachability: Sendable {
         if let change { watchers.send(change) }
     }
 
+    /// Where an attempt starting now stands: an attempt's failure recorded with it is stale if its
+    /// origin was seen answering after it.
+    func evidenceNow() -> Evidence {
+        Evidence(number: records.load(ordering: .relaxed))
+    }
+
     /// What a call's outcome says of its origin: an answer, reachable; a failure that never
     /// reached the server (refused, unresolvable, a connect timed out), unreachable; anything
     /// else (cancelled, a refusal before sending) nothing.
-    func observe(_ error: APIError?, origin: Origin?, attemptStarted: ContinuousClock.Instant) {
+    func observe(_ error: APIError?, origin: Origin?, attemptStarted: Evidence) {
         guard let origin else { return }
         guard let error else { return record(.reachable, origin: origin) }
         if error.response != nil || error.responseStarted { return record(.reachable, origin: origin) }

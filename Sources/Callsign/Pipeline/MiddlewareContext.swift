@@ -114,6 +114,11 @@ public struct MiddlewareContext: BoxedFields, Sendable {
     private var storage: CopyOnWrite<Fields>
 
     /// All the facts at once; read and change them one by one on the context itself.
+    ///
+    /// Through `fields`, a fact is read or changed in its box (`context.fields.attempt`); the
+    /// shorter member lookup (`context.attempt`) reads the same value through a key path, which
+    /// copies the facts first: tens of nanoseconds, which Callsign's own stages, on every call,
+    /// do without.
     public var fields: Fields {
         _read { yield storage.value }
         _modify { yield &storage.value }
@@ -179,7 +184,7 @@ extension MiddlewareContext {
     /// changed context; nothing for one that passes its own.
     func tightensDeadline(of given: MiddlewareContext) -> Bool {
         guard let deadline = fields.deadline else { return false }
-        guard let outer = given.deadline else { return true }
+        guard let outer = given.fields.deadline else { return true }
         return deadline < outer
     }
 

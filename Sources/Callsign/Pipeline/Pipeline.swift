@@ -285,6 +285,6 @@ struct Pipeline: Sendable {
         // A call's own middlewares run above both stages, and may set either.
         if request.deadline != nil || !request.middlewares.isEmpty { extras.insert(.deadline) }
         if !request.middlewares.isEmpty { extras.insert(.hedging) }
-        return chains[extras.rawValue].stages(for: request, isReplay: context.isReplay)
+        return chains[extras.rawValue].stages(for: request, isReplay: context.fields.isReplay)
     }
 }

@@ -26,9 +26,9 @@ struct CallLog {
     private let redaction: Redaction
 
     init(_ context: MiddlewareContext, settings: CallLogSettings) {
-        logger = context.logger
+        logger = context.fields.logger
         self.settings = settings
-        redaction = context.redaction
+        redaction = context.fields.redaction
     }
 
     /// `debug`: an attempt starts (method and URL as far as known).

@@ -62,8 +62,8 @@ public final class HARRecorder: Middleware {
 
     private func mask(for request: Request, context: MiddlewareContext) -> SecretMask {
         // Your own redaction still masks the values the client's authentication knows.
-        guard var redaction else { return SecretMask(redaction: context.redaction, request: request) }
-        redaction.secretValues += context.redaction.secretValues
+        guard var redaction else { return SecretMask(redaction: context.fields.redaction, request: request) }
+        redaction.secretValues += context.fields.redaction.secretValues
         return SecretMask(redaction: redaction, request: request)
     }
 

@@ -18,7 +18,7 @@ struct AuthenticationStage: Middleware {
         // headers did), and then the scheme leaves the call alone as well.
         guard !keepCallsOwnHeaders(of: request, in: &authorized) else { return try await next(authorized) }
         var context = context
-        context.authorizingScheme = scheme
+        context.fields.authorizingScheme = scheme
         let response = try await next(authorized, context: context)
         guard let again = try await scheme.reauthorize(authorized, after: response, context: context) else { return response }
         return try await next(again, context: context)

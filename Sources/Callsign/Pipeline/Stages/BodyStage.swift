@@ -6,12 +6,12 @@ struct BodyStage: Middleware {
     let limit: Int
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
-        switch context.bodyReading {
+        switch context.fields.bodyReading {
         case .memory:
             return try await collect(request, context: context, next: next)
         case .stream:
             let response = try await next(request, context: context)
-            context.headArrived?()
+            context.fields.headArrived?()
             return response
         case .file(let destination, let resuming):
             return try await FileDownload.transfer(request, to: destination, resuming: resuming, context: context, next: next)
@@ -20,9 +20,9 @@ struct BodyStage: Middleware {
 
     private func collect(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         let start = ContinuousClock.now
-        let progress = context.progress
+        let progress = context.fields.progress
         var response = try await next(request, context: context)
-        context.headArrived?()
+        context.fields.headArrived?()
         guard let stream = response.bodyStream else { return response }
         // A transport that handed the body over whole said when it ended; else it is timed here.
         let headArrived = response.timings.complete == nil ? ContinuousClock.now : nil

@@ -83,7 +83,7 @@ extension CacheStage {
                 do {
                     try await cache.storage.removeEntries(url: entry.url)
                 } catch {
-                    context.logger?.debug("the HTTP cache could not invalidate an entry", metadata: ["callsign.error": "\(error)"])
+                    context.fields.logger?.debug("the HTTP cache could not invalidate an entry", metadata: ["callsign.error": "\(error)"])
                 }
             }
         }
@@ -96,7 +96,7 @@ extension CacheStage {
         do {
             try await cache.storage.store(entry)
         } catch {
-            context.logger?.debug("the HTTP cache could not store a response", metadata: ["callsign.error": "\(error)"])
+            context.fields.logger?.debug("the HTTP cache could not store a response", metadata: ["callsign.error": "\(error)"])
         }
     }
 
@@ -114,9 +114,9 @@ extension CacheStage {
         }
         for url in urls {
             do {
-                try await cache.storage.removeEntries(url: context.redaction.redact(url: url.absoluteString))
+                try await cache.storage.removeEntries(url: context.fields.redaction.redact(url: url.absoluteString))
             } catch {
-                context.logger?.debug("the HTTP cache could not invalidate an entry", metadata: ["callsign.error": "\(error)"])
+                context.fields.logger?.debug("the HTTP cache could not invalidate an entry", metadata: ["callsign.error": "\(error)"])
             }
         }
     }

@@ -30,7 +30,7 @@ struct CacheStage: Middleware {
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         // Only bodies read into memory are cached: streams and downloads go to the network.
-        guard case .memory = context.bodyReading else { return try await next(request) }
+        guard case .memory = context.fields.bodyReading else { return try await next(request) }
         guard request.method == .get || request.method == .head else {
             let response = try await next(request)
             if ![.options, .trace].contains(request.method), (200..<400).contains(response.status.code) {
@@ -46,11 +46,11 @@ struct CacheStage: Middleware {
         do {
             digestKey = try await cache.storage.partitionKey()
         } catch {
-            context.logger?.debug("the HTTP cache has no partition key; the call goes to the network", metadata: ["callsign.error": "\(error)"])
+            context.fields.logger?.debug("the HTTP cache has no partition key; the call goes to the network", metadata: ["callsign.error": "\(error)"])
             return try await next(request)
         }
         let key = Self.key(
-            url: prepared.url, headers: headers, method: request.method, redaction: context.redaction,
+            url: prepared.url, headers: headers, method: request.method, redaction: context.fields.redaction,
             digestKey: digestKey)
         let lookup = Lookup(
             request: request, probe: probe, key: key, headers: headers, requestControl: CacheControl(headers["Cache-Control"]),
@@ -147,7 +147,7 @@ struct CacheStage: Middleware {
                     await stage.storeIfAllowed(response, lookup: lookup, requestTime: requestTime, context: context)
                 }
             } catch {
-                context.logger?.debug("the HTTP cache could not revalidate in the background", metadata: ["callsign.error": "\(error)"])
+                context.fields.logger?.debug("the HTTP cache could not revalidate in the background", metadata: ["callsign.error": "\(error)"])
             }
         }
     }
@@ -258,7 +258,7 @@ struct CacheStage: Middleware {
         do {
             candidates = try await cache.storage.entries(url: key.url, partition: key.partition, method: key.method)
         } catch {
-            context.logger?.debug("the HTTP cache could not be read", metadata: ["callsign.error": "\(error)"])
+            context.fields.logger?.debug("the HTTP cache could not be read", metadata: ["callsign.error": "\(error)"])
             return nil
         }
         return candidates.first { entry in

@@ -24,7 +24,7 @@ struct CommonParametersStage: Middleware {
                     request.query[key] = value
                 }
             case .parameters:
-                context.commonParameterNames.formUnion(common.keys.filter { request.parameters[$0] == nil })
+                context.fields.commonParameterNames.formUnion(common.keys.filter { request.parameters[$0] == nil })
                 request.parameters.merge(common) { own, _ in own }
             }
         }

@@ -11,7 +11,7 @@ struct DecompressionStage: Middleware {
         var response = try await next(request, context: context)
         guard let stream = response.bodyStream, response.headers[.contentEncoding] != nil else { return response }
         // A download's decoded size is bounded by the policy alone; anything in memory by the cap too.
-        let decodedLimit = context.bodyReading.isFile ? policy.maximumDecodedSize : (policy.maximumDecodedSize ?? bodyLimit)
+        let decodedLimit = context.fields.bodyReading.isFile ? policy.maximumDecodedSize : (policy.maximumDecodedSize ?? bodyLimit)
         let head = HTTPResponse(status: response.status, headerFields: response.headers)
         do {
             let (decoded, decodedHead) = try ContentDecoding.decode(stream, head: head, policy: policy, decodedLimit: decodedLimit)

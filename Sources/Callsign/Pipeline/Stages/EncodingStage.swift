@@ -13,7 +13,7 @@ struct EncodingStage: Middleware {
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         var request = request
-        let prepared = try factory.prepare(&request, forDownload: context.bodyReading.isFile)
+        let prepared = try factory.prepare(&request, forDownload: context.fields.bodyReading.isFile)
         let encoded = WireRequest(head: prepared.head, body: prepared.body)
         let startedAt = Date()
         let start = ContinuousClock.now
@@ -35,9 +35,9 @@ struct EncodingStage: Middleware {
         response.sentBody = sent.body
         response.httpVersion = answer.httpVersion
         response.webSocket = answer.webSocket
-        context.idleWatch?.arrived(response)
+        context.fields.idleWatch?.arrived(response)
         do {
-            response.declaredLength = try limits.check(answer.head, upgrading: context.webSocket != nil).map { Int(clamping: $0) }
+            response.declaredLength = try limits.check(answer.head, upgrading: context.fields.webSocket != nil).map { Int(clamping: $0) }
         } catch {
             throw APIError.wrap(error, request: request)
         }

@@ -26,13 +26,13 @@ struct HedgeStage: Middleware {
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         // A download writes one file: two attempts would write it together.
-        guard let policy = request.hedging ?? defaultPolicy, policy.isEnabled, request.maySendAgain, !context.bodyReading.isFile, context.webSocket == nil
+        guard let policy = request.hedging ?? defaultPolicy, policy.isEnabled, request.maySendAgain, !context.fields.bodyReading.isFile, context.fields.webSocket == nil
         else { return try await next(request) }
         let key = policy.delay.isObserved ? HedgeLatencies.Key(request) : nil
         let delay = policy.delay.duration { percentile in key.flatMap { latencies.percentile(percentile, for: $0) } }
         let started = clock.now
         // No hedge could start before the deadline with as long to answer as the first attempt had.
-        if let deadline = context.deadline, deadline - started < delay { return try await next(request) }
+        if let deadline = context.fields.deadline, deadline - started < delay { return try await next(request) }
         return try await race(request, policy: policy, delay: delay, key: key, started: started, context: context, next: next)
     }
 
@@ -78,7 +78,7 @@ struct HedgeStage: Middleware {
                     if let key { latencies.record(clock.now - started, for: key) }
                 case .delayPassed:
                     guard hedging, !headArrived, launched <= policy.maximumExtraAttempts else { continue }
-                    if let deadline = context.deadline, deadline - clock.now < delay {
+                    if let deadline = context.fields.deadline, deadline - clock.now < delay {
                         hedging = false  // the time left only shrinks: no later hedge either
                         continue
                     }
@@ -115,11 +115,11 @@ struct HedgeStage: Middleware {
     }
 
     private func log(_ message: String, request: Request, hedge: Int, delay: Duration, context: MiddlewareContext) {
-        guard let logger = context.logger, logger.logLevel <= .debug else { return }
+        guard let logger = context.fields.logger, logger.logLevel <= .debug else { return }
         logger.debug(
             "\(message)",
             metadata: [
-                "callsign.api": .string(request.apiName ?? ""), "callsign.attempt": .stringConvertible(context.attempt),
+                "callsign.api": .string(request.apiName ?? ""), "callsign.attempt": .stringConvertible(context.fields.attempt),
                 "callsign.hedge": .stringConvertible(hedge), "callsign.delay_ms": .stringConvertible(delay.wholeMilliseconds),
             ])
     }

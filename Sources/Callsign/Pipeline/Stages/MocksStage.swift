@@ -15,7 +15,7 @@ struct MocksStage: WireMiddleware {
         let body = request.body?.isReplayable == true ? try await request.body?.collect() : nil
         let mockRequest = MockRequest(
             method: request.head.method.rawValue, url: url, headers: Headers(request.head.headerFields),
-            body: body, apiName: context.apiName, endpoint: context.endpoint, tag: context.tag)
+            body: body, apiName: context.fields.apiName, endpoint: context.fields.endpoint, tag: context.fields.tag)
         guard var answer = try await mocks.answer(mockRequest, bodyLimit: bodyLimit) else { return try await next(request) }
         answer.request = request
         return answer

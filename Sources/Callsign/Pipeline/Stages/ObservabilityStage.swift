@@ -14,7 +14,7 @@ struct ObservabilityStage: Middleware {
         let span = telemetry.startSpan("HTTP \(request.method.rawValue)")
         if let span {
             span.attributes["http.request.method"] = request.method.rawValue
-            span.attributes["url.full"] = context.redaction.redact(url: request.path)
+            span.attributes["url.full"] = context.fields.redaction.redact(url: request.path)
             if let apiName = request.apiName { span.attributes["callsign.api"] = apiName }
         }
         defer { span?.end() }
@@ -28,7 +28,7 @@ struct ObservabilityStage: Middleware {
             }
             span?.record(status: response.status.code)
             telemetry.recordSuccess(response)
-            if context.logger != nil { CallLog(context, settings: log).finished(response) }
+            if context.fields.logger != nil { CallLog(context, settings: log).finished(response) }
             return response
         } catch {
             let failure = APIClient.callFailure(error, request: request)

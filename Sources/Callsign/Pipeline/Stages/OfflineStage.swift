@@ -13,7 +13,7 @@ struct OfflineStage: Middleware {
     let drain: OfflineDrain
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
-        guard request.storePolicy == .offline, !context.isReplay else { return try await next(request) }
+        guard request.storePolicy == .offline, !context.fields.isReplay else { return try await next(request) }
         var request = request
         // Sending twice is harmless when the method is idempotent, or when the caller's key
         // (their own header, or the retry policy's) lets the server recognise a repeat.
@@ -43,7 +43,7 @@ struct OfflineStage: Middleware {
     private func enqueue(_ request: Request, failure: APIError, context: MiddlewareContext) async -> APIError {
         let queued: QueuedRequest
         do throws(APIError) {
-            queued = try await Self.queuedForm(of: request, factory: factory, redaction: context.redaction)
+            queued = try await Self.queuedForm(of: request, factory: factory, redaction: context.fields.redaction)
         } catch {
             var refusal = error
             refusal.text = "the server could not be reached (\(failure.text)), and the request could not be queued: \(error.text)"
@@ -80,7 +80,7 @@ struct OfflineStage: Middleware {
             }
         outcome.queuedRequestID = stored.id
         drain.queued(stored.url)
-        context.logger?.debug(
+        context.fields.logger?.debug(
             "request queued offline",
             metadata: ["callsign.api": .string(request.apiName ?? ""), "callsign.queue_id": .stringConvertible(stored.id)])
         return outcome

@@ -10,7 +10,7 @@ struct RateLimitStage: Middleware {
     let telemetry: Telemetry
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
-        guard let key = limits.key(path: request.path, tag: request.tag ?? context.tag) else { return try await next(request) }
+        guard let key = limits.key(path: request.path, tag: request.tag ?? context.fields.tag) else { return try await next(request) }
         guard let store = limits.store else {
             try await wait(at: key, request: request, context: context)
             let response = try await next(request)
@@ -25,7 +25,7 @@ struct RateLimitStage: Middleware {
             } catch {
                 // This process's gate is closed all the same, and the answer is the caller's:
                 // the others only miss the server's word until their own answers say it.
-                context.logger?.warning(
+                context.fields.logger?.warning(
                     "the rate-limit store did not take the server's wait", metadata: ["callsign.error": "\(error)"])
             }
         }
@@ -37,12 +37,12 @@ struct RateLimitStage: Middleware {
     private func wait(at key: RateLimits.Key, in store: any RateLimitStore, request: Request, context: MiddlewareContext) async throws {
         let started = clock.now
         // What this process already knows refuses a call without a round trip or a turn taken.
-        if let closed = limits.closedUntil(key), let deadline = context.deadline, closed > deadline {
+        if let closed = limits.closedUntil(key), let deadline = context.fields.deadline, closed > deadline {
             throw refusal(key, in: closed - started, request: request)
         }
         let reservation: RateLimitReservation
         do {
-            reservation = try await store.reserve(key.storeName, limit: limits.limit(for: key), within: context.deadline.map { max(.zero, $0 - started) })
+            reservation = try await store.reserve(key.storeName, limit: limits.limit(for: key), within: context.fields.deadline.map { max(.zero, $0 - started) })
         } catch {
             var error = error
             error.request = error.request ?? request
@@ -55,7 +55,7 @@ struct RateLimitStage: Middleware {
         while true {
             if let closed = limits.closedUntil(key), closed > until { until = closed }
             let now = clock.now
-            if let deadline = context.deadline, until > deadline {
+            if let deadline = context.fields.deadline, until > deadline {
                 await store.release(key.storeName, reservation: reservation)
                 throw refusal(key, in: until - now, request: request)
             }
@@ -85,7 +85,7 @@ struct RateLimitStage: Middleware {
         var reserved: ContinuousClock.Instant?
         while true {
             let now = clock.now
-            switch limits.admit(key, now: now, deadline: context.deadline, reserved: reserved) {
+            switch limits.admit(key, now: now, deadline: context.fields.deadline, reserved: reserved) {
             case .go:
                 if now > started { telemetry.recordRateLimitWait(request, duration: now - started) }
                 return

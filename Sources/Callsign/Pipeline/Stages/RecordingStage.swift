@@ -21,7 +21,7 @@ struct RecordingStage: Middleware {
             telemetry.activeTracer.inject(span.context, into: &fields, using: HTTPFieldsInjector())
             for field in fields { request.headers[field.name.rawName] = field.value }
         }
-        let log = context.logger == nil ? nil : CallLog(context, settings: log)
+        let log = context.fields.logger == nil ? nil : CallLog(context, settings: log)
         log?.sending(request)
         do {
             let response: Response
@@ -32,13 +32,13 @@ struct RecordingStage: Middleware {
             }
             span?.record(status: response.status.code)
             if let span, let spanStart { span.record(response.timings, httpVersion: response.httpVersion, from: spanStart) }
-            if let call = context.observedCall { observers.measured(call, response.timings) }
+            if let call = context.fields.observedCall { observers.measured(call, response.timings) }
             log?.received(response)
             return response
         } catch {
             let failure = APIError.wrap(error, request: request)
             span?.record(failure: failure)
-            if let call = context.observedCall, let answer = failure.response { observers.measured(call, answer.timings) }
+            if let call = context.fields.observedCall, let answer = failure.response { observers.measured(call, answer.timings) }
             throw error
         }
     }

@@ -10,7 +10,7 @@ struct RedirectStage: Middleware {
     static let bodyHeaders = ["Content-Type", "Content-Length", "Content-Encoding", "Content-Language", "Content-Location", "Transfer-Encoding", "Digest", "Content-Digest"]
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
         // A replayed offline request is delivered only by its own URL's answer.
-        guard policy.maximumHops > 0, !context.isReplay else { return try await next(request) }
+        guard policy.maximumHops > 0, !context.fields.isReplay else { return try await next(request) }
         var current = request
         // Built at the first redirect: most responses are not one.
         var visited: Set<String> = []
@@ -62,7 +62,7 @@ struct RedirectStage: Middleware {
                 // transport-time merge of the configuration's headers applies it too).
                 hop.credentialsStripped = true
                 hop.headers = policy.crossOriginHeaders(hop.headers)
-                for name in context.commonParameterNames { hop.parameters[name] = nil }
+                for name in context.fields.commonParameterNames { hop.parameters[name] = nil }
             }
             let key = Self.key(hop)
             guard visited.insert(key).inserted else {

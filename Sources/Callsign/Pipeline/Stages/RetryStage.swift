@@ -25,7 +25,7 @@ struct RetryStage: Middleware {
             var lastResponse: Response?
             var lastError: APIError?
             // The first attempt is the context's own: its box is shared, not copied.
-            if context.attempt != attempt { context.attempt = attempt }
+            if context.fields.attempt != attempt { context.fields.attempt = attempt }
             do {
                 let response = try await next(request, context: context)
                 // A stored answer is what the server said earlier: asking the cache again changes nothing.
@@ -47,7 +47,7 @@ struct RetryStage: Middleware {
                 outcome = error.text
                 lastError = error
             }
-            if let end = context.deadline, clock.now + wait > end {
+            if let end = context.fields.deadline, clock.now + wait > end {
                 var error = APIError(
                     .timedOut,
                     localized: "attempt \(attempt) failed (\(outcome)); the next would start after the deadline (wait \(APIClient.describe(wait)))",
@@ -58,16 +58,16 @@ struct RetryStage: Middleware {
                 throw error
             }
             let said = outcome.resolved(in: log.language, overrides: log.overrides)
-            if let logger = context.logger, logger.logLevel <= .debug {
+            if let logger = context.fields.logger, logger.logLevel <= .debug {
                 logger.debug(
                     "retrying",
                     metadata: [
                         "callsign.api": .string(request.apiName ?? ""), "callsign.attempt": .stringConvertible(attempt),
-                        "callsign.outcome": .string(SecretMask(redaction: context.redaction, request: request).text(said)),
+                        "callsign.outcome": .string(SecretMask(redaction: context.fields.redaction, request: request).text(said)),
                         "callsign.wait_ms": .stringConvertible(wait.wholeMilliseconds),
                     ])
             }
-            if let call = context.observedCall { observers.willRetry(call, AttemptReport(attempt: attempt, outcome: said, wait: wait)) }
+            if let call = context.fields.observedCall { observers.willRetry(call, AttemptReport(attempt: attempt, outcome: said, wait: wait)) }
             try await clock.sleep(for: wait)
             attempt += 1
         }

@@ -3,7 +3,7 @@
 /// form. In the chain only when the client has an authentication scheme.
 struct SigningStage: WireMiddleware {
     func intercept(_ request: WireRequest, context: MiddlewareContext, next: WireNext) async throws -> TransportResponse {
-        guard let scheme = context.authorizingScheme else { return try await next(request) }
+        guard let scheme = context.fields.authorizingScheme else { return try await next(request) }
         return try await next(try await scheme.sign(request, context: context))
     }
 }

@@ -20,19 +20,19 @@ struct TimeoutStage: Middleware {
     }
 
     func intercept(_ request: Request, context: MiddlewareContext, next: MiddlewareNext) async throws -> Response {
-        let consumer = context.bodyReading
+        let consumer = context.fields.bodyReading
         // A download's length has no natural bound: only an explicit timeout limits one attempt.
         let limit = request.timeout ?? (consumer.isFile ? nil : attempt)
         var context = context
         // An attempt that must be over within the idle limit cannot stay idle for longer: no watch.
         let watch = idle.flatMap { idle in limit.map { $0 <= idle } == true ? nil : IdleWatch(limit: idle) }
-        if watch != nil || context.idleWatch != nil { context.idleWatch = watch }
+        if watch != nil || context.fields.idleWatch != nil { context.fields.idleWatch = watch }
         var response: Response
         do {
             if watch == nil, let limit, transportEnforcesAttemptDeadlines, !consumer.isFile {
                 // No timer task: the transport ends the attempt at the instant. (A file's body is
                 // written above the transport, so only a race can bound it.)
-                context.attemptDeadline = .now + limit
+                context.fields.attemptDeadline = .now + limit
                 response = try await next(request, context: context)
             } else {
                 let bounded = context

@@ -29,15 +29,15 @@ struct TransportStage: WireMiddleware {
     func intercept(_ request: WireRequest, context: MiddlewareContext, next: WireNext) async throws -> TransportResponse {
         var body = request.body?.limitingUnknownLength(to: limits.maximumRequestBodySize)
         // A body read into memory may be read by the transport with the head, in one step.
-        let collects = context.bodyReading == .memory
-        let progress = context.progress
+        let collects = context.fields.bodyReading == .memory
+        let progress = context.fields.progress
         var receiveProgress: (@Sendable (Int64, Int64?) -> Void)?
         if collects, let progress {
             receiveProgress = { received, expected in
                 progress.report(TransferProgress(direction: .download, completedBytes: received, totalBytes: expected))
             }
         }
-        let watch = context.idleWatch
+        let watch = context.fields.idleWatch
         if let watch {
             // Every byte either way restarts the idle limit: a head or body received, a chunk sent.
             let report = receiveProgress
@@ -65,7 +65,7 @@ struct TransportStage: WireMiddleware {
         outgoing.body = body
         // Under an idle watch the head must come up as soon as it arrives, for the error.
         outgoing.bodyReading = collects && watch == nil ? .collect(limit: limits.maximumResponseBodySize) : .stream
-        outgoing.attemptDeadline = context.attemptDeadline
+        outgoing.attemptDeadline = context.fields.attemptDeadline
         outgoing.receiveProgress = receiveProgress
         // The transport tells the bytes as it writes them (AsyncHTTPClient as it takes each chunk,
         // URLSession from its delegate): progress by bytes on both, whatever the body.
@@ -78,22 +78,29 @@ struct TransportStage: WireMiddleware {
         outgoing.proxy = proxy.flatMap { settings in request.url.flatMap(settings.proxy(for:)) }
         outgoing.tls = tls
         outgoing.clientCaches = clientCaches
-        outgoing.webSocket = context.webSocket
+        outgoing.webSocket = context.fields.webSocket
         var sent: TransportResponse
-        let origin = Origin(scheme: request.head.scheme, authority: request.head.authority)
-        let started = ContinuousClock.now
+        let started = reachability.evidenceNow()
         do {
             sent = try await transport.send(outgoing)
         } catch {
             // A time limit says nothing of the origin: it may have been the caller's.
-            if !(error is Deadline.Expired), !Task.isCancelled { reachability.observe(APIError.wrap(error, request: nil), origin: origin, attemptStarted: started) }
+            if !(error is Deadline.Expired), !Task.isCancelled {
+                reachability.observe(APIError.wrap(error, request: nil), origin: Self.origin(of: request), attemptStarted: started)
+            }
             throw error
         }
-        reachability.observe(nil, origin: origin, attemptStarted: started)
+        reachability.observe(nil, origin: Self.origin(of: request), attemptStarted: started)
         upload?.finished()
         sent.body = sent.body.watched(by: watch)
         sent.request = request
         return sent
+    }
+
+    /// The origin an attempt went to, read from its head once the attempt is over (nothing of it
+    /// is held while the transport works).
+    private static func origin(of request: WireRequest) -> Origin? {
+        Origin(scheme: request.head.scheme, authority: request.head.authority)
     }
 
     /// A transport's failure as an ``APIError`` naming the request; a deadline is left to the
