@@ -35,7 +35,8 @@ public struct ChainNext<Seam: PipelineSeam>: Sendable {
 
     /// Sends `input` through the rest of the chain, with the context this stage was given.
     public func callAsFunction(_ input: Seam.Input) async throws -> Seam.Output {
-        try await callAsFunction(input, context: context)
+        // The context this stage was given has no deadline the chain does not already enforce.
+        try await run(input, context: context)
     }
 
     /// Sends `input` through the rest of the chain with changed facts: the stages below see
@@ -48,17 +49,21 @@ public struct ChainNext<Seam: PipelineSeam>: Sendable {
     /// return try await next(request, context: context)
     /// ```
     public func callAsFunction(_ input: Seam.Input, context: MiddlewareContext) async throws -> Seam.Output {
+        guard context.tightensDeadline(of: self.context) else { return try await run(input, context: context) }
+        return try await context.enforcingDeadline(request: Seam.request(of: input)) {
+            try await run(input, context: context)
+        }
+    }
+
+    /// Runs the next stage with `context`.
+    @inline(__always)
+    private func run(_ input: Seam.Input, context: MiddlewareContext) async throws -> Seam.Output {
         guard index < stages.count else {
             // The encoding stage ends every request chain and the transport stage every wire
             // chain, and neither calls on: only a broken chain gets here.
             throw APIError(.invalidRequest, localized: "the middleware chain ended without a transport", request: Seam.request(of: input))
         }
-        let stage = stages[index]
-        let next = ChainNext(stages, at: index + 1, context: context)
-        guard context.tightensDeadline(of: self.context) else { return try await Seam.run(stage, input, context: context, next: next) }
-        return try await context.enforcingDeadline(request: Seam.request(of: input)) {
-            try await Seam.run(stage, input, context: context, next: next)
-        }
+        return try await Seam.run(stages[index], input, context: context, next: ChainNext(stages, at: index + 1, context: context))
     }
 }
 
