@@ -32,6 +32,7 @@ enum PostgresArgument {
             }
         }, within: limit)
         guard let reached else {
+            try Task.checkCancellation()  // a command stopped while it waited was not refused
             throw cliError(.storage, "PostgreSQL at \(PostgresURL.redacted(url)) could not be reached within \(limit.components.seconds) s")
         }
         try reached.get()

@@ -18,7 +18,7 @@ extension CallClock {
     /// cancelled and awaited.
     ///
     /// ```swift
-    /// let answered = await clock.first(of: { try? await connection.ping() }, within: .seconds(5)) != nil
+    /// let answered = await clock.first(of: { (try? await connection.ping()) != nil }, within: .seconds(5)) ?? false
     /// ```
     package func first<T: Sendable>(of operation: @escaping @Sendable () async -> T, within timeout: Duration) async -> T? {
         await withTaskGroup(of: T?.self) { group in
