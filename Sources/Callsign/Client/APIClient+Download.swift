@@ -294,7 +294,7 @@ enum FileDownload {
         let (offset, total) = try continuation(status: status, headers: headers, resume: resume, file: file(target))
         guard let file = file(target) else {
             // A device or FIFO: written into from the first byte, never replaced; nothing to resume.
-            let writer = try FileWriter.open(target, permissions: .ownerOnly)
+            let writer = try await FileWriter.openWaiting(target, permissions: .ownerOnly)
             try await copy(body, into: writer, from: 0, total: total, progress: progress)
             try writer.commit(to: target, permissions: .ownerOnly)
             return

@@ -123,7 +123,8 @@ package final class FileWriter {
     /// A writer for the target: the device or FIFO itself, or a new temporary file beside the
     /// regular file, renamed over it by ``commit(to:permissions:sync:)``.
     ///
-    /// Opening a FIFO waits for a reader, as `curl -o fifo` does.
+    /// Opening a FIFO waits for a reader, as `curl -o fifo` does, holding the calling thread: async
+    /// code uses ``openWaiting(_:permissions:)``, which holds none.
     package static func open(_ target: Target, permissions: Permissions) throws(APIError) -> FileWriter {
         switch target {
         case .stream(let path):
@@ -140,6 +141,32 @@ package final class FileWriter {
             // Named by the path the user gave (a missing folder, no permission), not the temporary one.
             guard descriptor >= 0 else { throw failure(path, errno, what: "cannot be created") }
             return FileWriter(descriptor: descriptor, path: temporary.path, removesUnlessCommitted: true)
+        }
+    }
+
+    /// ``open(_:permissions:)`` for async code: a FIFO with no reader yet is tried again every
+    /// 20 ms instead of holding a thread of the cooperative pool until one comes (a download into
+    /// a FIFO nobody reads would otherwise hold it for good); the wait ends when the task is
+    /// cancelled.
+    package static func openWaiting(_ target: Target, permissions: Permissions) async throws(APIError) -> FileWriter {
+        guard case .stream(let path) = target else { return try open(target, permissions: permissions) }
+        while true {
+            // O_NONBLOCK: a FIFO without a reader is refused at once (ENXIO) instead of waited for.
+            let descriptor = systemOpen(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+            if descriptor >= 0 {
+                let writer = FileWriter(descriptor: descriptor, path: path, removesUnlessCommitted: false)
+                // Written as a blocking descriptor, as `open` makes it.
+                guard fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK) == 0 else {
+                    throw failure(path, errno, what: "cannot be opened for writing")
+                }
+                return writer
+            }
+            guard errno == ENXIO || errno == EINTR else { throw failure(path, errno, what: "cannot be opened for writing") }
+            do {
+                try await Task.sleep(for: .milliseconds(20))
+            } catch {
+                throw APIError(.cancelled, localized: "the download was cancelled while \(path) waited for a reader")
+            }
         }
     }
 

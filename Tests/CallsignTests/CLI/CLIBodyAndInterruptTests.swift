@@ -18,7 +18,11 @@ struct CLIBodyAndInterruptTests {
         let url = folder.appendingPathComponent("body.fifo")
         try #require(mkfifo(url.path, 0o600) == 0)
         Thread.detachNewThread {
-            guard let writer = FileHandle(forWritingAtPath: url.path) else { return }  // waits for the reader
+            // Waits for the reader; opened again when a signal interrupts the wait.
+            var descriptor: Int32
+            repeat { descriptor = open(url.path, O_WRONLY | O_CLOEXEC) } while descriptor < 0 && errno == EINTR
+            guard descriptor >= 0 else { return }
+            let writer = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
             writer.write(bytes)
             try? writer.close()
         }

@@ -39,7 +39,11 @@ private func fifoWithReader(in folder: URL) throws -> (path: String, received: (
     try #require(mkfifo(path, 0o600) == 0)
     let received = AsyncStream<Data> { continuation in
         Thread.detachNewThread {
-            let data = FileHandle(forReadingAtPath: path)?.readDataToEndOfFile() ?? Data()
+            // Opened again when a signal (a test's child process ending) interrupts the wait for
+            // the writer: a reader that gave up would leave the writer waiting for good.
+            var descriptor: Int32
+            repeat { descriptor = open(path, O_RDONLY | O_CLOEXEC) } while descriptor < 0 && errno == EINTR
+            let data = descriptor < 0 ? Data() : FileHandle(fileDescriptor: descriptor, closeOnDealloc: true).readDataToEndOfFile()
             continuation.yield(data)
             continuation.finish()
         }
@@ -175,6 +179,49 @@ struct FileWriterTests {
             _ = try await client.download(.get("/bytes/1000"), to: URL(fileURLWithPath: device))
             #expect(kind(device) == S_IFCHR)
             #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).allSatisfy { !$0.contains("callsign-partial") })
+        }
+    }
+
+    @Test("downloads into FIFOs nobody reads wait without holding the pool's threads, and end when cancelled")
+    func unreadFIFOs() async throws {
+        try await withServer { server, client in
+            let folder = Scratch.folder()
+            // More waiting downloads than the cooperative pool has threads (one per core).
+            let count = ProcessInfo.processInfo.activeProcessorCount + 2
+            let (answers, answer) = AsyncStream.makeStream(of: Void.self)
+            server.route("/fifo-body") { _ in
+                answer.yield()
+                return .json(["to": "a FIFO nobody reads"])
+            }
+            var waiting: [Task<APIError?, Never>] = []
+            for index in 0..<count {
+                let path = folder.appendingPathComponent("unread-\(index)").path
+                try #require(mkfifo(path, 0o600) == 0)
+                waiting.append(Task {
+                    do {
+                        _ = try await client.download(.get("/fifo-body"), to: URL(fileURLWithPath: path))
+                        return nil
+                    } catch let error as APIError {
+                        return error
+                    } catch {
+                        return APIError.wrap(error, request: nil)
+                    }
+                })
+            }
+            // The server has answered every download: each goes on to wait for its FIFO's reader.
+            var answered = 0
+            for await _ in answers {
+                answered += 1
+                if answered == count { break }
+            }
+            // The pool still runs calls while they wait.
+            let response = try await client.send(.get("/json"))
+            #expect(response.status.code == 200)
+            for task in waiting { task.cancel() }
+            for task in waiting {
+                let error = await task.value
+                #expect(error?.code == .cancelled, "\(String(describing: error))")
+            }
         }
     }
 
