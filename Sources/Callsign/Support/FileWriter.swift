@@ -150,24 +150,19 @@ package final class FileWriter {
     /// cancelled.
     package static func openWaiting(_ target: Target, permissions: Permissions) async throws(APIError) -> FileWriter {
         guard case .stream(let path) = target else { return try open(target, permissions: permissions) }
-        while true {
+        let opened = try await polling(until: nil, cancelled: "the download was cancelled while \(path) waited for a reader") { () throws(APIError) -> FileWriter? in
             // O_NONBLOCK: a FIFO without a reader is refused at once (ENXIO) instead of waited for.
             let descriptor = systemOpen(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
-            if descriptor >= 0 {
-                let writer = FileWriter(descriptor: descriptor, path: path, removesUnlessCommitted: false)
-                // Written as a blocking descriptor, as `open` makes it.
-                guard fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK) == 0 else {
-                    throw failure(path, errno, what: "cannot be opened for writing")
-                }
-                return writer
+            guard descriptor >= 0 else {
+                guard errno == ENXIO || errno == EINTR else { throw failure(path, errno, what: "cannot be opened for writing") }
+                return nil
             }
-            guard errno == ENXIO || errno == EINTR else { throw failure(path, errno, what: "cannot be opened for writing") }
-            do {
-                try await Task.sleep(for: .milliseconds(20))
-            } catch {
-                throw APIError(.cancelled, localized: "the download was cancelled while \(path) waited for a reader")
-            }
+            let writer = FileWriter(descriptor: descriptor, path: path, removesUnlessCommitted: false)
+            try makeBlocking(descriptor, path: path)  // written as `open` makes it
+            return writer
         }
+        guard let opened else { throw APIError(.cancelled, localized: "the download was cancelled while \(path) waited for a reader") }
+        return opened
     }
 
     // MARK: - Names Callsign picks
@@ -195,9 +190,7 @@ package final class FileWriter {
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else {
             throw APIError(.storage, localized: "\(path) is not a regular file of this user; Callsign does not write into it (remove it)")
         }
-        guard fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK) == 0 else {
-            throw failure(path, errno, what: "cannot be opened for writing")
-        }
+        try makeBlocking(descriptor, path: path)
         return writer
     }
 
@@ -332,18 +325,12 @@ package final class FileWriter {
     /// - Throws: ``APIError/Code/storage`` when the file cannot be locked at all, or
     ///   ``APIError/Code/cancelled`` when the task is cancelled while waiting.
     package func lockExclusively(waitingUpTo limit: Duration) async throws(APIError) -> Bool {
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: limit)
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+        let locked = try await Self.polling(until: .now + limit, cancelled: "the wait for the lock on \(path) was cancelled") { () throws(APIError) -> Bool? in
+            guard flock(descriptor, LOCK_EX | LOCK_NB) != 0 else { return true }
             guard errno == EWOULDBLOCK || errno == EINTR else { throw Self.failure(path, errno, what: "cannot be locked") }
-            guard clock.now < end else { return false }
-            do {
-                try await Task.sleep(for: .milliseconds(20))
-            } catch {
-                throw APIError(.cancelled, localized: "the wait for the lock on \(path) was cancelled")
-            }
+            return nil
         }
-        return true
+        return locked ?? false
     }
 
     // MARK: - Writing
@@ -417,6 +404,32 @@ package final class FileWriter {
     }
 
     // MARK: - Helpers
+
+    /// What `attempt` gives once it gives something, tried again every 20 ms without holding a
+    /// thread (a FIFO's reader, another process's lock); `nil` once `end` has passed.
+    /// - Throws: what `attempt` throws, or ``APIError/Code/cancelled`` (worded by `cancelled`)
+    ///   when the task is cancelled while waiting.
+    private static func polling<T>(
+        until end: ContinuousClock.Instant?, cancelled: @autoclosure () -> LocalizedMessage, _ attempt: () throws(APIError) -> T?
+    ) async throws(APIError) -> T? {
+        while true {
+            if let value = try attempt() { return value }
+            if let end, ContinuousClock.now >= end { return nil }
+            do {
+                try await Task.sleep(for: .milliseconds(20))
+            } catch {
+                throw APIError(.cancelled, localized: cancelled())
+            }
+        }
+    }
+
+    /// Makes a descriptor opened with `O_NONBLOCK` (so that a FIFO could not hold the open) block
+    /// again for its writes.
+    private static func makeBlocking(_ descriptor: Int32, path: String) throws(APIError) {
+        guard fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK) == 0 else {
+            throw failure(path, errno, what: "cannot be opened for writing")
+        }
+    }
 
     private static func create(_ url: URL, mode: mode_t) throws(APIError) -> FileWriter? {
         let descriptor = systemOpen(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, mode)
