@@ -150,7 +150,8 @@ package final class FileWriter {
     /// cancelled.
     package static func openWaiting(_ target: Target, permissions: Permissions) async throws(APIError) -> FileWriter {
         guard case .stream(let path) = target else { return try open(target, permissions: permissions) }
-        let opened = try await polling(until: nil, cancelled: "the download was cancelled while \(path) waited for a reader") { () throws(APIError) -> FileWriter? in
+        let cancelled = "the download was cancelled while \(path) waited for a reader" as LocalizedMessage
+        let opened = try await polling(until: nil, cancelled: cancelled) { () throws(APIError) -> FileWriter? in
             // O_NONBLOCK: a FIFO without a reader is refused at once (ENXIO) instead of waited for.
             let descriptor = systemOpen(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
             guard descriptor >= 0 else {
@@ -161,7 +162,7 @@ package final class FileWriter {
             try makeBlocking(descriptor, path: path)  // written as `open` makes it
             return writer
         }
-        guard let opened else { throw APIError(.cancelled, localized: "the download was cancelled while \(path) waited for a reader") }
+        guard let opened else { throw APIError(.cancelled, localized: cancelled) }
         return opened
     }
 
@@ -325,7 +326,8 @@ package final class FileWriter {
     /// - Throws: ``APIError/Code/storage`` when the file cannot be locked at all, or
     ///   ``APIError/Code/cancelled`` when the task is cancelled while waiting.
     package func lockExclusively(waitingUpTo limit: Duration) async throws(APIError) -> Bool {
-        let locked = try await Self.polling(until: .now + limit, cancelled: "the wait for the lock on \(path) was cancelled") { () throws(APIError) -> Bool? in
+        let cancelled = "the wait for the lock on \(path) was cancelled" as LocalizedMessage
+        let locked = try await Self.polling(until: .now + limit, cancelled: cancelled) { () throws(APIError) -> Bool? in
             guard flock(descriptor, LOCK_EX | LOCK_NB) != 0 else { return true }
             guard errno == EWOULDBLOCK || errno == EINTR else { throw Self.failure(path, errno, what: "cannot be locked") }
             return nil
@@ -410,7 +412,7 @@ package final class FileWriter {
     /// - Throws: what `attempt` throws, or ``APIError/Code/cancelled`` (worded by `cancelled`)
     ///   when the task is cancelled while waiting.
     private static func polling<T>(
-        until end: ContinuousClock.Instant?, cancelled: @autoclosure () -> LocalizedMessage, _ attempt: () throws(APIError) -> T?
+        until end: ContinuousClock.Instant?, cancelled: LocalizedMessage, _ attempt: () throws(APIError) -> T?
     ) async throws(APIError) -> T? {
         while true {
             if let value = try attempt() { return value }
@@ -418,7 +420,7 @@ package final class FileWriter {
             do {
                 try await Task.sleep(for: .milliseconds(20))
             } catch {
-                throw APIError(.cancelled, localized: cancelled())
+                throw APIError(.cancelled, localized: cancelled)
             }
         }
     }
