@@ -7,7 +7,7 @@ import HTTPTypes
 /// It takes, besides the shared options, the URL, HTTPie-style items, and an optional definitions
 /// file whose DEFAULT (base URL, headers, authentication) applies.
 struct MethodCommand<Method: AdHocMethod>: AsyncParsableCommand {
-    static var configuration: CommandConfiguration { adHocConfiguration(Method.method.rawValue, example: Method.example) }
+    static var configuration: CommandConfiguration { adHocConfiguration(Method.method) }
 
     @Argument(help: .localized("An http(s) URL; without a scheme, a path under the definitions' base URL, else http://."))
     var url: String
@@ -115,13 +115,22 @@ extension Character {
 }
 
 /// The ad-hoc commands' help: one text, the method's name in it.
-private func adHocConfiguration(_ method: String, example: String) -> CommandConfiguration {
-    CommandConfiguration(
-        commandName: method.lowercased(),
-        abstract: localized("Send a \(method) request to a URL; no definitions file needed."),
+private func adHocConfiguration(_ method: HTTPRequest.Method) -> CommandConfiguration {
+    // The example each method's help shows.
+    let examples: [HTTPRequest.Method: String] = [
+        .get: "callsign get https://api.example.com/users q==swift per_page==5",
+        .post: "callsign post https://api.example.com/users name=Ada admin:=true",
+        .put: "callsign put https://api.example.com/users/1 --json '{\"name\":\"Ada\"}'",
+        .patch: "callsign patch https://api.example.com/users/1 name=Grace",
+        .delete: "callsign delete https://api.example.com/users/1 --bearer-env API_TOKEN",
+        .head: "callsign head https://api.example.com/health",
+    ]
+    return CommandConfiguration(
+        commandName: method.rawValue.lowercased(),
+        abstract: localized("Send a \(method.rawValue) request to a URL; no definitions file needed."),
         discussion: localized("""
             Examples:
-              \(example)
+              \(examples[method] ?? "")
 
             Items: key=value and key:=json are parameters (in the query for GET, HEAD and DELETE, in a JSON \
             body otherwise); key==value always goes into the query; Name:value is a header. Nothing typed is \
@@ -134,40 +143,15 @@ private func adHocConfiguration(_ method: String, example: String) -> CommandCon
             """))
 }
 
-/// One ad-hoc command per method, each a row of data: `callsign get`, `post`, `put`, `patch`,
-/// `delete` and `head` are ``MethodCommand``s of these.
+/// One ad-hoc command per method: `callsign get`, `post`, `put`, `patch`, `delete` and `head` are
+/// ``MethodCommand``s of these, each naming its method.
 protocol AdHocMethod: SendableMetatype {
     static var method: HTTPRequest.Method { get }
-    /// The example the command's help shows.
-    static var example: String { get }
 }
 
-enum GetMethod: AdHocMethod {
-    static let method = HTTPRequest.Method.get
-    static let example = "callsign get https://api.example.com/users q==swift per_page==5"
-}
-
-enum PostMethod: AdHocMethod {
-    static let method = HTTPRequest.Method.post
-    static let example = "callsign post https://api.example.com/users name=Ada admin:=true"
-}
-
-enum PutMethod: AdHocMethod {
-    static let method = HTTPRequest.Method.put
-    static let example = "callsign put https://api.example.com/users/1 --json '{\"name\":\"Ada\"}'"
-}
-
-enum PatchMethod: AdHocMethod {
-    static let method = HTTPRequest.Method.patch
-    static let example = "callsign patch https://api.example.com/users/1 name=Grace"
-}
-
-enum DeleteMethod: AdHocMethod {
-    static let method = HTTPRequest.Method.delete
-    static let example = "callsign delete https://api.example.com/users/1 --bearer-env API_TOKEN"
-}
-
-enum HeadMethod: AdHocMethod {
-    static let method = HTTPRequest.Method.head
-    static let example = "callsign head https://api.example.com/health"
-}
+enum GetMethod: AdHocMethod { static let method = HTTPRequest.Method.get }
+enum PostMethod: AdHocMethod { static let method = HTTPRequest.Method.post }
+enum PutMethod: AdHocMethod { static let method = HTTPRequest.Method.put }
+enum PatchMethod: AdHocMethod { static let method = HTTPRequest.Method.patch }
+enum DeleteMethod: AdHocMethod { static let method = HTTPRequest.Method.delete }
+enum HeadMethod: AdHocMethod { static let method = HTTPRequest.Method.head }

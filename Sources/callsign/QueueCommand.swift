@@ -203,42 +203,12 @@ struct QueueRetryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "retry", abstract: localized("Move a request from the dead-letter list back into the queue, at its place in line."))
 
-    @OptionGroup var queue: QueueOption
-    @OptionGroup var config: ConfigFileOption
-
-    @Argument(help: .localized("The request's id, as `callsign queue list --dead` shows it (#12 or 12)."))
-    var id: String
+    @OptionGroup var target: QueuedRequestOption
 
     func run() async throws {
-        try await QueueID.act(on: id, in: queue, missing: { localized("there is no dead letter #\($0)") }) { client, number throws(APIError) in
+        try await target.act(missing: { localized("there is no dead letter #\($0)") }) { client, number throws(APIError) in
             guard try await client.retryDeadLetter(number) else { return nil }
             return localized("#\(number) is back in the queue; `callsign queue replay` sends it.")
-        }
-    }
-}
-
-/// A queue id as people type it: `12` or `#12`.
-enum QueueID {
-    static func parse(_ text: String) throws -> Int64 {
-        guard let number = Int64(text.hasPrefix("#") ? String(text.dropFirst()) : text), number > 0 else {
-            throw ValidationError(localized("the id is a number such as 12, not \(text)"))
-        }
-        return number
-    }
-
-    /// Runs `action` on the queued request `text` names, printing what it returns; `nil` from
-    /// the action means there is no such request (`missing #N`, exit 1).
-    static func act(
-        on text: String, in queue: QueueOption, missing: @escaping @Sendable (Int64) -> String,
-        _ action: @escaping @Sendable (APIClient, Int64) async throws(APIError) -> String?
-    ) async throws {
-        try await reportingErrors {
-            let number = try parse(text)
-            let done = try await queue.withStorage { storage in
-                try await action(APIClient(configuration: .init { $0.offline.queue = storage; $0.offline.drain = .manual }), number)
-            }
-            guard let done else { throw cliError(.invalidRequest, LocalizedMessage(sentence: missing(number))) }
-            Terminal.out(done)
         }
     }
 }
@@ -246,15 +216,44 @@ enum QueueID {
 struct QueueDropCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "drop", abstract: localized("Remove a request from the queue or the dead-letter list."))
 
+    @OptionGroup var target: QueuedRequestOption
+
+    func run() async throws {
+        try await target.act(missing: { localized("there is no queued request #\($0)") }) { client, number throws(APIError) in
+            try await client.removeQueuedRequest(number) ? localized("Dropped #\(number).") : nil
+        }
+    }
+}
+
+/// One request in a queue, as `retry` and `drop` name it: the queue, and the id as people type
+/// it (`12` or `#12`).
+struct QueuedRequestOption: ParsableArguments {
     @OptionGroup var queue: QueueOption
     @OptionGroup var config: ConfigFileOption
 
-    @Argument(help: .localized("The request's id, as `callsign queue list` shows it (#12 or 12)."))
+    @Argument(help: .localized("The request's id, as `callsign queue list` (or `list --dead`) shows it (#12 or 12)."))
     var id: String
 
-    func run() async throws {
-        try await QueueID.act(on: id, in: queue, missing: { localized("there is no queued request #\($0)") }) { client, number throws(APIError) in
-            try await client.removeQueuedRequest(number) ? localized("Dropped #\(number).") : nil
+    static func parse(_ text: String) throws -> Int64 {
+        guard let number = Int64(text.hasPrefix("#") ? String(text.dropFirst()) : text), number > 0 else {
+            throw ValidationError(localized("the id is a number such as 12, not \(text)"))
+        }
+        return number
+    }
+
+    /// Runs `action` on the request, printing what it returns; `nil` from the action means there
+    /// is no such request (`missing #N`, exit 1).
+    func act(
+        missing: @escaping @Sendable (Int64) -> String,
+        _ action: @escaping @Sendable (APIClient, Int64) async throws(APIError) -> String?
+    ) async throws {
+        try await reportingErrors {
+            let number = try Self.parse(id)
+            let done = try await queue.withStorage { storage in
+                try await action(APIClient(configuration: .init { $0.offline.queue = storage; $0.offline.drain = .manual }), number)
+            }
+            guard let done else { throw cliError(.invalidRequest, LocalizedMessage(sentence: missing(number))) }
+            Terminal.out(done)
         }
     }
 }

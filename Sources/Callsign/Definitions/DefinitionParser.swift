@@ -168,10 +168,7 @@ struct DefinitionParser {
         case .headers:
             definition.headers = try reader.headers()
         case .parameters:
-            guard case .object(let parameters) = reader.value else {
-                throw reader.error("must be a dictionary, not \(reader.value.kindName)")
-            }
-            definition.parameters = parameters
+            definition.parameters = try reader.dictionary()
         case .needsAuthorization:
             definition.needsAuthorization = try reader.bool()
         case .contentType, .responseType, .commonParameterPlacement:
@@ -224,10 +221,7 @@ struct DefinitionParser {
         case .envelope:
             definition.usesEnvelope = try reader.bool()
         case .userInfo:
-            guard case .object(let info) = reader.value else {
-                throw reader.error("must be a dictionary, not \(reader.value.kindName)")
-            }
-            definition.userInfo = info
+            definition.userInfo = try reader.dictionary()
         case .notes:
             definition.notes = try reader.string()
         case .retry:

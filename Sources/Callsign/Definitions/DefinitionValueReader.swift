@@ -24,6 +24,11 @@ struct ValueReader {
         return text
     }
 
+    func dictionary() throws(APIError) -> [String: JSONValue] {
+        guard case .object(let members) = value else { throw error("must be a dictionary, not \(value.kindName)") }
+        return members
+    }
+
     func bool() throws(APIError) -> Bool {
         switch value {
         case .bool(let flag): return flag
@@ -61,7 +66,7 @@ struct ValueReader {
     }
 
     func headers() throws(APIError) -> Headers {
-        guard case .object(let members) = value else { throw error("must be a dictionary, not \(value.kindName)") }
+        let members = try dictionary()
         var pairs: [(name: String, value: String)] = []
         pairs.reserveCapacity(min(members.count, Limits.default.maximumHeaderFieldCount + 1))
         for name in members.keys.sorted() {
@@ -128,7 +133,7 @@ struct ValueReader {
     /// ``AuthenticationSource/register(scheme:_:)``) and the environment variables that hold its
     /// secrets, never the secrets themselves.
     func authenticationSource() throws(APIError) -> AuthenticationSource {
-        guard case .object(let members) = value else { throw error("must be a dictionary, not \(value.kindName)") }
+        let members = try dictionary()
         for secret in ["token", "password", "value", "user", "username", "secret", "key"] where members[secret] != nil {
             throw error(
                 "must not hold the secret itself (\"\(secret)\"); name an environment variable with tokenEnvironment, userEnvironment or passwordEnvironment")

@@ -24,42 +24,37 @@ extension JSONValue {
         case .number(let value): output.append(contentsOf: value.text.utf8)
         case .string(let value): Self.write(string: value, to: &output)
         case .array(let elements):
-            output.append(UInt8(ascii: "["))
-            if elements.isEmpty {
-                if pretty { Self.emptyLines(&output, indent: indent) }
-                output.append(UInt8(ascii: "]"))
-                return
-            }
-            if pretty { Self.newline(&output, indent: indent + 2) }
-            for (index, element) in elements.enumerated() {
-                if index > 0 {
-                    output.append(UInt8(ascii: ","))
-                    if pretty { Self.newline(&output, indent: indent + 2) }
-                }
+            Self.writeContainer("[", "]", elements, to: &output, pretty: pretty, indent: indent) { element, output in
                 element.write(to: &output, pretty: pretty, indent: indent + 2)
             }
-            if pretty { Self.newline(&output, indent: indent) }
-            output.append(UInt8(ascii: "]"))
         case .object(let members):
-            output.append(UInt8(ascii: "{"))
-            if members.isEmpty {
-                if pretty { Self.emptyLines(&output, indent: indent) }
-                output.append(UInt8(ascii: "}"))
-                return
-            }
-            if pretty { Self.newline(&output, indent: indent + 2) }
-            for (index, key) in members.keys.sorted().enumerated() {
-                if index > 0 {
-                    output.append(UInt8(ascii: ","))
-                    if pretty { Self.newline(&output, indent: indent + 2) }
-                }
+            Self.writeContainer("{", "}", members.keys.sorted(), to: &output, pretty: pretty, indent: indent) { key, output in
                 Self.write(string: key, to: &output)
                 output += pretty ? Array(" : ".utf8) : [UInt8(ascii: ":")]
                 members[key]?.write(to: &output, pretty: pretty, indent: indent + 2)
             }
-            if pretty { Self.newline(&output, indent: indent) }
-            output.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// An array or an object: its items between `open` and `close`, separated by commas, each on
+    /// its own line two spaces in when `pretty` (an empty one as `JSONEncoder` writes it).
+    private static func writeContainer<Item>(
+        _ open: Unicode.Scalar, _ close: Unicode.Scalar, _ items: [Item],
+        to output: inout [UInt8], pretty: Bool, indent: Int,
+        item writeItem: (Item, inout [UInt8]) -> Void
+    ) {
+        output.append(UInt8(ascii: open))
+        if items.isEmpty {
+            if pretty { emptyLines(&output, indent: indent) }
+        } else {
+            for (index, item) in items.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                if pretty { newline(&output, indent: indent + 2) }
+                writeItem(item, &output)
+            }
+            if pretty { newline(&output, indent: indent) }
+        }
+        output.append(UInt8(ascii: close))
     }
 
     /// A double as `JSONEncoder` writes it: the shortest text that reads back the same, without

@@ -153,18 +153,30 @@ extension String {
 
     /// The string with control characters shown as escapes, for error messages.
     var escapedForMessage: String {
+        replacingScalars { scalar in
+            switch scalar {
+            case "\r": "\\r"
+            case "\n": "\\n"
+            case "\0": "\\0"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F: "\\u{\(String(scalar.value, radix: 16))}"
+            default: nil
+            }
+        }
+    }
+
+    /// The string with each Unicode scalar for which `replacement` gives a text replaced by it,
+    /// the others kept as they are.
+    ///
+    /// ```swift
+    /// "a\"b".replacingScalars { $0 == "\"" ? "%22" : nil }   // a%22b
+    /// ```
+    func replacingScalars(_ replacement: (Unicode.Scalar) -> String?) -> String {
         var result = ""
         for scalar in unicodeScalars {
-            switch scalar {
-            case "\r": result += "\\r"
-            case "\n": result += "\\n"
-            case "\0": result += "\\0"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    result += "\\u{\(String(scalar.value, radix: 16))}"
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
+            if let text = replacement(scalar) {
+                result += text
+            } else {
+                result.unicodeScalars.append(scalar)
             }
         }
         return result

@@ -185,17 +185,14 @@ public struct MultipartFormData: Sendable {
     /// Escapes a name or filename for a quoted `Content-Disposition` parameter, as the HTML
     /// standard's multipart/form-data encoding does.
     static func escape(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "\"": result += "%22"
-            case "\r": result += "%0D"
-            case "\n": result += "%0A"
-            case "\r\n": result += "%0D%0A"
-            default: result.append(character)
+        text.replacingScalars { scalar in
+            switch scalar {
+            case "\"": "%22"
+            case "\r": "%0D"
+            case "\n": "%0A"
+            default: nil
             }
         }
-        return result
     }
 }
 

@@ -59,25 +59,15 @@ struct OfflineStage: Middleware {
                 .storage, localized: "the server could not be reached (\(failure.text)), and the request was NOT queued: \(reason)",
                 request: request, underlyingError: error)
         }
-        var outcome =
+        // Whole sentences, one a case, so that each is translated whole.
+        let sentence =
             switch (queue.isDurable, drain.policy == .manual) {
-            case (true, true):
-                APIError(
-                    .queuedOffline, localized: "the server could not be reached (\(failure.text)); the request was queued as #\(stored.id) and will be sent by replay()",
-                    request: request, underlyingError: failure)
-            case (true, false):
-                APIError(
-                    .queuedOffline, localized: "the server could not be reached (\(failure.text)); the request was queued as #\(stored.id) and will be sent once the server can be reached",
-                    request: request, underlyingError: failure)
-            case (false, true):
-                APIError(
-                    .queuedOffline, localized: "the server could not be reached (\(failure.text)); the request was queued as #\(stored.id) in memory (lost if the process ends) and will be sent by replay()",
-                    request: request, underlyingError: failure)
-            case (false, false):
-                APIError(
-                    .queuedOffline, localized: "the server could not be reached (\(failure.text)); the request was queued as #\(stored.id) in memory (lost if the process ends) and will be sent once the server can be reached",
-                    request: request, underlyingError: failure)
+            case (true, true): "the server could not be reached (\(failure.text)); the request was queued as #\(stored.id) and will be sent by replay()" as LocalizedMessage
+            case (true, false): "the server could not be reached (\(failure.text)); the request was queued as #\(stored.id) and will be sent once the server can be reached" as LocalizedMessage
+            case (false, true): "the server could not be reached (\(failure.text)); the request was queued as #\(stored.id) in memory (lost if the process ends) and will be sent by replay()" as LocalizedMessage
+            case (false, false): "the server could not be reached (\(failure.text)); the request was queued as #\(stored.id) in memory (lost if the process ends) and will be sent once the server can be reached" as LocalizedMessage
             }
+        var outcome = APIError(.queuedOffline, localized: sentence, request: request, underlyingError: failure)
         outcome.queuedRequestID = stored.id
         drain.queued(stored.url)
         context.fields.logger?.debug(
