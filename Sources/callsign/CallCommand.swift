@@ -33,10 +33,7 @@ struct CallCommand: AsyncParsableCommand {
     @Argument(help: .localized("The API name, as defined in the definitions file."))
     var name: String
 
-    @Argument(help: ArgumentHelp(
-        localized("Items, as HTTPie writes them: key=value (a string parameter), key:=json (a JSON value), key==value (a query parameter), Name:value (a header)."),
-        valueName: "item"))
-    var items: [String] = []
+    @OptionGroup var items: ItemArguments
 
     @OptionGroup var file: DefinitionsFileOption
 
@@ -62,7 +59,7 @@ struct CallCommand: AsyncParsableCommand {
             // go to the --base-url typed, nowhere else it names.
             DefinitionsArgument.distrust(&loaded.definitions, choice: choice, quiet: exchange.quiet)
             let typed = baseURL.flatMap { URL(string: $0) }.map { [$0] } ?? []
-            let items = try AdHocItems(parsing: self.items, form: exchange.input.formItems)
+            let items = try self.items.parsed(form: exchange.input.formItems)
             let request = try self.request(from: loaded, items: items)
             try await exchange.perform(
                 request, definitions: loaded.definitions, openAPI: loaded.openAPI, typedOrigins: typed, files: items.files,

@@ -12,10 +12,7 @@ struct MethodCommand<Method: AdHocMethod>: AsyncParsableCommand {
     @Argument(help: .localized("An http(s) URL; without a scheme, a path under the definitions' base URL, else http://."))
     var url: String
 
-    @Argument(help: ArgumentHelp(
-        localized("Items, as HTTPie writes them: key=value (a string parameter), key:=json (a JSON value), key==value (a query parameter), Name:value (a header)."),
-        valueName: "item"))
-    var items: [String] = []
+    @OptionGroup var items: ItemArguments
 
     @Option(
         name: [.customShort("D"), .long],
@@ -34,7 +31,7 @@ struct MethodCommand<Method: AdHocMethod>: AsyncParsableCommand {
             let file = try choice.map { choice throws(APIError) in try DefinitionsArgument.loaded(choice.path, baseURL: nil) }
             var loaded = file?.definitions
             let defaults = loaded?.defaultDefinition ?? APIDefinition()
-            let items = try AdHocItems(parsing: self.items, form: exchange.input.formItems)
+            let items = try self.items.parsed(form: exchange.input.formItems)
             let target = try AdHocCall.target(url, base: defaults.baseURL)
             try DefinitionsArgument.checkCredentials(exchange.clientOptions.credentials, choice: choice, typedOrigin: AdHocCall.isAbsolute(target))
             // A file found, not named, lends its base URL and headers, never its hosts' trust.
