@@ -149,7 +149,8 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         private var quickEnds = 0
         /// Whether a connection was made yet (the first failure is always the caller's).
         private var connected = false
-        private var end: ContinuousClock.Instant?
+        /// The request's deadline (or the client's), spent over every connection.
+        private var deadline: WalkDeadline
         private var finished = false
 
         init(client: APIClient, request: Request, reconnection: Reconnection) {
@@ -159,6 +160,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             self.reconnection = reconnection
             self.jitter = (request.retry ?? client.configuration.retry).jitter
             self.parser = ServerSentEvent.Parser(limits: client.configuration.limits)
+            self.deadline = WalkDeadline(client.configuration)
         }
 
         public mutating func next() async throws(APIError) -> ServerSentEvent? {
@@ -206,7 +208,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             case .cancelled, .responseTooLarge: throw error
             default: break
             }
-            if let end, client.configuration.clock.now >= end { throw error }
+            if deadline.passes() { throw error }
             guard reconnects, attempts < reconnection.maximumAttempts else { throw error }
             try await wait()
         }
@@ -225,7 +227,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                 quickEnds = Swift.min(quickEnds + 1, 64)
             }
             let pause = reconnection.wait(base: parser.retry ?? reconnection.delay, quickEnds: quickEnds, jitter: jitter)
-            if let end, now + pause >= end {
+            if deadline.passes(within: pause) {
                 throw APIError(.timedOut, localized: "the event stream's deadline passed before it could reconnect", request: request)
             }
             do {
@@ -240,10 +242,8 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             var request = self.request
             if request.headers["Accept"] == nil { request.headers["Accept"] = "text/event-stream" }
             if let id = parser.lastEventID { request.headers["Last-Event-ID"] = id }
-            let clock = client.configuration.clock
-            askedAt = clock.now
-            if end == nil, let deadline = client.configuration.timeouts.deadline(for: request) { end = clock.now + deadline }
-            if let end { request.deadline = end - clock.now }
+            askedAt = client.configuration.clock.now
+            deadline.limit(&request)
             let response: StreamedResponse
             do {
                 response = try await client.stream(request)

@@ -66,11 +66,13 @@ public struct Pages: AsyncSequence, Sendable {
         private let pagination: Pagination
         private var next: Request?
         private var fetched = 0
-        private var end: ContinuousClock.Instant?
+        /// The request's deadline (or the client's), spent over every page.
+        private var deadline: WalkDeadline
         private var refusal: APIError?
 
         init(client: APIClient, next: Request, pagination: Pagination) {
             self.client = client
+            self.deadline = WalkDeadline(client.configuration)
             self.next = next
             self.pagination = pagination
         }
@@ -84,13 +86,8 @@ public struct Pages: AsyncSequence, Sendable {
             next = nil
             if Task.isCancelled { throw APIError(.cancelled, localized: "the call was cancelled", request: request) }
             if fetched == 0 { request = try Pages.first(request, pagination: pagination) }
-            let clock = client.configuration.clock
-            if end == nil, let deadline = client.configuration.timeouts.deadline(for: request) { end = clock.now + deadline }
-            if let end {
-                guard clock.now < end else {
-                    throw APIError(.timedOut, localized: "the deadline passed before page \(fetched + 1) could be fetched", request: request)
-                }
-                request.deadline = end - clock.now
+            guard deadline.limit(&request) else {
+                throw APIError(.timedOut, localized: "the deadline passed before page \(fetched + 1) could be fetched", request: request)
             }
             let response = try await client.send(request)
             try response.validateStatus()
