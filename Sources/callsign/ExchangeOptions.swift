@@ -104,9 +104,7 @@ struct ExchangeOptions: ParsableArguments {
 
     @Option(
         name: [.customShort("w"), .customLong("write-out")],
-        help: ArgumentHelp(
-            localized("Once the call is over, print this on stdout as curl -w does: %{http_code}, %{time_namelookup}, %{time_connect}, %{time_appconnect}, %{time_pretransfer}, %{time_starttransfer}, %{time_total}, %{size_download}, %{size_upload}, %{speed_download}, %{remote_ip}, %{remote_port}, %{num_redirects}, %{url_effective}, %{content_type}, %{http_version}, %{method}, %{errormsg}; \\n is a line feed."),
-            valueName: "format"))
+        help: .localized("Once the call is over, print this on stdout as curl -w does: %{http_code}, %{time_namelookup}, %{time_connect}, %{time_appconnect}, %{time_pretransfer}, %{time_starttransfer}, %{time_total}, %{size_download}, %{size_upload}, %{speed_download}, %{remote_ip}, %{remote_port}, %{num_redirects}, %{url_effective}, %{content_type}, %{http_version}, %{method}, %{errormsg}; \\n is a line feed.", valueName: "format"))
     var writeOut: String?
 
     @Option(
@@ -122,9 +120,7 @@ struct ExchangeOptions: ParsableArguments {
 
     @Option(
         name: .customLong("print"),
-        help: ArgumentHelp(
-            localized("What to print on stdout, in HTTPie's letters: H request head, B request body, h response head, b response body (HTTPie's -p; here -p is --param). Default: b; hb with -i or head."),
-            valueName: "what"))
+        help: .localized("What to print on stdout, in HTTPie's letters: H request head, B request body, h response head, b response body (HTTPie's -p; here -p is --param). Default: b; hb with -i or head.", valueName: "what"))
     var printed: String?
 
     @Flag var failMode: FailMode = .failWithBody

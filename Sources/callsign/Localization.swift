@@ -17,8 +17,9 @@ func cliError(_ code: APIError.Code, _ message: LocalizedMessage, underlyingErro
 }
 
 extension ArgumentHelp {
-    /// Help text in the process's language.
-    static func localized(_ message: LocalizedMessage) -> ArgumentHelp {
-        ArgumentHelp(callsign.localized(message))
+    /// Help text in the process's language; `valueName` names the value in the usage line
+    /// (`--write-out <format>`).
+    static func localized(_ message: LocalizedMessage, valueName: String? = nil) -> ArgumentHelp {
+        ArgumentHelp(callsign.localized(message), valueName: valueName)
     }
 }

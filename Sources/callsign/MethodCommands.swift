@@ -152,3 +152,14 @@ enum PutMethod: AdHocMethod { static let method = HTTPRequest.Method.put }
 enum PatchMethod: AdHocMethod { static let method = HTTPRequest.Method.patch }
 enum DeleteMethod: AdHocMethod { static let method = HTTPRequest.Method.delete }
 enum HeadMethod: AdHocMethod { static let method = HTTPRequest.Method.head }
+
+/// The items after `call`'s API name and an ad-hoc command's URL: one declaration for both.
+struct ItemArguments: ParsableArguments {
+    @Argument(help: .localized("Items, as HTTPie writes them: key=value (a string parameter), key:=json (a JSON value), key==value (a query parameter), Name:value (a header).", valueName: "item"))
+    var items: [String] = []
+
+    /// The items read; with `form`, `key=value` items are form fields (`--form`).
+    func parsed(form: Bool) throws(APIError) -> AdHocItems {
+        try AdHocItems(parsing: items, form: form)
+    }
+}

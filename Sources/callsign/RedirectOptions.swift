@@ -15,9 +15,7 @@ struct RedirectOptions: ParsableArguments {
 
     @Option(
         name: [.customLong("max-redirs"), .customLong("max-redirects")],
-        help: ArgumentHelp(
-            localized("The most redirects followed for one call, 0 to 50 (curl's --max-redirs, HTTPie's --max-redirects); one more is an error, exit 47. Default: 5."),
-            valueName: "n"))
+        help: .localized("The most redirects followed for one call, 0 to 50 (curl's --max-redirs, HTTPie's --max-redirects); one more is an error, exit 47. Default: 5.", valueName: "n"))
     var maximumRedirects: Int?
 
     /// The most hops `--max-redirs` takes: a chain longer than this is a loop in all but name.

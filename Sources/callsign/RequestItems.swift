@@ -1,4 +1,3 @@
-import ArgumentParser
 import Callsign
 import Foundation
 
@@ -141,18 +140,5 @@ extension Headers {
         var result = merging(Headers(given.fields.filter { !itemNames.contains($0.name.lowercased()) }))
         for field in given.fields where itemNames.contains(field.name.lowercased()) { result.add(field.name, field.value) }
         return result
-    }
-}
-
-/// The items after `call`'s API name and an ad-hoc command's URL: one declaration for both.
-struct ItemArguments: ParsableArguments {
-    @Argument(help: ArgumentHelp(
-        localized("Items, as HTTPie writes them: key=value (a string parameter), key:=json (a JSON value), key==value (a query parameter), Name:value (a header)."),
-        valueName: "item"))
-    var items: [String] = []
-
-    /// The items read; with `form`, `key=value` items are form fields (`--form`).
-    func parsed(form: Bool) throws(APIError) -> AdHocItems {
-        try AdHocItems(parsing: items, form: form)
     }
 }

@@ -9,9 +9,7 @@ import Synchronization
 struct RetryWaitOption: ParsableArguments {
     @Option(
         name: .customLong("retry-max-wait"),
-        help: ArgumentHelp(
-            localized("The longest wait before another attempt a server may ask for with Retry-After (default 30, or --deadline when given); a longer one ends the retries at once, with the server's answer and a note naming its delay."),
-            valueName: "seconds"))
+        help: .localized("The longest wait before another attempt a server may ask for with Retry-After (default 30, or --deadline when given); a longer one ends the retries at once, with the server's answer and a note naming its delay.", valueName: "seconds"))
     var maximumWait: Double?
 
     func validate() throws {

@@ -15,14 +15,12 @@ import Darwin
 struct SessionOption: ParsableArguments {
     @Option(
         name: .customLong("session"),
-        help: ArgumentHelp(
-            localized("Keep cookies, credentials (--user, --bearer) and custom headers between commands in a session: a NAME (kept per host under $XDG_CONFIG_HOME/callsign/sessions) or a PATH (with a /). Created on first use, updated after each answer."),
-            valueName: "name-or-path"))
+        help: .localized("Keep cookies, credentials (--user, --bearer) and custom headers between commands in a session: a NAME (kept per host under $XDG_CONFIG_HOME/callsign/sessions) or a PATH (with a /). Created on first use, updated after each answer.", valueName: "name-or-path"))
     var session: String?
 
     @Option(
         name: .customLong("session-read-only"),
-        help: ArgumentHelp(localized("Use a session as --session does, without writing back what changed."), valueName: "name-or-path"))
+        help: .localized("Use a session as --session does, without writing back what changed.", valueName: "name-or-path"))
     var readOnlySession: String?
 
     func validate() throws {

@@ -243,7 +243,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             if request.headers["Accept"] == nil { request.headers["Accept"] = "text/event-stream" }
             if let id = parser.lastEventID { request.headers["Last-Event-ID"] = id }
             askedAt = client.configuration.clock.now
-            deadline.limit(&request)
+            if let left = deadline.left(for: request) { request.deadline = left }
             let response: StreamedResponse
             do {
                 response = try await client.stream(request)

@@ -86,8 +86,11 @@ public struct Pages: AsyncSequence, Sendable {
             next = nil
             if Task.isCancelled { throw APIError(.cancelled, localized: "the call was cancelled", request: request) }
             if fetched == 0 { request = try Pages.first(request, pagination: pagination) }
-            guard deadline.limit(&request) else {
-                throw APIError(.timedOut, localized: "the deadline passed before page \(fetched + 1) could be fetched", request: request)
+            if let left = deadline.left(for: request) {
+                guard left > .zero else {
+                    throw APIError(.timedOut, localized: "the deadline passed before page \(fetched + 1) could be fetched", request: request)
+                }
+                request.deadline = left
             }
             let response = try await client.send(request)
             try response.validateStatus()

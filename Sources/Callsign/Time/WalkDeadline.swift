@@ -4,8 +4,11 @@
 ///
 /// ```swift
 /// var deadline = WalkDeadline(client.configuration)
-/// guard deadline.limit(&request) else { throw timedOut }   // the deadline has passed
-/// let response = try await client.send(request)            // within what is left of it
+/// if let left = deadline.left(for: request) {
+///     guard left > .zero else { throw timedOut }   // the deadline has passed
+///     request.deadline = left                      // this call gets what is left of it
+/// }
+/// let response = try await client.send(request)
 /// ```
 struct WalkDeadline {
     private let clock: any CallClock
@@ -19,16 +22,12 @@ struct WalkDeadline {
         timeouts = configuration.timeouts
     }
 
-    /// Gives `request` what is left of the walk's deadline, which its first call starts (none
-    /// left: a deadline of zero, which the call then reports); `false` once the deadline has
-    /// passed, for a walk that says so in words of its own.
-    @discardableResult
-    mutating func limit(_ request: inout Request) -> Bool {
+    /// What is left of the walk's deadline for the call `request` makes, the first call starting
+    /// it (`.zero` once it has passed); `nil` for a walk without a deadline.
+    mutating func left(for request: Request) -> Duration? {
         let now = clock.now
         if end == nil, let deadline = timeouts.deadline(for: request) { end = now + deadline }
-        guard let end else { return true }
-        request.deadline = Swift.max(end - now, .zero)
-        return now < end
+        return end.map { Swift.max($0 - now, .zero) }
     }
 
     /// Whether the deadline passes within `wait` from now (with `.zero`: whether it has passed);

@@ -102,13 +102,15 @@ struct RequestEncodingTests {
             form.append(field: "title", value: "Balsa Fish")
             form.append(data: Data([0, 1, 2]), name: "blob", filename: "evil\"name\r\n.bin", mimeType: "application/x-bin")
             form.append(fileAt: file, name: "we\"ird")
+            // A quote that a combining mark joins into one Character is still a quote on the wire.
+            form.append(field: "accent\"\u{301}", value: "v")
             let other = MultipartFormData()
             #expect(form.boundary != other.boundary)
             #expect(form.boundary.count >= 32)
 
             let echo = try await client.post("/anything").parameters(["lead": "first"]).body(.multipart(form)).send().json()
             let parts = try #require(echo["multipart"]?.arrayValue)
-            #expect(parts.map { $0["name"]?.stringValue } == ["lead", "title", "blob", "we%22ird"])
+            #expect(parts.map { $0["name"]?.stringValue } == ["lead", "title", "blob", "we%22ird", "accent%22\u{301}"])
             #expect(parts[1]["value"] == "Balsa Fish")
             #expect(parts[2]["filename"] == "evil%22name%0D%0A.bin")
             #expect(parts[2]["contentType"] == "application/x-bin")
