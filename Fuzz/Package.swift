@@ -20,7 +20,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             // No Swift entry point: libFuzzer's driver is the program's main.
-            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+            swiftSettings: [.unsafeFlags(["-parse-as-library"]), .enableUpcomingFeature("InternalImportsByDefault")]
         ),
     ],
     swiftLanguageModes: [.v6]

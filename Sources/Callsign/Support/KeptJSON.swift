@@ -3,7 +3,8 @@ package import Foundation
 /// The JSON of the files Callsign keeps for itself (definitions fetched from a URL, the CLI's
 /// sessions): dates as seconds since 1970, so a file reads the same on every platform and
 /// Foundation version. Reading and writing such a file goes through ``FileWriter``'s doors;
-/// this is only its form.
+/// this is only its form. The fuzz package links this file (`Fuzz/Sources/CallsignFuzz/CLI/`)
+/// beside the CLI's session file that uses it: it stays Foundation only.
 ///
 /// ```swift
 /// let data = try KeptJSON.encoder(readable: true).encode(file)

@@ -1,0 +1,1 @@
+../../../../Sources/Callsign/Support/KeptJSON.swift
