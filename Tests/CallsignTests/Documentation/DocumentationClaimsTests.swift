@@ -43,6 +43,52 @@ struct DocumentationClaimsTests {
         #expect(model == defined, "the threat model's list")
     }
 
+    /// The fuzz package compiles some of the command line's files as they are (links in
+    /// `Fuzz/Sources/CallsignFuzz/CLI/`), and neither CI nor `swift test` builds it: this is the
+    /// check that they would build there. It has no ArgumentParser, and it cannot see Callsign's
+    /// `package` types, so each one a linked file names must be linked too.
+    @Test("the files the fuzz package links build there: no ArgumentParser, and every package-only type of Callsign they name is linked too")
+    func fuzzLinkedFiles() throws {
+        let typeName = /(?:enum|struct|class|actor|protocol)\s+([A-Za-z_][A-Za-z0-9_]*)/
+        var packageTypes: Set<String> = []
+        for file in try Self.swiftFiles(under: "Sources/Callsign") {
+            for match in file.source.matches(of: /package\s+(?:final\s+)?(?:enum|struct|class|actor|protocol)\s+([A-Za-z_][A-Za-z0-9_]*)/) {
+                packageTypes.insert(String(match.1))
+            }
+        }
+        #expect(packageTypes.contains("KeptJSON"), "the library's package-only types are found")
+        let fuzz = try Self.swiftFiles(under: "Fuzz/Sources/CallsignFuzz")
+        var declared: Set<String> = []
+        for file in fuzz {
+            for match in file.source.matches(of: typeName) { declared.insert(String(match.1)) }
+        }
+        let linked = fuzz.filter(\.linked)
+        #expect(linked.count >= 7, "the CLI's files linked into the fuzz package: \(linked.map(\.path))")
+        for file in linked {
+            #expect(!file.source.contains("import ArgumentParser"), "\(file.path) imports ArgumentParser, which the fuzz package does not have")
+            // Code only: a comment may name anything.
+            let code = file.source.split(separator: "\n").filter { !$0.drop(while: \.isWhitespace).hasPrefix("//") }.joined(separator: "\n")
+            let missing = try packageTypes.subtracting(declared).filter { type in
+                // Simple word boundaries: Unicode's would read `KeptJSON.decoder` as one word.
+                try code.firstMatch(of: Regex("\\b\(type)\\b").wordBoundaryKind(.simple)) != nil
+            }
+            #expect(missing.isEmpty, "\(file.path) names \(missing.sorted()), package-only in Callsign and not linked into Fuzz/")
+        }
+    }
+
+    /// The Swift files under `folder` (relative to the repository): each one's path, text, and
+    /// whether it is a symbolic link.
+    static func swiftFiles(under folder: String) throws -> [(path: String, source: String, linked: Bool)] {
+        let base = root.appendingPathComponent(folder)
+        let walker = try #require(FileManager.default.enumerator(at: base, includingPropertiesForKeys: [.isSymbolicLinkKey]))
+        var files: [(path: String, source: String, linked: Bool)] = []
+        for case let url as URL in walker where url.pathExtension == "swift" {
+            let linked = try url.resourceValues(forKeys: [.isSymbolicLinkKey]).isSymbolicLink ?? false
+            files.append((url.path, try String(contentsOf: url, encoding: .utf8), linked))
+        }
+        return files
+    }
+
     @Test("every test the threat model cites exists, and so does every suite it names")
     func threatModelTests() throws {
         let model = try Self.text("Documentation/ThreatModel.md")
