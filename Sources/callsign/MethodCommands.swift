@@ -7,7 +7,7 @@ import HTTPTypes
 /// It takes, besides the shared options, the URL, HTTPie-style items, and an optional definitions
 /// file whose DEFAULT (base URL, headers, authentication) applies.
 struct MethodCommand<Method: AdHocMethod>: AsyncParsableCommand {
-    static var configuration: CommandConfiguration { adHocConfiguration(Method.method) }
+    static var configuration: CommandConfiguration { adHocConfiguration(Method.method, example: Method.example) }
 
     @Argument(help: .localized("An http(s) URL; without a scheme, a path under the definitions' base URL, else http://."))
     var url: String
@@ -112,22 +112,13 @@ extension Character {
 }
 
 /// The ad-hoc commands' help: one text, the method's name in it.
-private func adHocConfiguration(_ method: HTTPRequest.Method) -> CommandConfiguration {
-    // The example each method's help shows.
-    let examples: [HTTPRequest.Method: String] = [
-        .get: "callsign get https://api.example.com/users q==swift per_page==5",
-        .post: "callsign post https://api.example.com/users name=Ada admin:=true",
-        .put: "callsign put https://api.example.com/users/1 --json '{\"name\":\"Ada\"}'",
-        .patch: "callsign patch https://api.example.com/users/1 name=Grace",
-        .delete: "callsign delete https://api.example.com/users/1 --bearer-env API_TOKEN",
-        .head: "callsign head https://api.example.com/health",
-    ]
-    return CommandConfiguration(
+private func adHocConfiguration(_ method: HTTPRequest.Method, example: String) -> CommandConfiguration {
+    CommandConfiguration(
         commandName: method.rawValue.lowercased(),
         abstract: localized("Send a \(method.rawValue) request to a URL; no definitions file needed."),
         discussion: localized("""
             Examples:
-              \(examples[method] ?? "")
+              \(example)
 
             Items: key=value and key:=json are parameters (in the query for GET, HEAD and DELETE, in a JSON \
             body otherwise); key==value always goes into the query; Name:value is a header. Nothing typed is \
@@ -140,18 +131,20 @@ private func adHocConfiguration(_ method: HTTPRequest.Method) -> CommandConfigur
             """))
 }
 
-/// One ad-hoc command per method: `callsign get`, `post`, `put`, `patch`, `delete` and `head` are
-/// ``MethodCommand``s of these, each naming its method.
+/// One ad-hoc command per method, each a row of data: `callsign get`, `post`, `put`, `patch`,
+/// `delete` and `head` are ``MethodCommand``s of these.
 protocol AdHocMethod: SendableMetatype {
     static var method: HTTPRequest.Method { get }
+    /// The example the command's help shows.
+    static var example: String { get }
 }
 
-enum GetMethod: AdHocMethod { static let method = HTTPRequest.Method.get }
-enum PostMethod: AdHocMethod { static let method = HTTPRequest.Method.post }
-enum PutMethod: AdHocMethod { static let method = HTTPRequest.Method.put }
-enum PatchMethod: AdHocMethod { static let method = HTTPRequest.Method.patch }
-enum DeleteMethod: AdHocMethod { static let method = HTTPRequest.Method.delete }
-enum HeadMethod: AdHocMethod { static let method = HTTPRequest.Method.head }
+enum GetMethod: AdHocMethod { static let method = HTTPRequest.Method.get, example = "callsign get https://api.example.com/users q==swift per_page==5" }
+enum PostMethod: AdHocMethod { static let method = HTTPRequest.Method.post, example = "callsign post https://api.example.com/users name=Ada admin:=true" }
+enum PutMethod: AdHocMethod { static let method = HTTPRequest.Method.put, example = "callsign put https://api.example.com/users/1 --json '{\"name\":\"Ada\"}'" }
+enum PatchMethod: AdHocMethod { static let method = HTTPRequest.Method.patch, example = "callsign patch https://api.example.com/users/1 name=Grace" }
+enum DeleteMethod: AdHocMethod { static let method = HTTPRequest.Method.delete, example = "callsign delete https://api.example.com/users/1 --bearer-env API_TOKEN" }
+enum HeadMethod: AdHocMethod { static let method = HTTPRequest.Method.head, example = "callsign head https://api.example.com/health" }
 
 /// The items after `call`'s API name and an ad-hoc command's URL: one declaration for both.
 struct ItemArguments: ParsableArguments {

@@ -23,10 +23,8 @@ struct DocumentationClaimsTests {
 
     @Test("the fuzz targets in Fuzz/Sources, run.sh's default list, the README and the threat model are the same")
     func fuzzTargets() throws {
-        let folder = Self.root.appendingPathComponent("Fuzz/Sources/CallsignFuzz")
         var defined: Set<String> = []
-        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.hasSuffix(".swift") {
-            let source = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+        for (_, source, _) in try Self.swiftFiles(under: "Fuzz/Sources/CallsignFuzz") {
             for match in source.matches(of: /FuzzTarget\(name: "([a-z-]+)"\)/) { defined.insert(String(match.1)) }
         }
         #expect(defined.count >= 16, "\(defined.sorted())")
@@ -94,10 +92,7 @@ struct DocumentationClaimsTests {
         let model = try Self.text("Documentation/ThreatModel.md")
         var tests: [String] = []
         var suites: Set<String> = []
-        let folder = Self.root.appendingPathComponent("Tests/CallsignTests")
-        let walker = try #require(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil))
-        for case let url as URL in walker where url.pathExtension == "swift" {
-            let source = try String(contentsOf: url, encoding: .utf8)
+        for (_, source, _) in try Self.swiftFiles(under: "Tests/CallsignTests") {
             for match in source.matches(of: /@Test\(\s*"((?:[^"\\]|\\.)*)"/) { tests.append(String(match.1).replacingOccurrences(of: "\\\"", with: "\"")) }
             for match in source.matches(of: /@Suite\(\s*"((?:[^"\\]|\\.)*)"/) { tests.append(String(match.1)) }
             for match in source.matches(of: /(?:struct|enum|final class) ([A-Za-z]+Tests)\b/) { suites.insert(String(match.1)) }
